@@ -1,0 +1,200 @@
+package ledger
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+const ledgerTitle = "# Build Gate Ledger"
+
+// ParseError locates what is wrong in a ledger file.
+type ParseError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// Validate reports a value that crucible's line format cannot carry: a line
+// break, or white space at either end (the format trims it).
+func (l *Ledger) Validate() error {
+	check := func(what, v string) error {
+		if strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("%s contains a line break", what)
+		}
+		if v != strings.TrimSpace(v) {
+			return fmt.Errorf("%s has white space at an end", what)
+		}
+		return nil
+	}
+	for _, f := range []struct{ what, v string }{{"Run", l.Run}, {"PipelineID", l.PipelineID}, {"Goal", l.Goal}, {"Mode", l.Mode}} {
+		if err := check(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	for _, p := range Phases {
+		e := l.Entry(p)
+		if !e.Status.Valid() {
+			return fmt.Errorf("phase %d: invalid status %q", p, e.Status)
+		}
+		for _, f := range e.fields() {
+			if err := check(fmt.Sprintf("phase %d %s", p, f.key), f.value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type field struct{ key, value string }
+
+// fields lists the block's lines in crucible's key order; empty ones are left out.
+func (e *Entry) fields() []field {
+	all := []field{
+		{"Gate", e.Gate}, {"Artifact", e.Artifact}, {"Tasks", e.Tasks}, {"Reason", e.Reason},
+	}
+	if e.Acknowledged || e.Status == Skipped {
+		all = append(all, field{"Acknowledged", strconv.FormatBool(e.Acknowledged)})
+	}
+	all = append(all, field{"PipelineID", e.PipelineID})
+	out := []field{{"Status", string(e.Status)}}
+	for _, f := range all {
+		if f.value != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Render writes l as build-gate-ledger.md. Values must pass Validate.
+func Render(l *Ledger) []byte {
+	var b bytes.Buffer
+	b.WriteString(ledgerTitle + "\n")
+	for _, f := range []field{{"Run", l.Run}, {"PipelineID", l.PipelineID}, {"Goal", l.Goal}, {"Mode", l.Mode}} {
+		writeField(&b, f)
+	}
+	for _, p := range Phases {
+		fmt.Fprintf(&b, "\n## Phase %d: %s\n", p, p.Name())
+		for _, f := range l.Entry(p).fields() {
+			writeField(&b, f)
+		}
+	}
+	return b.Bytes()
+}
+
+func writeField(b *bytes.Buffer, f field) {
+	b.WriteString(f.key + ":")
+	if f.value != "" {
+		b.WriteString(" " + f.value)
+	}
+	b.WriteByte('\n')
+}
+
+// Parse reads a build-gate-ledger.md: the title, the four header keys, then
+// exactly four phase blocks in order with known keys only.
+func Parse(data []byte) (Ledger, error) {
+	var l Ledger
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	phase := Phase(0) // 0 while in the header
+	seenTitle := false
+	seen := map[string]bool{}
+	for i, raw := range lines {
+		n := i + 1
+		line := strings.TrimSpace(raw)
+		fail := func(format string, args ...any) (Ledger, error) {
+			return Ledger{}, &ParseError{Line: n, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case line == "":
+			continue
+		case !seenTitle:
+			if line != ledgerTitle {
+				return fail("want %q, found %q", ledgerTitle, clip(line))
+			}
+			seenTitle = true
+			continue
+		case strings.HasPrefix(line, "## "):
+			want := phase + 1
+			if want > Completion || line != fmt.Sprintf("## Phase %d: %s", want, want.Name()) {
+				if want > Completion {
+					return fail("unexpected section %q after Phase 4", clip(line))
+				}
+				return fail("want %q, found %q", fmt.Sprintf("## Phase %d: %s", want, want.Name()), clip(line))
+			}
+			phase = want
+			seen = map[string]bool{}
+			continue
+		}
+		key, value, ok := strings.Cut(line, ":")
+		if !ok || strings.ContainsAny(key, " \t") {
+			return fail("want a %q line, found %q", "Key: value", clip(line))
+		}
+		value = strings.TrimSpace(value)
+		if seen[key] {
+			return fail("duplicate key %q", key)
+		}
+		seen[key] = true
+		if phase == 0 {
+			switch key {
+			case "Run":
+				l.Run = value
+			case "PipelineID":
+				l.PipelineID = value
+			case "Goal":
+				l.Goal = value
+			case "Mode":
+				l.Mode = value
+			default:
+				return fail("unknown header key %q", key)
+			}
+			continue
+		}
+		e := l.Entry(phase)
+		switch key {
+		case "Status":
+			s := Status(value)
+			if !s.Valid() {
+				return fail("unknown status %q", clip(value))
+			}
+			e.Status = s
+		case "Gate":
+			e.Gate = value
+		case "Artifact":
+			e.Artifact = value
+		case "Tasks":
+			e.Tasks = value
+		case "Reason":
+			e.Reason = value
+		case "Acknowledged":
+			if value != "true" && value != "false" {
+				return fail("Acknowledged must be true or false, found %q", clip(value))
+			}
+			e.Acknowledged = value == "true"
+		case "PipelineID":
+			e.PipelineID = value
+		default:
+			return fail("unknown key %q in Phase %d", key, phase)
+		}
+	}
+	if !seenTitle {
+		return Ledger{}, &ParseError{Line: 1, Msg: "not a gate ledger: no " + strconv.Quote(ledgerTitle) + " line"}
+	}
+	if phase != Completion {
+		return Ledger{}, &ParseError{Line: len(lines), Msg: fmt.Sprintf("want four phase blocks, found %d", phase)}
+	}
+	for _, p := range Phases {
+		if l.Entry(p).Status == "" {
+			return Ledger{}, &ParseError{Line: len(lines), Msg: fmt.Sprintf("Phase %d has no Status", p)}
+		}
+	}
+	return l, nil
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
