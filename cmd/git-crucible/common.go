@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+var (
+	jsonFlag     = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON on stdout"}
+	pipelineFlag = &cli.StringFlag{Name: "pipeline", Aliases: []string{"p"}, Usage: "work on pipeline `ID` (a unique prefix will do) instead of the one active on the current branch"}
+)
+
+// commonFlags are accepted by every command.
+func commonFlags(extra ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{jsonFlag, pipelineFlag}, extra...)
+}
+
+// session is an opened repository for one command.
+type session struct {
+	c   *cli.Context
+	svc *pipeline.Service
+}
+
+func open(c *cli.Context) (*session, error) {
+	repo, err := gitext.Discover(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	return &session{c: c, svc: pipeline.Open(c.Context, repo)}, nil
+}
+
+func (s *session) close() { s.svc.Close() }
+
+func (s *session) out() io.Writer { return s.c.App.Writer }
+func (s *session) err() io.Writer { return s.c.App.ErrWriter }
+
+// pipelineID resolves --pipeline or the branch's active pipeline.
+func (s *session) pipelineID() (string, error) {
+	id, err := s.svc.Resolve(s.c.String("pipeline"))
+	var none *pipeline.NoActiveError
+	switch {
+	case errors.As(err, &none):
+		return "", withHints(err, `start one with: git crucible start "<goal>"`,
+			"or name one with --pipeline <id> (see: git crucible list)")
+	case errors.Is(err, refs.ErrNoPipeline):
+		return "", withHints(err, "see: git crucible list")
+	}
+	return id, err
+}
+
+// load resolves and reads the pipeline the command works on.
+func (s *session) load() (*pipeline.State, error) {
+	id, err := s.pipelineID()
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := s.svc.Load(id)
+	return st, err
+}
+
+func (s *session) jsonOut() bool { return s.c.Bool("json") }
+
+func (s *session) printJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(s.out(), "%s\n", b)
+	return err
+}
+
+// warn prints notices on stderr.
+func (s *session) warn(lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(s.err(), l)
+	}
+}
+
+// phaseArg parses the n-th positional argument as a phase.
+func phaseArg(c *cli.Context, n int) (ledger.Phase, error) {
+	if c.NArg() <= n {
+		return 0, usageErrorf("missing <phase> (1-4 or design, plan, execute, completion)")
+	}
+	p, err := ledger.ParsePhase(c.Args().Get(n))
+	if err != nil {
+		return 0, usageErrorf("%v", err)
+	}
+	return p, nil
+}
+
+// wantArgs refuses extra positional arguments.
+func wantArgs(c *cli.Context, max int) error {
+	if c.NArg() > max {
+		return usageErrorf("unexpected argument %q", c.Args().Get(max))
+	}
+	return nil
+}
+
+// ruleError turns a ledger refusal into a refused error with the commands that fix it.
+func ruleError(err error, id string) error {
+	var blocked *ledger.Blocked
+	var illegal *ledger.IllegalError
+	switch {
+	case errors.As(err, &blocked):
+		return withHints(&refused{err: blocked}, fixHints(blocked, id)...)
+	case errors.As(err, &illegal):
+		return &refused{err: illegal}
+	case errors.Is(err, pipeline.ErrAbandoned):
+		return withHints(&refused{err: err}, `start a new pipeline with: git crucible start "<goal>"`)
+	}
+	return err
+}
+
+// fixHints renders a Blocked's steps as the exact commands to run.
+func fixHints(b *ledger.Blocked, id string) []string {
+	hints := []string{"to unblock, run:"}
+	for _, step := range b.Steps {
+		hints = append(hints, "  "+command(step, id))
+	}
+	if b.Status != ledger.Skipped {
+		hints = append(hints, fmt.Sprintf(`or skip the gate: git crucible ledger skip %d --reason "<why>"%s, then acknowledge it`, b.Gate, pipelineArg(id)))
+	}
+	return hints
+}
+
+func pipelineArg(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " --pipeline " + id
+}
+
+// command is the CLI line that performs a ledger action.
+func command(a ledger.Action, id string) string {
+	p := pipelineArg(id)
+	switch a.Kind {
+	case ledger.GiveVerdict:
+		return fmt.Sprintf("git crucible gate verdict %d --verdict %s%s   (after the quality gate passes)", a.Phase, a.Verdict, p)
+	case ledger.CompletePhase:
+		return fmt.Sprintf("git crucible ledger complete %d --tasks N/N%s", a.Phase, p)
+	case ledger.Ack:
+		return fmt.Sprintf(`git crucible ledger ack %d --confirm "%s"%s`, a.Phase, ledger.SkipConfirmation, p)
+	}
+	return fmt.Sprintf("git crucible ledger %s %d%s", a.Kind, a.Phase, p)
+}
+
+// explicitPipeline is the id to name in hints: only when the user named one.
+func (s *session) explicitPipeline(id string) string {
+	if s.c.String("pipeline") == "" {
+		return ""
+	}
+	return id
+}
+
+func phaseLabel(p ledger.Phase) string { return fmt.Sprintf("Phase %d (%s)", p, p.Name()) }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "list pipelines (* marks the one active on the current branch)",
+		ArgsUsage: " ",
+		Flags:     commonFlags(),
+		Action: func(c *cli.Context) error {
+			if err := wantArgs(c, 0); err != nil {
+				return err
+			}
+			s, err := open(c)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			ids, err := s.svc.Store.List()
+			if err != nil {
+				return err
+			}
+			active := ""
+			if branch, err := s.svc.Repo.HeadBranch(); err == nil && branch != "" {
+				active, _ = s.svc.Store.Active(branch)
+			}
+			type row struct {
+				*pipeline.State
+				Active bool `json:"active"`
+			}
+			rows := make([]row, 0, len(ids))
+			for _, id := range ids {
+				st, _, err := s.svc.Load(id)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, row{State: st, Active: id == active})
+			}
+			if s.jsonOut() {
+				return s.printJSON(rows)
+			}
+			for _, r := range rows {
+				mark := " "
+				if r.Active {
+					mark = "*"
+				}
+				fmt.Fprintf(s.out(), "%s %-30s %-9s phase %d %-11s %-16s %s\n", mark, r.ID, r.Status, r.Phase,
+					r.Gates.Ledger.Entry(r.Phase).Status, r.Branch, oneLine(r.Goal))
+			}
+			return nil
+		},
+	}
+}

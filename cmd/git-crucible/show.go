@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "show one pipeline: header, state and ledger",
+		ArgsUsage: "[<pipeline>]",
+		Flags:     commonFlags(),
+		Action: func(c *cli.Context) error {
+			if err := wantArgs(c, 1); err != nil {
+				return err
+			}
+			if c.NArg() == 1 {
+				if c.String("pipeline") != "" {
+					return usageErrorf("name the pipeline once: as an argument or with --pipeline")
+				}
+				if err := c.Set("pipeline", c.Args().First()); err != nil {
+					return err
+				}
+			}
+			s, err := open(c)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			id, err := s.pipelineID()
+			if err != nil {
+				return err
+			}
+			st, head, err := s.svc.Load(id)
+			if err != nil {
+				return err
+			}
+			if s.jsonOut() {
+				return s.printJSON(map[string]any{"commit": head.Commit, "state": st})
+			}
+			printHeader(s, st)
+			fmt.Fprintf(s.out(), "Commit:   %s\nEvents:   %d\n\n", head.Commit, st.Seq)
+			_, err = s.out().Write(ledger.Render(&st.Gates.Ledger))
+			return err
+		},
+	}
+}
+
+func printHeader(s *session, st *pipeline.State) {
+	fmt.Fprintf(s.out(), "Pipeline: %s (%s)\nGoal:     %s\nMode:     %s\nBranch:   %s\n", st.ID, st.Status, oneLine(st.Goal), st.Mode, st.Branch)
+	if st.Baseline != "" {
+		fmt.Fprintf(s.out(), "Baseline: %s\n", st.Baseline)
+	}
+	fmt.Fprintf(s.out(), "Started:  %s\nUpdated:  %s\n", st.Created, st.Updated)
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "start",
+		Usage:     "start a pipeline on the current branch and print its id",
+		ArgsUsage: `"<goal>"`,
+		Description: "Creates refs/crucible/pipelines/<id> with every phase NOT_STARTED and makes it the branch's\n" +
+			"active pipeline, which other commands use by default. Refuses while another pipeline is active\n" +
+			"on the branch; --fresh marks that one abandoned (it is kept, never deleted) and starts anew.",
+		Flags: []cli.Flag{
+			jsonFlag,
+			&cli.StringFlag{Name: "mode", Value: "feature", Usage: "pipeline `MODE`: feature or refactor"},
+			&cli.BoolFlag{Name: "fresh", Usage: "abandon the branch's active pipeline instead of refusing"},
+			&cli.StringFlag{Name: "id", Aliases: []string{"pipeline"}, Usage: "use `ID` instead of a generated build-YYYYMMDD-HHMMSS-xxxxxx"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf(`want exactly one argument, the goal: git crucible start "<goal>"`)
+			}
+			s, err := open(c)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			st, abandoned, err := s.svc.Start(pipeline.StartOptions{Goal: c.Args().First(), Mode: c.String("mode"), ID: c.String("id"), Fresh: c.Bool("fresh")})
+			var active *pipeline.ActiveError
+			if errors.As(err, &active) {
+				return withHints(&refused{err: err}, "continue it (commands use it by default), or abandon it and start anew with --fresh")
+			}
+			if err != nil {
+				return err
+			}
+			if abandoned != "" {
+				fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
+			}
+			if s.jsonOut() {
+				return s.printJSON(map[string]any{"pipeline": st.ID, "abandoned": abandoned, "state": st})
+			}
+			fmt.Fprintf(s.err(), "Started pipeline on branch '%s': %s\n", st.Branch, oneLine(st.Goal))
+			fmt.Fprintln(s.out(), st.ID)
+			return nil
+		},
+	}
+}

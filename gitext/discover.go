@@ -1,0 +1,181 @@
+package gitext
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Repo is a discovered repository. All paths are absolute.
+type Repo struct {
+	GitDir    string // this worktree's git dir (HEAD lives here)
+	CommonDir string // shared by all worktrees (refs, objects, config)
+	WorkTree  string // "" for a bare repository or when run inside the git dir
+	Bare      bool
+	Format    string // object format: "sha1" or "sha256"
+}
+
+// ObjectDir is where loose objects are written.
+func (r *Repo) ObjectDir() string {
+	if d := os.Getenv("GIT_OBJECT_DIRECTORY"); d != "" {
+		return d
+	}
+	return filepath.Join(r.CommonDir, "objects")
+}
+
+// CrucibleDir is git-crucible's private, local-only directory under the
+// common dir (caches, writer identity). Nothing in it is the truth.
+func (r *Repo) CrucibleDir() string { return filepath.Join(r.CommonDir, "crucible") }
+
+// Discover finds the repository the way git does from the current directory
+// and environment. Plain layouts are recognised by reading a few files (the
+// hot path of hooks cannot afford a process); anything unusual is left to
+// one `git rev-parse`, so git's own rules decide.
+func Discover(ctx context.Context) (*Repo, error) {
+	if r, ok := discoverFast(); ok {
+		return r, nil
+	}
+	return discoverWithGit(ctx)
+}
+
+// discoverWithGit asks git, in one process.
+func discoverWithGit(ctx context.Context) (*Repo, error) {
+	out, err := run(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
+		"--is-bare-repository", "--is-inside-work-tree", "--show-object-format", "--show-cdup")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) < 5 {
+		return nil, fmt.Errorf("unexpected output from git rev-parse: %q", out)
+	}
+	r := &Repo{GitDir: lines[0], CommonDir: lines[1], Bare: lines[2] == "true", Format: lines[4]}
+	if lines[3] == "true" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		cdup := ""
+		if len(lines) > 5 {
+			cdup = lines[5]
+		}
+		r.WorkTree = filepath.Clean(filepath.Join(cwd, cdup))
+	}
+	return r, nil
+}
+
+// discoverFast handles a plain repository: no environment overrides but
+// GIT_DIR, a .git directory or gitfile found walking up on one filesystem,
+// owned by us, with no core.worktree, core.bare or non-default formats.
+func discoverFast() (*Repo, bool) {
+	for _, k := range []string{"GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+		"GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_NAMESPACE"} {
+		if os.Getenv(k) != "" {
+			return nil, false
+		}
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, false
+	}
+	var gitDir, workTree string
+	if d := os.Getenv("GIT_DIR"); d != "" {
+		gitDir, workTree = abs(cwd, d), cwd
+	} else {
+		gitDir, workTree = findDotGit(cwd)
+		if gitDir == "" {
+			return nil, false
+		}
+	}
+	if !isFile(filepath.Join(gitDir, "HEAD")) || !ownedByUs(workTree) {
+		return nil, false
+	}
+	common := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common = abs(gitDir, strings.TrimSpace(string(b)))
+	}
+	cfg, err := os.ReadFile(filepath.Join(common, "config"))
+	if err != nil {
+		return nil, false
+	}
+	cfg = bytes.ToLower(cfg)
+	for _, k := range []string{"worktree", "bare = true", "objectformat", "refstorage"} {
+		if bytes.Contains(cfg, []byte(k)) {
+			return nil, false
+		}
+	}
+	return &Repo{GitDir: gitDir, CommonDir: filepath.Clean(common), WorkTree: workTree, Format: "sha1"}, true
+}
+
+// findDotGit walks up from dir to the first .git directory or gitfile, and
+// gives up (to git) at a filesystem boundary or a directory that may itself
+// be a git dir.
+func findDotGit(dir string) (gitDir, workTree string) {
+	var dev uint64
+	for first := true; ; first = false {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return "", ""
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			if !first && uint64(sys.Dev) != dev {
+				return "", ""
+			}
+			dev = uint64(sys.Dev)
+		}
+		if isFile(filepath.Join(dir, "HEAD")) || filepath.Base(dir) == ".git" {
+			return "", "" // possibly inside a git dir or a bare repository
+		}
+		dotgit := filepath.Join(dir, ".git")
+		if fi, err := os.Stat(dotgit); err == nil {
+			if fi.IsDir() {
+				return dotgit, dir
+			}
+			b, err := os.ReadFile(dotgit)
+			rest, ok := strings.CutPrefix(string(b), "gitdir: ")
+			if err != nil || !ok {
+				return "", ""
+			}
+			return abs(dir, strings.TrimSpace(rest)), dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ""
+		}
+		dir = parent
+	}
+}
+
+func abs(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// ownedByUs mirrors git's safe.directory ownership test; a stranger's
+// repository goes to git, which knows the configured exceptions.
+func ownedByUs(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Geteuid()
+}
+
+// IsNotRepository reports whether err is git's "not a git repository".
+func IsNotRepository(err error) bool {
+	var ge *Error
+	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository")
+}

@@ -1,0 +1,96 @@
+// Package gitext is the only package that runs git processes or touches a
+// repository's files: discovery, subprocess hygiene, objects and ref
+// transactions. Higher packages see repositories only through it.
+package gitext
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Exit codes shared with git.
+const (
+	ExitFatal = 128 // not a repository, or git itself failed
+	ExitUsage = 129 // bad command line
+)
+
+// Error is a failed git process: its arguments, stderr and exit code.
+type Error struct {
+	Args     []string
+	Stderr   string
+	ExitCode int
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		return fmt.Sprintf("git %s: exit status %d", strings.Join(e.Args, " "), e.ExitCode)
+	}
+	// git already says "fatal: ..." or "error: ..."; callers strip nothing.
+	return msg
+}
+
+// Env returns the environment for a git subprocess: the caller's, minus what
+// would make git's output unparseable or interactive, pinned to repo r when
+// r is known so that the child sees the same repository whatever its cwd.
+func Env(r *Repo, extra ...string) []string {
+	drop := map[string]bool{
+		"GIT_PAGER": true, "PAGER": true, "LC_ALL": true, "LANGUAGE": true,
+		"GIT_EXTERNAL_DIFF": true, "GIT_TRACE": true, "GIT_TRACE_PACKET": true,
+	}
+	if r != nil {
+		drop["GIT_DIR"], drop["GIT_WORK_TREE"], drop["GIT_COMMON_DIR"] = true, true, true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "GIT_PAGER=cat", "PAGER=cat", "LC_ALL=C")
+	if r != nil {
+		env = append(env, "GIT_DIR="+r.GitDir)
+		if r.WorkTree != "" {
+			env = append(env, "GIT_WORK_TREE="+r.WorkTree)
+		}
+	}
+	return append(env, extra...)
+}
+
+// run starts git with args in the current directory and returns stdout.
+func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = Env(r)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return stdout.Bytes(), &Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
+		}
+		return nil, fmt.Errorf("cannot run git: %w", err)
+	}
+	return stdout.Bytes(), nil
+}
+
+// Git runs a git command against r and returns its stdout.
+func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
+	return run(ctx, r, nil, args...)
+}
+
+// GitInput is Git with stdin.
+func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	if stdin == nil {
+		stdin = []byte{}
+	}
+	return run(ctx, r, stdin, args...)
+}

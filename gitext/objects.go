@@ -1,0 +1,268 @@
+package gitext
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func (r *Repo) newHash() hash.Hash {
+	if r.Format == "sha256" {
+		return sha256.New()
+	}
+	return sha1.New()
+}
+
+// HashObject returns the object id git would give data of the given type.
+func (r *Repo) HashObject(kind string, data []byte) string {
+	h := r.newHash()
+	fmt.Fprintf(h, "%s %d\x00", kind, len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// WriteObject stores data as a loose object, as git does: compressed into a
+// temporary file in the fan-out directory, then renamed into place, so a
+// reader (or a kill) never sees half an object.
+func (r *Repo) WriteObject(kind string, data []byte) (string, error) {
+	oid := r.HashObject(kind, data)
+	dir := filepath.Join(r.ObjectDir(), oid[:2])
+	final := filepath.Join(dir, oid[2:])
+	if _, err := os.Stat(final); err == nil {
+		// Freshen it so a concurrent prune of old loose objects spares it.
+		now := time.Now()
+		_ = os.Chtimes(final, now, now)
+		return oid, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	zw := zlib.NewWriter(tmp)
+	fmt.Fprintf(zw, "%s %d\x00", kind, len(data))
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return "", err
+	}
+	return oid, nil
+}
+
+// TreeEntry is one entry of a tree object.
+type TreeEntry struct {
+	Mode string // "100644", "100755", "120000", "40000", "160000"
+	Name string
+	OID  string
+}
+
+// IsTree reports whether the entry names a subtree.
+func (e TreeEntry) IsTree() bool { return e.Mode == "40000" }
+
+// EncodeTree serialises entries in git's order (a tree sorts as if its name
+// ended in '/').
+func EncodeTree(entries []TreeEntry) ([]byte, error) {
+	sorted := append([]TreeEntry(nil), entries...)
+	key := func(e TreeEntry) string {
+		if e.IsTree() {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
+	var b bytes.Buffer
+	for i, e := range sorted {
+		if e.Name == "" || strings.ContainsAny(e.Name, "/\x00") || e.Name == "." || e.Name == ".." {
+			return nil, fmt.Errorf("invalid tree entry name %q", e.Name)
+		}
+		if i > 0 && sorted[i-1].Name == e.Name {
+			return nil, fmt.Errorf("duplicate tree entry %q", e.Name)
+		}
+		raw, err := hex.DecodeString(e.OID)
+		if err != nil || (len(raw) != 20 && len(raw) != 32) {
+			return nil, fmt.Errorf("invalid object id %q for %q", e.OID, e.Name)
+		}
+		b.WriteString(e.Mode + " " + e.Name + "\x00")
+		b.Write(raw)
+	}
+	return b.Bytes(), nil
+}
+
+// DecodeTree parses a tree object; hashLen is 20 (sha1) or 32 (sha256).
+func DecodeTree(data []byte, hashLen int) ([]TreeEntry, error) {
+	var out []TreeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+1+hashLen {
+			return nil, errors.New("malformed tree object")
+		}
+		out = append(out, TreeEntry{Mode: string(data[:sp]), Name: string(data[sp+1 : nul]),
+			OID: hex.EncodeToString(data[nul+1 : nul+1+hashLen])})
+		data = data[nul+1+hashLen:]
+	}
+	return out, nil
+}
+
+// HashLen is the raw length of the repository's object ids.
+func (r *Repo) HashLen() int {
+	if r.Format == "sha256" {
+		return 32
+	}
+	return 20
+}
+
+// Commit is the part of a commit object git-crucible reads and writes.
+type Commit struct {
+	Tree      string
+	Parents   []string
+	Author    string // "Name <email> 1700000000 +0000"
+	Committer string
+	Message   string
+}
+
+// Encode serialises c as a commit object body.
+func (c *Commit) Encode() []byte {
+	var b bytes.Buffer
+	b.WriteString("tree " + c.Tree + "\n")
+	for _, p := range c.Parents {
+		b.WriteString("parent " + p + "\n")
+	}
+	b.WriteString("author " + c.Author + "\ncommitter " + c.Committer + "\n\n" + c.Message)
+	return b.Bytes()
+}
+
+// DecodeCommit parses a commit object body.
+func DecodeCommit(data []byte) (*Commit, error) {
+	head, msg, ok := bytes.Cut(data, []byte("\n\n"))
+	if !ok {
+		head, msg = bytes.TrimSuffix(data, []byte("\n")), nil
+	}
+	c := &Commit{Message: string(msg)}
+	for _, line := range strings.Split(string(head), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		switch k {
+		case "tree":
+			c.Tree = v
+		case "parent":
+			c.Parents = append(c.Parents, v)
+		case "author":
+			c.Author = v
+		case "committer":
+			c.Committer = v
+		}
+	}
+	if c.Tree == "" {
+		return nil, errors.New("malformed commit object: no tree")
+	}
+	return c, nil
+}
+
+// ErrMissing is returned for an object the repository does not have.
+var ErrMissing = errors.New("object not found")
+
+// ObjectReader reads objects through one long-lived `git cat-file --batch`.
+// Safe for use by one goroutine at a time.
+type ObjectReader struct {
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+}
+
+// NewObjectReader starts the batch process; Close ends it.
+func (r *Repo) NewObjectReader(ctx context.Context) (*ObjectReader, error) {
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Env = Env(r)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot run git cat-file: %w", err)
+	}
+	return &ObjectReader{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 64<<10)}, nil
+}
+
+// Read returns the type and content of the object named by rev (an id or any
+// revision git accepts, such as "<commit>:state.json").
+func (o *ObjectReader) Read(rev string) (kind string, data []byte, err error) {
+	if strings.ContainsAny(rev, "\n") {
+		return "", nil, fmt.Errorf("invalid object name %q", rev)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, err := io.WriteString(o.stdin, rev+"\n"); err != nil {
+		return "", nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	header, err := o.stdout.ReadString('\n')
+	if err != nil {
+		return "", nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	fields := strings.Fields(header)
+	if len(fields) == 2 && fields[1] == "missing" || len(fields) >= 2 && fields[len(fields)-1] == "ambiguous" {
+		return "", nil, fmt.Errorf("%s: %w", rev, ErrMissing)
+	}
+	if len(fields) != 3 {
+		return "", nil, fmt.Errorf("git cat-file: unexpected header %q", header)
+	}
+	size, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return "", nil, fmt.Errorf("git cat-file: unexpected header %q", header)
+	}
+	data = make([]byte, size+1)
+	if _, err := io.ReadFull(o.stdout, data); err != nil {
+		return "", nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	return fields[1], data[:size], nil
+}
+
+// ReadKind is Read that insists on the object's type.
+func (o *ObjectReader) ReadKind(rev, kind string) ([]byte, error) {
+	k, data, err := o.Read(rev)
+	if err != nil {
+		return nil, err
+	}
+	if k != kind {
+		return nil, fmt.Errorf("%s is a %s, not a %s", rev, k, kind)
+	}
+	return data, nil
+}
+
+// Close ends the batch process.
+func (o *ObjectReader) Close() error {
+	o.stdin.Close()
+	return o.cmd.Wait()
+}

@@ -1,0 +1,290 @@
+package gitext
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Refs are read and moved here with git's own "files" protocol, in process:
+// a ref is changed only while holding <ref>.lock (created exclusively, as
+// git does), after checking its current value (loose, else packed-refs)
+// against the expected old one. git and git-crucible therefore exclude each
+// other, and every move is a compare-and-swap.
+
+// ErrRefChanged is a lost compare-and-swap: the ref is not at the old value.
+var ErrRefChanged = errors.New("ref changed concurrently")
+
+// LockedError says another process holds a ref's lock.
+type LockedError struct{ Path string }
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("unable to lock %s: it exists; another git process may be running", e.Path)
+}
+
+// Hint tells the user how to clear a stale lock.
+func (e *LockedError) Hint() string {
+	return "if no other git or git-crucible process is running, remove the file: rm " + e.Path
+}
+
+// lockWait bounds how long a writer waits for another's lock.
+const lockWait = 10 * time.Second
+
+func (r *Repo) refPath(name string) string {
+	if name == "HEAD" {
+		return filepath.Join(r.GitDir, name)
+	}
+	return filepath.Join(r.CommonDir, filepath.FromSlash(name))
+}
+
+func (r *Repo) checkRefStorage() error {
+	if _, err := os.Stat(filepath.Join(r.CommonDir, "reftable")); err == nil {
+		return errors.New("repositories with reftable ref storage are not supported yet")
+	}
+	return nil
+}
+
+// readLoose returns a loose ref's raw content, or "" when there is none.
+func (r *Repo) readLoose(name string) (string, error) {
+	b, err := os.ReadFile(r.refPath(name))
+	if errors.Is(err, os.ErrNotExist) || isDirErr(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func isDirErr(err error) bool {
+	var pe *os.PathError
+	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "is a directory")
+}
+
+// readPacked looks name up in packed-refs.
+func (r *Repo) readPacked(name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	suffix := []byte(" " + name)
+	for len(b) > 0 {
+		line, rest, _ := bytes.Cut(b, []byte("\n"))
+		b = rest
+		oid, ok := bytes.CutSuffix(line, suffix)
+		if ok && len(oid) > 0 && oid[0] != '#' && oid[0] != '^' && !bytes.ContainsRune(oid, ' ') {
+			return string(oid), nil
+		}
+	}
+	return "", nil
+}
+
+// ReadRef returns the object id name points at, or "" when it does not exist.
+// Symbolic refs are an error: callers ask for them with ReadSymref.
+func (r *Repo) ReadRef(name string) (string, error) {
+	if err := r.checkRefStorage(); err != nil {
+		return "", err
+	}
+	v, err := r.readLoose(name)
+	if err != nil || v == "" {
+		if err == nil {
+			v, err = r.readPacked(name)
+		}
+		return v, err
+	}
+	if strings.HasPrefix(v, "ref: ") {
+		return "", fmt.Errorf("%s is a symbolic ref", name)
+	}
+	return v, nil
+}
+
+// ReadSymref returns the target of the symbolic ref name, or "" when name
+// does not exist or is not symbolic.
+func (r *Repo) ReadSymref(name string) (string, error) {
+	if err := r.checkRefStorage(); err != nil {
+		return "", err
+	}
+	v, err := r.readLoose(name)
+	if err != nil {
+		return "", err
+	}
+	target, ok := strings.CutPrefix(v, "ref: ")
+	if !ok {
+		return "", nil
+	}
+	return target, nil
+}
+
+// lockRef takes name's lock, waiting up to lockWait for another holder.
+func (r *Repo) lockRef(name string) (*os.File, error) {
+	path := r.refPath(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the directory for %s: %w", name, err)
+	}
+	deadline := time.Now().Add(lockWait)
+	delay := time.Millisecond
+	for {
+		f, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("cannot lock %s: %w", name, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, &LockedError{Path: path + ".lock"}
+		}
+		time.Sleep(delay)
+		if delay < 50*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// commitLock writes content into the held lock and renames it over the ref.
+func commitLock(f *os.File, content string) error {
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), strings.TrimSuffix(f.Name(), ".lock")); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+func rollback(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
+}
+
+// UpdateRef moves name from old to newOID (old "" means name must not
+// exist yet). It returns ErrRefChanged when name is not at old.
+func (r *Repo) UpdateRef(name, newOID, old string) error {
+	if err := r.checkRefStorage(); err != nil {
+		return err
+	}
+	f, err := r.lockRef(name)
+	if err != nil {
+		return err
+	}
+	cur, err := r.ReadRef(name)
+	if err != nil {
+		rollback(f)
+		return err
+	}
+	if cur != old {
+		rollback(f)
+		return fmt.Errorf("%s: expected %s, found %s: %w", name, orNone(old), orNone(cur), ErrRefChanged)
+	}
+	return commitLock(f, newOID+"\n")
+}
+
+// SetSymref points the symbolic ref name at target if it currently points
+// at old ("" means it must not exist).
+func (r *Repo) SetSymref(name, target, old string) error {
+	return r.swapSymref(name, "ref: "+target+"\n", old)
+}
+
+// DeleteSymref removes the symbolic ref name if it points at old.
+func (r *Repo) DeleteSymref(name, old string) error {
+	return r.swapSymref(name, "", old)
+}
+
+func (r *Repo) swapSymref(name, content, old string) error {
+	if err := r.checkRefStorage(); err != nil {
+		return err
+	}
+	f, err := r.lockRef(name)
+	if err != nil {
+		return err
+	}
+	cur, err := r.ReadSymref(name)
+	if err != nil {
+		rollback(f)
+		return err
+	}
+	if cur != old {
+		rollback(f)
+		return fmt.Errorf("%s: expected %s, found %s: %w", name, orNone(old), orNone(cur), ErrRefChanged)
+	}
+	if content == "" {
+		err := os.Remove(r.refPath(name))
+		rollback(f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return commitLock(f, content)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// Ref is a ref name and the object it points at.
+type Ref struct{ Name, OID string }
+
+// ListRefs lists the refs under prefix (e.g. "refs/crucible/pipelines/").
+func (r *Repo) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
+	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	var refs []Ref
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		oid, name, ok := strings.Cut(sc.Text(), " ")
+		if ok {
+			refs = append(refs, Ref{Name: name, OID: oid})
+		}
+	}
+	return refs, sc.Err()
+}
+
+// HeadBranch returns the branch HEAD is on ("main"), or "" when detached.
+// An unborn branch is still a branch.
+func (r *Repo) HeadBranch() (string, error) {
+	v, err := r.readLoose("HEAD")
+	if err != nil {
+		return "", err
+	}
+	if v == "" {
+		return "", errors.New("HEAD is missing")
+	}
+	if t, ok := strings.CutPrefix(v, "ref: refs/heads/"); ok {
+		return t, nil
+	}
+	return "", nil
+}
+
+// HeadCommit returns the commit HEAD points at, or "" on an unborn branch.
+func (r *Repo) HeadCommit() (string, error) {
+	v, err := r.readLoose("HEAD")
+	if err != nil {
+		return "", err
+	}
+	if t, ok := strings.CutPrefix(v, "ref: "); ok {
+		return r.ReadRef(t)
+	}
+	return v, nil
+}

@@ -1,0 +1,317 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// Files a chain commit carries besides the store's own.
+const (
+	HeaderFile = "pipeline.toml"
+	LedgerFile = "ledger.md"
+)
+
+// Header is pipeline.toml, written once when the pipeline starts.
+type Header struct {
+	ID       string `toml:"id"`
+	Goal     string `toml:"goal"`
+	Mode     string `toml:"mode"`
+	Branch   string `toml:"branch"`
+	Baseline string `toml:"baseline"`
+	Created  string `toml:"created"`
+	Writer   string `toml:"writer"`
+}
+
+// Service records and reads pipelines in one repository.
+type Service struct {
+	ctx   context.Context
+	Repo  *gitext.Repo
+	Store *refs.Store
+}
+
+// Open returns a service on repo; Close releases it.
+func Open(ctx context.Context, repo *gitext.Repo) *Service {
+	return &Service{ctx: ctx, Repo: repo, Store: refs.Open(ctx, repo)}
+}
+
+// Close releases the store.
+func (s *Service) Close() error { return s.Store.Close() }
+
+// NoActiveError says no pipeline is active where one was needed.
+type NoActiveError struct{ Branch string }
+
+func (e *NoActiveError) Error() string {
+	if e.Branch == "" {
+		return "HEAD is detached, so no pipeline is active"
+	}
+	return fmt.Sprintf("no pipeline is active on branch '%s'", e.Branch)
+}
+
+// Resolve names the pipeline a command works on: id when given (a unique
+// prefix will do), else the one active on the current branch.
+func (s *Service) Resolve(id string) (string, error) {
+	if id == "" {
+		branch, err := s.Repo.HeadBranch()
+		if err != nil {
+			return "", err
+		}
+		if branch == "" {
+			return "", &NoActiveError{}
+		}
+		active, err := s.Store.Active(branch)
+		if err != nil {
+			return "", err
+		}
+		if active == "" {
+			return "", &NoActiveError{Branch: branch}
+		}
+		return active, nil
+	}
+	if err := refs.ValidateID(id); err != nil {
+		return "", err
+	}
+	if oid, err := s.Repo.ReadRef(refs.PipelineRef(id)); err != nil || oid != "" {
+		return id, err
+	}
+	all, err := s.Store.List()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, cand := range all {
+		if strings.HasPrefix(cand, id) {
+			matches = append(matches, cand)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
+	case 1:
+		return matches[0], nil
+	}
+	return "", fmt.Errorf("pipeline id %q is ambiguous: %s", id, strings.Join(matches, ", "))
+}
+
+// Load returns pipeline id's current state and head.
+func (s *Service) Load(id string) (*State, *refs.Head, error) {
+	h, err := s.Store.Head(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := DecodeState(h.State)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pipeline %s: %w", id, err)
+	}
+	return st, h, nil
+}
+
+// writer returns this clone's writer, setting the clone up on first use.
+func (s *Service) writer() (*Writer, error) {
+	w, err := LoadWriter(s.Repo)
+	if err != nil || w != nil {
+		return w, err
+	}
+	w, _, err = Init(s.ctx, s.Repo)
+	return w, err
+}
+
+// Now is the timestamp events get: git's notion of now, UTC, to the second.
+func Now() (string, error) {
+	t, err := gitext.Now()
+	if err != nil {
+		return "", err
+	}
+	return t.UTC().Format(time.RFC3339), nil
+}
+
+// Record appends drafts to pipeline id as one commit, checking each against
+// the state it applies to. It retries on a concurrent append, re-checking
+// against the new state.
+func (s *Service) Record(id string, drafts ...Draft) (*State, []string, error) {
+	w, err := s.writer()
+	if err != nil {
+		return nil, nil, err
+	}
+	var st *State
+	var warnings []string
+	_, err = s.Store.Append(id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
+		st, warnings = &State{}, nil
+		if h.Commit != "" {
+			cur, err := DecodeState(h.State)
+			if err != nil {
+				return nil, err
+			}
+			st = cur
+		}
+		batch, warn, err := s.batch(w, st, drafts)
+		warnings = warn
+		return batch, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, warnings, nil
+}
+
+// batch applies drafts to st and renders the commit that records them.
+func (s *Service) batch(w *Writer, st *State, drafts []Draft) (*refs.Batch, []string, error) {
+	now, err := Now()
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &refs.Batch{Files: map[string][]byte{}}
+	var warnings, subjects []string
+	for _, d := range drafts {
+		data, err := json.Marshal(d.Data)
+		if err != nil {
+			return nil, nil, err
+		}
+		e := Event{Seq: st.Seq + 1, Lamport: st.Lamport + 1, Time: now, Writer: w.ID, Type: d.Type, Data: data}
+		if err := e.seal(); err != nil {
+			return nil, nil, err
+		}
+		warn, err := st.Apply(e)
+		if err != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, warn...)
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.Events = append(b.Events, line)
+		subjects = append(subjects, describe(e))
+		if e.Type == TypeStart {
+			hdr := Header{ID: st.ID, Goal: st.Goal, Mode: st.Mode, Branch: st.Branch, Baseline: st.Baseline,
+				Created: st.Created, Writer: w.ID}
+			var buf bytes.Buffer
+			if err := toml.NewEncoder(&buf).Encode(hdr); err != nil {
+				return nil, nil, err
+			}
+			b.Files[HeaderFile] = buf.Bytes()
+		}
+	}
+	b.Files[refs.StateFile] = st.Encode()
+	b.Files[LedgerFile] = ledger.Render(&st.Gates.Ledger)
+	b.Subject = strings.Join(subjects, "; ")
+	return b, warnings, nil
+}
+
+// describe is an event's one-line summary, for commit subjects and logs.
+func describe(e Event) string {
+	var d struct {
+		Phase   ledger.Phase `json:"phase"`
+		Verdict string       `json:"verdict"`
+		Goal    string       `json:"goal"`
+	}
+	_ = json.Unmarshal(e.Data, &d) // a summary of an odd payload is just shorter
+	switch {
+	case e.Type == TypeStart:
+		return fmt.Sprintf("start: %s", LedgerGoal(d.Goal))
+	case e.Type == TypeVerdict:
+		return fmt.Sprintf("verdict %s for phase %d", d.Verdict, d.Phase)
+	case strings.HasPrefix(e.Type, ledgerType):
+		return fmt.Sprintf("%s phase %d", strings.TrimPrefix(e.Type, ledgerType), d.Phase)
+	}
+	return strings.TrimPrefix(e.Type, "pipeline.")
+}
+
+// Describe is the one-line summary of e.
+func Describe(e Event) string { return describe(e) }
+
+// StartOptions configure a new pipeline.
+type StartOptions struct {
+	Goal  string
+	Mode  string
+	ID    string // "" for a generated one
+	Fresh bool   // abandon the branch's active pipeline instead of refusing
+}
+
+// ActiveError refuses a second active pipeline on a branch.
+type ActiveError struct{ Branch, ID string }
+
+func (e *ActiveError) Error() string {
+	return fmt.Sprintf("pipeline %s is already active on branch '%s'", e.ID, e.Branch)
+}
+
+// Start creates a pipeline on the current branch and makes it active there.
+// It returns the new state and the id of the pipeline it abandoned, if any.
+func (s *Service) Start(o StartOptions) (*State, string, error) {
+	branch, err := s.Repo.HeadBranch()
+	if err != nil {
+		return nil, "", err
+	}
+	if branch == "" {
+		return nil, "", errors.New("HEAD is detached: a pipeline belongs to a branch")
+	}
+	old, err := s.Store.Active(branch)
+	if err != nil {
+		return nil, "", err
+	}
+	if old != "" && !o.Fresh {
+		return nil, "", &ActiveError{Branch: branch, ID: old}
+	}
+	id := o.ID
+	if id == "" {
+		t, err := gitext.Now()
+		if err != nil {
+			return nil, "", err
+		}
+		if id, err = refs.NewID(t); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := refs.ValidateID(id); err != nil {
+		return nil, "", err
+	}
+	baseline, err := s.Repo.HeadCommit()
+	if err != nil {
+		return nil, "", err
+	}
+	start := StartData{ID: id, Goal: o.Goal, Mode: o.Mode, Branch: branch, Baseline: baseline}
+	if err := validateStart(start); err != nil {
+		return nil, "", err
+	}
+	w, err := s.writer()
+	if err != nil {
+		return nil, "", err
+	}
+	var st *State
+	_, err = s.Store.Append(id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
+		if h.Commit != "" {
+			return nil, fmt.Errorf("pipeline %s already exists", id)
+		}
+		st = &State{}
+		b, _, err := s.batch(w, st, []Draft{{Type: TypeStart, Data: start}})
+		return b, err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.Store.SetActive(branch, id, old); err != nil {
+		// Someone else changed the branch's pipeline meanwhile: ours must not linger as a rival.
+		s.Record(id, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "another pipeline became active first"}})
+		return nil, "", fmt.Errorf("cannot make %s active on '%s': %w", id, branch, err)
+	}
+	if old != "" {
+		prev, _, err := s.Load(old)
+		if err == nil && prev.Status == Active {
+			_, _, err = s.Record(old, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "replaced by a fresh start", ReplacedBy: id}})
+		}
+		if err != nil {
+			return st, old, fmt.Errorf("%s is active, but %s could not be marked abandoned: %w", id, old, err)
+		}
+	}
+	return st, old, nil
+}

@@ -1,0 +1,165 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/ledger"
+)
+
+// StateFormat is the version of state.json this code writes.
+const StateFormat = 1
+
+// Pipeline statuses.
+const (
+	Active    = "active"
+	Abandoned = "abandoned"
+)
+
+// Modes a pipeline runs in.
+var Modes = []string{"feature", "refactor"}
+
+// State is state.json: everything derived from a chain's events that a
+// reader needs without replaying them.
+type State struct {
+	Format   int            `json:"format"`
+	ID       string         `json:"id"`
+	Goal     string         `json:"goal"`
+	Mode     string         `json:"mode"`
+	Branch   string         `json:"branch,omitempty"`
+	Baseline string         `json:"baseline,omitempty"`
+	Created  string         `json:"created"`
+	Updated  string         `json:"updated"`
+	Status   string         `json:"status"`
+	Phase    ledger.Phase   `json:"phase"`
+	Seq      int64          `json:"seq"`
+	Lamport  int64          `json:"lamport"`
+	Counters map[string]int `json:"counters"`
+	Gates    ledger.Machine `json:"gates"`
+}
+
+// Encode renders state.json canonically.
+func (s *State) Encode() []byte {
+	b, _ := json.MarshalIndent(s, "", " ") // a State always marshals
+	return append(b, '\n')
+}
+
+// DecodeState parses state.json, refusing a format this code does not know.
+func DecodeState(b []byte) (*State, error) {
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("state.json: %w", err)
+	}
+	if s.Format != StateFormat {
+		return nil, fmt.Errorf("state.json: unknown format %d (this git-crucible reads %d)", s.Format, StateFormat)
+	}
+	return &s, nil
+}
+
+// ErrAbandoned refuses changes to an abandoned pipeline.
+var ErrAbandoned = errors.New("the pipeline is abandoned")
+
+// Apply advances the state by one event, which must be the next in order.
+// On error the state is unchanged. Warnings are for the user to see.
+func (s *State) Apply(e Event) (warnings []string, err error) {
+	if e.Seq != s.Seq+1 {
+		return nil, fmt.Errorf("event seq %d does not follow %d", e.Seq, s.Seq)
+	}
+	if e.Lamport <= s.Lamport {
+		return nil, fmt.Errorf("event seq %d: lamport clock %d does not advance past %d", e.Seq, e.Lamport, s.Lamport)
+	}
+	if (e.Type == TypeStart) != (s.Seq == 0) {
+		return nil, fmt.Errorf("event seq %d: %s must be the first event and only the first", e.Seq, TypeStart)
+	}
+	next := *s
+	next.Counters = make(map[string]int, len(s.Counters)+1)
+	for k, v := range s.Counters {
+		next.Counters[k] = v
+	}
+	if s.Status == Abandoned {
+		return nil, ErrAbandoned
+	}
+	switch {
+	case e.Type == TypeStart:
+		var d StartData
+		if err := strictUnmarshal(e.Data, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Type, err)
+		}
+		if err := validateStart(d); err != nil {
+			return nil, err
+		}
+		next = State{Format: StateFormat, ID: d.ID, Goal: d.Goal, Mode: d.Mode, Branch: d.Branch,
+			Baseline: d.Baseline, Created: e.Time, Status: Active, Counters: next.Counters,
+			Gates: ledger.New(d.ID, e.Time, LedgerGoal(d.Goal), d.Mode)}
+	case e.Type == TypeAbandon:
+		var d AbandonData
+		if err := strictUnmarshal(e.Data, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Type, err)
+		}
+		next.Status = Abandoned
+	case e.Type == TypeVerdict:
+		var d VerdictData
+		if err := strictUnmarshal(e.Data, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Type, err)
+		}
+		a := ledger.Action{Kind: ledger.GiveVerdict, Phase: d.Phase, Seq: e.Seq, Time: e.Time,
+			Verdict: d.Verdict, PipelineID: d.PipelineID}
+		if warnings, err = next.Gates.Apply(a); err != nil {
+			return nil, err
+		}
+	case strings.HasPrefix(e.Type, ledgerType):
+		var d LedgerData
+		if err := strictUnmarshal(e.Data, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Type, err)
+		}
+		a := ledger.Action{Kind: ledger.Kind(strings.TrimPrefix(e.Type, ledgerType)), Phase: d.Phase,
+			Seq: e.Seq, Time: e.Time, Reason: d.Reason, Artifact: d.Artifact, Done: d.Done,
+			Total: d.Total, Confirm: d.Confirm}
+		if a.Kind == ledger.GiveVerdict {
+			return nil, fmt.Errorf("unknown event type %q", e.Type)
+		}
+		if warnings, err = next.Gates.Apply(a); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown event type %q", e.Type)
+	}
+	next.Seq, next.Lamport, next.Updated = e.Seq, e.Lamport, e.Time
+	next.Counters[e.Type]++
+	next.Phase = next.Gates.Current()
+	*s = next
+	return warnings, nil
+}
+
+func validateStart(d StartData) error {
+	if strings.TrimSpace(d.Goal) == "" {
+		return errors.New("the goal is empty")
+	}
+	for _, m := range Modes {
+		if d.Mode == m {
+			return nil
+		}
+	}
+	return fmt.Errorf("invalid mode %q (want %s)", d.Mode, strings.Join(Modes, " or "))
+}
+
+// LedgerGoal is the goal as the one-line ledger format can hold it; the
+// verbatim goal stays in pipeline.toml and state.json.
+func LedgerGoal(goal string) string { return strings.Join(strings.Fields(goal), " ") }
+
+// strictUnmarshal rejects unknown fields, so a forged or newer event is
+// reported instead of half-understood.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}

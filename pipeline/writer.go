@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// Writer identifies this clone as an event writer. Its id orders concurrent
+// events from different clones; its name and email sign chain commits.
+type Writer struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+func writerPath(r *gitext.Repo) string { return filepath.Join(r.CrucibleDir(), "writer.json") }
+
+// LoadWriter reads this clone's writer, or returns nil when init has not run.
+func LoadWriter(r *gitext.Repo) (*Writer, error) {
+	b, err := os.ReadFile(writerPath(r))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var w Writer
+	if err := json.Unmarshal(b, &w); err != nil || w.ID == "" {
+		return nil, fmt.Errorf("%s is damaged; remove it and run 'git crucible init'", writerPath(r))
+	}
+	return &w, nil
+}
+
+// Init sets the repository up for git-crucible: a writer id for this clone
+// and the identity that signs chain commits. It keeps an existing writer id
+// and refreshes the identity, so it is safe to run any number of times.
+func Init(ctx context.Context, r *gitext.Repo) (w *Writer, created bool, err error) {
+	w, err = LoadWriter(r)
+	if err != nil {
+		return nil, false, err
+	}
+	if w == nil {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, false, err
+		}
+		w, created = &Writer{ID: "w-" + hex.EncodeToString(b[:])}, true
+	}
+	out, err := r.Git(ctx, "var", "GIT_COMMITTER_IDENT")
+	if err != nil {
+		return nil, false, err
+	}
+	name, rest, _ := strings.Cut(string(out), " <")
+	email, _, _ := strings.Cut(rest, ">")
+	w.Name, w.Email = strings.TrimSpace(name), email
+	b, err := json.MarshalIndent(w, "", "  ")
+	if err != nil {
+		return nil, false, err
+	}
+	if err := writeFileAtomic(writerPath(r), append(b, '\n')); err != nil {
+		return nil, false, err
+	}
+	return w, created, nil
+}
+
+// identity is who signs the next chain commit: git's committer variables
+// when set, else the identity recorded by init.
+func (w *Writer) identity() refs.Identity {
+	id := refs.Identity{Name: w.Name, Email: w.Email}
+	if v := os.Getenv("GIT_COMMITTER_NAME"); v != "" {
+		id.Name = v
+	}
+	if v := os.Getenv("GIT_COMMITTER_EMAIL"); v != "" {
+		id.Email = v
+	}
+	return id
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

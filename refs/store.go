@@ -1,0 +1,386 @@
+package refs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-crucible/git-crucible/gitext"
+)
+
+// Layout of a chain commit's tree.
+const (
+	FormatFile = "format"
+	EventsFile = "events.jsonl"
+	// FormatV1 is the content of FormatFile this version writes and reads.
+	FormatV1 = "git-crucible pipeline 1\n"
+)
+
+// ErrNoPipeline says a pipeline id has no ref.
+var ErrNoPipeline = errors.New("no such pipeline")
+
+// Identity signs chain commits.
+type Identity struct{ Name, Email string }
+
+// Store reads and appends pipeline chains in one repository.
+type Store struct {
+	ctx    context.Context
+	repo   *gitext.Repo
+	reader *gitext.ObjectReader // started on first need
+}
+
+// Open returns a store on repo; Close releases it.
+func Open(ctx context.Context, repo *gitext.Repo) *Store { return &Store{ctx: ctx, repo: repo} }
+
+// Close stops the object reader, if one was started.
+func (s *Store) Close() error {
+	if s.reader == nil {
+		return nil
+	}
+	return s.reader.Close()
+}
+
+// Repo is the repository the store works in.
+func (s *Store) Repo() *gitext.Repo { return s.repo }
+
+// Objects returns the store's object reader.
+func (s *Store) Objects() (*gitext.ObjectReader, error) {
+	if s.reader == nil {
+		r, err := s.repo.NewObjectReader(s.ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.reader = r
+	}
+	return s.reader, nil
+}
+
+// Head is the tip of a pipeline chain: its commit, top-level tree and the
+// state.json carried in it. Commit is "" for a pipeline not yet created.
+type Head struct {
+	ID     string             `json:"id"`
+	Commit string             `json:"commit"`
+	Tree   []gitext.TreeEntry `json:"tree"`
+	State  json.RawMessage    `json:"state"`
+}
+
+// StateFile is the derived summary every commit carries, and what hot paths read.
+const StateFile = "state.json"
+
+func (s *Store) cachePath(id string) string {
+	return filepath.Join(s.repo.CrucibleDir(), "cache", id+".json")
+}
+
+// Head returns pipeline id's tip. It reads the local cache beside the ref
+// and trusts it only while it names the ref's current commit; otherwise it
+// reads the commit with git and rewrites the cache.
+func (s *Store) Head(id string) (*Head, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	oid, err := s.repo.ReadRef(PipelineRef(id))
+	if err != nil {
+		return nil, err
+	}
+	if oid == "" {
+		return nil, fmt.Errorf("%w: %s", ErrNoPipeline, id)
+	}
+	return s.headAt(id, oid)
+}
+
+func (s *Store) headAt(id, oid string) (*Head, error) {
+	if b, err := os.ReadFile(s.cachePath(id)); err == nil {
+		var h Head
+		if json.Unmarshal(b, &h) == nil && h.Commit == oid && h.ID == id && len(h.State) > 0 {
+			return &h, nil
+		}
+	}
+	h, err := s.readHead(id, oid)
+	if err != nil {
+		return nil, err
+	}
+	s.writeCache(h)
+	return h, nil
+}
+
+func (s *Store) readHead(id, oid string) (*Head, error) {
+	_, entries, err := s.ReadCommit(oid)
+	if err != nil {
+		return nil, err
+	}
+	state, err := s.ReadFile(entries, StateFile)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %s at %s: %w", id, short(oid), err)
+	}
+	return &Head{ID: id, Commit: oid, Tree: entries, State: state}, nil
+}
+
+// ReadCommit reads a chain commit and its top-level tree.
+func (s *Store) ReadCommit(oid string) (*gitext.Commit, []gitext.TreeEntry, error) {
+	r, err := s.Objects()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := r.ReadKind(oid, "commit")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := gitext.DecodeCommit(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", short(oid), err)
+	}
+	tree, err := r.ReadKind(c.Tree, "tree")
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := gitext.DecodeTree(tree, s.repo.HashLen())
+	if err != nil {
+		return nil, nil, fmt.Errorf("tree %s: %w", short(c.Tree), err)
+	}
+	return c, entries, nil
+}
+
+// ReadFile returns the blob named name among entries.
+func (s *Store) ReadFile(entries []gitext.TreeEntry, name string) ([]byte, error) {
+	for _, e := range entries {
+		if e.Name == name {
+			r, err := s.Objects()
+			if err != nil {
+				return nil, err
+			}
+			return r.ReadKind(e.OID, "blob")
+		}
+	}
+	return nil, fmt.Errorf("no %s in the tree", name)
+}
+
+// writeCache is best effort: a missing or stale cache only costs a git read.
+func (s *Store) writeCache(h *Head) {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return
+	}
+	path := s.cachePath(h.ID)
+	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// Batch is one append: the events it records (canonical JSON, one object
+// each, no newline) and the files it (re)writes in the tree.
+type Batch struct {
+	Events  [][]byte
+	Files   map[string][]byte
+	Subject string
+}
+
+// maxAttempts bounds the retries of an append that keeps losing the race.
+const maxAttempts = 100
+
+// Append adds a batch to pipeline id, creating the chain when it does not
+// exist. build gets the current head (Commit "" when new) and returns the
+// batch; on a lost compare-and-swap it is called again with the new head, so
+// it must derive everything from the head it is given.
+func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error)) (*Head, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	ref := PipelineRef(id)
+	for attempt := 1; ; attempt++ {
+		old, err := s.repo.ReadRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		head := &Head{ID: id}
+		if old != "" {
+			if head, err = s.headAt(id, old); err != nil {
+				return nil, err
+			}
+		}
+		batch, err := build(head)
+		if err != nil {
+			return nil, err
+		}
+		next, err := s.writeCommit(head, batch, who)
+		if err != nil {
+			return nil, err
+		}
+		err = s.repo.UpdateRef(ref, next.Commit, old)
+		if err == nil {
+			s.writeCache(next)
+			return next, nil
+		}
+		if !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
+			return nil, err
+		}
+		time.Sleep(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond)
+	}
+}
+
+// writeCommit writes the batch's blobs, the new tree and the commit object.
+func (s *Store) writeCommit(head *Head, b *Batch, who Identity) (*Head, error) {
+	files := map[string][]byte{EventsFile: joinLines(b.Events)}
+	if head.Commit == "" {
+		files[FormatFile] = []byte(FormatV1)
+	}
+	for name, content := range b.Files {
+		if strings.Contains(name, "/") {
+			return nil, fmt.Errorf("nested path %q is not supported", name)
+		}
+		files[name] = content
+	}
+	entries := make([]gitext.TreeEntry, 0, len(head.Tree)+len(files))
+	for _, e := range head.Tree {
+		if _, replaced := files[e.Name]; !replaced {
+			entries = append(entries, e)
+		}
+	}
+	var state []byte
+	for name, content := range files {
+		oid, err := s.repo.WriteObject("blob", content)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, gitext.TreeEntry{Mode: "100644", Name: name, OID: oid})
+		if name == StateFile {
+			state = content
+		}
+	}
+	if state == nil {
+		return nil, errors.New("an append must write " + StateFile)
+	}
+	treeData, err := gitext.EncodeTree(entries)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := s.repo.WriteObject("tree", treeData)
+	if err != nil {
+		return nil, err
+	}
+	now, err := gitext.Now()
+	if err != nil {
+		return nil, err
+	}
+	sig := gitext.Signature(who.Name, who.Email, now)
+	c := gitext.Commit{Tree: tree, Author: sig, Committer: sig,
+		Message: b.Subject + "\n\nCrucible-Pipeline: " + head.ID + "\n"}
+	if head.Commit != "" {
+		c.Parents = []string{head.Commit}
+	}
+	oid, err := s.repo.WriteObject("commit", c.Encode())
+	if err != nil {
+		return nil, err
+	}
+	// The tree as git lists it, so the cache matches a fresh read.
+	if entries, err = gitext.DecodeTree(treeData, s.repo.HashLen()); err != nil {
+		return nil, err
+	}
+	return &Head{ID: head.ID, Commit: oid, Tree: entries, State: state}, nil
+}
+
+func joinLines(lines [][]byte) []byte {
+	var out []byte
+	for _, l := range lines {
+		out = append(append(out, l...), '\n')
+	}
+	return out
+}
+
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}
+
+// List returns every pipeline id, sorted.
+func (s *Store) List() ([]string, error) {
+	refs, err := s.repo.ListRefs(s.ctx, PipelinePrefix)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		ids = append(ids, strings.TrimPrefix(r.Name, PipelinePrefix))
+	}
+	return ids, nil
+}
+
+// Active returns the id of the pipeline active on branch, or "".
+func (s *Store) Active(branch string) (string, error) {
+	target, err := s.repo.ReadSymref(ActiveRef(branch))
+	if err != nil || target == "" {
+		return "", err
+	}
+	id, ok := strings.CutPrefix(target, PipelinePrefix)
+	if !ok || ValidateID(id) != nil {
+		return "", fmt.Errorf("%s points outside %s: %s", ActiveRef(branch), PipelinePrefix, target)
+	}
+	return id, nil
+}
+
+// SetActive makes id the active pipeline of branch, provided old ("" for
+// none) still is.
+func (s *Store) SetActive(branch, id, old string) error {
+	oldTarget := ""
+	if old != "" {
+		oldTarget = PipelineRef(old)
+	}
+	return s.repo.SetSymref(ActiveRef(branch), PipelineRef(id), oldTarget)
+}
+
+// ClearActive removes branch's active pipeline, provided it is still id.
+func (s *Store) ClearActive(branch, id string) error {
+	return s.repo.DeleteSymref(ActiveRef(branch), PipelineRef(id))
+}
+
+// ChainCommit is one commit of a chain, as Walk yields it.
+type ChainCommit struct {
+	OID     string
+	Commit  *gitext.Commit
+	Entries []gitext.TreeEntry
+}
+
+// Walk yields pipeline id's commits from the tip back to the root along
+// first parents, until fn returns false or an error.
+func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	oid, err := s.repo.ReadRef(PipelineRef(id))
+	if err != nil {
+		return err
+	}
+	if oid == "" {
+		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
+	}
+	for oid != "" {
+		c, entries, err := s.ReadCommit(oid)
+		if err != nil {
+			return err
+		}
+		more, err := fn(&ChainCommit{OID: oid, Commit: c, Entries: entries})
+		if err != nil || !more {
+			return err
+		}
+		oid = ""
+		if len(c.Parents) > 0 {
+			oid = c.Parents[0]
+		}
+	}
+	return nil
+}
