@@ -100,9 +100,14 @@ func Parse(data []byte) (Ledger, error) {
 	phase := Phase(0) // 0 while in the header
 	seenTitle := false
 	seen := map[string]bool{}
+	var headerLine [5]int // the line of each phase's "## Phase" header
 	for i, raw := range lines {
 		n := i + 1
 		line := strings.TrimSpace(raw)
+		if strings.ContainsRune(line, '\r') {
+			// A reader that breaks lines at a lone CR would see another line here.
+			return Ledger{}, &ParseError{Line: n, Msg: "carriage return inside a line"}
+		}
 		fail := func(format string, args ...any) (Ledger, error) {
 			return Ledger{}, &ParseError{Line: n, Msg: fmt.Sprintf(format, args...)}
 		}
@@ -124,6 +129,7 @@ func Parse(data []byte) (Ledger, error) {
 				return fail("want %q, found %q", fmt.Sprintf("## Phase %d: %s", want, want.Name()), clip(line))
 			}
 			phase = want
+			headerLine[phase] = n
 			seen = map[string]bool{}
 			continue
 		}
@@ -182,11 +188,15 @@ func Parse(data []byte) (Ledger, error) {
 		return Ledger{}, &ParseError{Line: 1, Msg: "not a gate ledger: no " + strconv.Quote(ledgerTitle) + " line"}
 	}
 	if phase != Completion {
-		return Ledger{}, &ParseError{Line: len(lines), Msg: fmt.Sprintf("want four phase blocks, found %d", phase)}
+		last := len(lines) // the last line; a final line break does not start one
+		if last > 1 && lines[last-1] == "" {
+			last--
+		}
+		return Ledger{}, &ParseError{Line: last, Msg: fmt.Sprintf("want four phase blocks, found %d", phase)}
 	}
 	for _, p := range Phases {
 		if l.Entry(p).Status == "" {
-			return Ledger{}, &ParseError{Line: len(lines), Msg: fmt.Sprintf("Phase %d has no Status", p)}
+			return Ledger{}, &ParseError{Line: headerLine[p], Msg: fmt.Sprintf("Phase %d has no Status", p)}
 		}
 	}
 	return l, nil

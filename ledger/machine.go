@@ -65,14 +65,14 @@ func New(pipelineID, run, goal, mode string) Machine {
 type Kind string
 
 const (
-	Begin        Kind = "begin"
-	PassGate     Kind = "pass"
-	FailPhase    Kind = "fail"
+	Begin         Kind = "begin"
+	PassGate      Kind = "pass"
+	FailPhase     Kind = "fail"
 	CompletePhase Kind = "complete"
-	Skip         Kind = "skip"
-	Ack          Kind = "ack"
-	Infer        Kind = "infer"
-	GiveVerdict  Kind = "verdict"
+	Skip          Kind = "skip"
+	Ack           Kind = "ack"
+	Infer         Kind = "infer"
+	GiveVerdict   Kind = "verdict"
 )
 
 // Kinds lists every action.
@@ -129,10 +129,10 @@ func (b *Blocked) Error() string {
 	switch {
 	case b.Status == Skipped:
 		fmt.Fprintf(&sb, "Acknowledge the skipped gate of Phase %d before proceeding.", b.Gate)
-	case b.Gate == Execute:
-		fmt.Fprintf(&sb, "Complete Phase %d's tasks before proceeding.", b.Gate)
 	case b.Status == Fail && b.Gate == b.Phase:
 		fmt.Fprintf(&sb, "Re-work Phase %d before proceeding.", b.Gate)
+	case b.Gate == Execute:
+		fmt.Fprintf(&sb, "Complete Phase %d's tasks before proceeding.", b.Gate)
 	default:
 		fmt.Fprintf(&sb, "Run the quality gate on Phase %d's artifact before proceeding.", b.Gate)
 	}
@@ -216,6 +216,15 @@ func (m *Machine) unblockSteps(gate Phase) []Action {
 		if gate.HasQualityGate() {
 			return finish
 		}
+	case Pass, Complete:
+		// The other kind of end state (a PASS Execute, a COMPLETE gated
+		// phase; only a hand-edited file holds one): begin refuses both, so
+		// re-open the phase with infer first.
+		steps := []Action{{Kind: Infer, Phase: gate}}
+		if !gate.HasQualityGate() {
+			steps = append(steps, Action{Kind: Begin, Phase: gate})
+		}
+		return append(steps, finish...)
 	}
 	return append([]Action{{Kind: Begin, Phase: gate}}, finish...)
 }

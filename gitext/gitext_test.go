@@ -1,0 +1,244 @@
+package gitext
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-crucible/git-crucible/internal/gittest"
+)
+
+// TestDiscoverMatchesGit checks the in-process discovery against git's own
+// answer in every layout the fast path claims, and that it declines the rest.
+func TestDiscoverMatchesGit(t *testing.T) {
+	repo := gittest.Init(t)
+	sub := filepath.Join(repo, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	gittest.Git(t, repo, "worktree", "add", "-q", wt, "-b", "side")
+	bare := filepath.Join(t.TempDir(), "bare.git")
+	gittest.Git(t, repo, "clone", "-q", "--bare", repo, bare)
+
+	cases := []struct {
+		name   string
+		dir    string
+		env    map[string]string
+		fast   bool
+		bare   bool
+		common string
+	}{
+		{"top", repo, nil, true, false, filepath.Join(repo, ".git")},
+		{"subdir", sub, nil, true, false, filepath.Join(repo, ".git")},
+		{"linked worktree", wt, nil, true, false, filepath.Join(repo, ".git")},
+		{"GIT_DIR", repo, map[string]string{"GIT_DIR": ".git"}, true, false, filepath.Join(repo, ".git")},
+		{"inside .git", filepath.Join(repo, ".git"), nil, false, false, filepath.Join(repo, ".git")},
+		{"bare", bare, nil, false, true, bare},
+		{"GIT_WORK_TREE", sub, map[string]string{"GIT_DIR": filepath.Join(repo, ".git"), "GIT_WORK_TREE": repo}, false, false, filepath.Join(repo, ".git")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Chdir(c.dir)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			want, err := discoverWithGit(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.CommonDir != c.common || want.Bare != c.bare {
+				t.Fatalf("git says common %s bare %v; want %s %v", want.CommonDir, want.Bare, c.common, c.bare)
+			}
+			got, ok := discoverFast()
+			if ok != c.fast {
+				t.Fatalf("fast path taken = %v, want %v", ok, c.fast)
+			}
+			if ok && *got != *want {
+				t.Fatalf("fast discovery %+v, git %+v", *got, *want)
+			}
+		})
+	}
+}
+
+func TestDiscoverOutsideRepository(t *testing.T) {
+	gittest.Hermetic(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
+	_, err := Discover(context.Background())
+	var ge *Error
+	if !errors.As(err, &ge) || ge.ExitCode != ExitFatal || !IsNotRepository(err) {
+		t.Fatalf("err = %v, want git's exit-128 'not a git repository'", err)
+	}
+	if got := err.Error(); got != "fatal: not a git repository (or any of the parent directories): .git" {
+		t.Fatalf("message %q", got)
+	}
+}
+
+func openRepo(t *testing.T) (*Repo, string) {
+	t.Helper()
+	dir := gittest.Init(t)
+	t.Chdir(dir)
+	r, err := Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, dir
+}
+
+// TestObjectsReadByGit writes a blob, tree and commit in process and has git
+// read them back and fsck them.
+func TestObjectsReadByGit(t *testing.T) {
+	r, dir := openRepo(t)
+	blob, err := r.WriteObject("blob", []byte("hello\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blob != "ce013625030ba8dba906f756967f9e9ca394464a" { // git hash-object of "hello\n"
+		t.Fatalf("blob id %s", blob)
+	}
+	if got := gittest.Git(t, dir, "cat-file", "-p", blob); got != "hello" {
+		t.Fatalf("blob reads back as %q", got)
+	}
+	data, err := EncodeTree([]TreeEntry{{Mode: "100644", Name: "b.txt", OID: blob}, {Mode: "100644", Name: "a.txt", OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.WriteObject("tree", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "ls-tree", "--name-only", tree); got != "a.txt\nb.txt" {
+		t.Fatalf("tree lists %q", got)
+	}
+	sig := Signature("Ada", "ada@example.com", mustDate(t, "2026-11-22T10:00:00Z"))
+	c := Commit{Tree: tree, Author: sig, Committer: sig, Message: "m\n"}
+	oid, err := r.WriteObject("commit", c.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "log", "-1", "--format=%T %an %aI %s", oid); got != tree+" Ada 2026-11-22T10:00:00+00:00 m" {
+		t.Fatalf("commit reads back as %q", got)
+	}
+	if err := r.UpdateRef("refs/test/x", oid, ""); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+
+	or, err := r.NewObjectReader(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer or.Close()
+	body, err := or.ReadKind(oid, "commit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeCommit(body)
+	if err != nil || back.Tree != tree || back.Message != "m\n" {
+		t.Fatalf("DecodeCommit = %+v, %v", back, err)
+	}
+	raw, _ := or.ReadKind(tree, "tree")
+	entries, err := DecodeTree(raw, r.HashLen())
+	if err != nil || len(entries) != 2 || entries[0].Name != "a.txt" {
+		t.Fatalf("DecodeTree = %+v, %v", entries, err)
+	}
+	if _, _, err := or.Read(strings.Repeat("0", 40)); !errors.Is(err, ErrMissing) {
+		t.Fatalf("missing object: %v", err)
+	}
+}
+
+func mustDate(t *testing.T, s string) time.Time {
+	t.Helper()
+	tm, err := ParseDate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+// TestUpdateRefCAS covers the compare-and-swap: create, move, lost race,
+// a ref that lives only in packed-refs, and waiting for a lock.
+func TestUpdateRefCAS(t *testing.T) {
+	r, dir := openRepo(t)
+	head := gittest.Git(t, dir, "rev-parse", "HEAD")
+	tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	if err := r.UpdateRef("refs/crucible/x", head, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateRef("refs/crucible/x", head, ""); !errors.Is(err, ErrRefChanged) {
+		t.Fatalf("create over existing: %v", err)
+	}
+	if err := r.UpdateRef("refs/crucible/x", tree, tree); !errors.Is(err, ErrRefChanged) {
+		t.Fatalf("wrong old value: %v", err)
+	}
+	gittest.Git(t, dir, "pack-refs", "--all", "--prune")
+	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "crucible", "x")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("pack-refs left the loose ref")
+	}
+	if got, err := r.ReadRef("refs/crucible/x"); err != nil || got != head {
+		t.Fatalf("packed ref reads %q, %v", got, err)
+	}
+	if err := r.UpdateRef("refs/crucible/x", tree, head); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "rev-parse", "refs/crucible/x"); got != tree {
+		t.Fatalf("git sees %s", got)
+	}
+
+	// A held lock makes the writer wait, not fail, while it is released soon.
+	lock := filepath.Join(dir, ".git", "refs", "crucible", "x.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- r.UpdateRef("refs/crucible/x", head, tree) }()
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("after the lock was released: %v", err)
+	}
+}
+
+func TestSymrefs(t *testing.T) {
+	r, dir := openRepo(t)
+	if err := r.SetSymref("refs/crucible/active/main", "refs/crucible/pipelines/a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "symbolic-ref", "refs/crucible/active/main"); got != "refs/crucible/pipelines/a" {
+		t.Fatalf("git reads %q", got)
+	}
+	if err := r.SetSymref("refs/crucible/active/main", "refs/crucible/pipelines/b", "refs/crucible/pipelines/x"); !errors.Is(err, ErrRefChanged) {
+		t.Fatalf("stale old target: %v", err)
+	}
+	if err := r.DeleteSymref("refs/crucible/active/main", "refs/crucible/pipelines/a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ReadSymref("refs/crucible/active/main"); got != "" || err != nil {
+		t.Fatalf("after delete: %q, %v", got, err)
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"@1700000000 +0100", "2023-11-14T23:13:20+01:00"},
+		{"1700000000 -0500", "2023-11-14T17:13:20-05:00"},
+		{"2026-11-22T10:00:00Z", "2026-11-22T10:00:00Z"},
+		{"2026-11-22 10:00:00 +0200", "2026-11-22T10:00:00+02:00"},
+		{"2026-11-22T10:00:00", "2026-11-22T10:00:00Z"},
+	} {
+		got, err := ParseDate(c.in)
+		if err != nil || got.Format("2006-01-02T15:04:05Z07:00") != c.want {
+			t.Errorf("ParseDate(%q) = %v, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	if _, err := ParseDate("next tuesday"); err == nil {
+		t.Error("ParseDate accepted nonsense")
+	}
+}

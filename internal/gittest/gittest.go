@@ -1,0 +1,69 @@
+// Package gittest makes hermetic git repositories for tests: no user or
+// system config, fixed identities and dates.
+package gittest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Hermetic points git at an empty home and pins identities and dates for
+// the rest of the test.
+func Hermetic(t testing.TB) {
+	t.Helper()
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME":                home,
+		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_CONFIG_GLOBAL":   filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_NAME":     "Ada Tester",
+		"GIT_AUTHOR_EMAIL":    "ada@example.com",
+		"GIT_COMMITTER_NAME":  "Ada Tester",
+		"GIT_COMMITTER_EMAIL": "ada@example.com",
+		"GIT_AUTHOR_DATE":     "2026-11-22T10:00:00Z",
+		"GIT_COMMITTER_DATE":  "2026-11-22T10:00:00Z",
+		"GIT_DIR":             "",
+		"GIT_WORK_TREE":       "",
+	} {
+		t.Setenv(k, v)
+		if v == "" {
+			os.Unsetenv(k)
+		}
+	}
+}
+
+// Init creates a repository with one commit on main and returns its path.
+func Init(t testing.TB) string {
+	t.Helper()
+	Hermetic(t)
+	dir := t.TempDir()
+	Git(t, dir, "init", "-q", "-b", "main")
+	Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	return dir
+}
+
+// Git runs git in dir and returns its trimmed stdout, failing the test on error.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Chdir changes into dir for the rest of the test.
+func Chdir(t testing.TB, dir string) {
+	t.Helper()
+	t.Chdir(dir)
+}
