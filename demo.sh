@@ -1,0 +1,38 @@
+#!/bin/sh
+# Walks one pipeline through all four phases in a throw-away repository:
+# a blocked start, a quality-gate verdict, a skipped gate with its separate
+# acknowledgement, and a clean verify. Needs `git crucible` on PATH
+# (./install.sh puts it there).
+set -eu
+command -v git-crucible >/dev/null 2>&1 || { echo "error: git-crucible is not on PATH; run ./install.sh first" >&2; exit 1; }
+
+repo="$(mktemp -d "${TMPDIR:-/tmp}/crucible-demo.XXXXXX")"
+cd "$repo"
+say() { printf '\n$ %s\n' "$*"; "$@"; }
+try() { printf '\n$ %s\n' "$*"; "$@" || echo "(exit $?, as expected)"; }
+
+git init -q -b main
+git -c user.name=Demo -c user.email=demo@example.com commit -q --allow-empty -m "initial commit"
+export GIT_COMMITTER_NAME=Demo GIT_COMMITTER_EMAIL=demo@example.com
+
+goal="Add get_user_email(user_id) to src/users.py"
+printf '\n$ git crucible start "%s"\n' "$goal"
+id="$(git crucible start "$goal")"
+echo "$id"
+try git crucible ledger begin plan
+say git crucible ledger begin design
+say git crucible gate verdict design --verdict PASS --rounds 2
+say git crucible ledger pass design --artifact docs/design.md
+say git crucible ledger skip plan --reason "one-function change; user asked to skip"
+try git crucible ledger begin execute
+say git crucible ledger ack plan --confirm "SKIP GATE"
+say git crucible ledger begin execute
+say git crucible ledger complete execute --tasks 3/3
+say git crucible ledger begin completion
+say git crucible gate verdict completion --verdict PASS
+say git crucible ledger pass completion
+say git crucible status
+say git crucible log -n 4
+say git crucible verify
+say git show "refs/crucible/pipelines/$id:ledger.md"
+printf '\nThe demo repository is %s\n' "$repo"
