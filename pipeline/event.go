@@ -63,12 +63,18 @@ type LedgerData struct {
 
 // VerdictData is the payload of gate.verdict.
 type VerdictData struct {
-	Phase      ledger.Phase      `json:"phase"`
-	Verdict    string            `json:"verdict"`
-	PipelineID string            `json:"pipeline_id"`
-	Rounds     int               `json:"rounds,omitempty"`
-	Score      int               `json:"score,omitempty"`
-	Marker     map[string]string `json:"marker,omitempty"` // every key of an imported marker
+	Phase      ledger.Phase  `json:"phase"`
+	Verdict    string        `json:"verdict"`
+	PipelineID string        `json:"pipeline_id"`
+	Rounds     int           `json:"rounds,omitempty"`
+	Score      int           `json:"score,omitempty"`
+	Marker     []MarkerField `json:"marker,omitempty"` // every line of a crucible marker, in order
+}
+
+// MarkerField is one "Key: value" line of a verdict marker; keys may repeat.
+type MarkerField struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // Draft is an event before the store gives it a place in the chain.

@@ -238,6 +238,16 @@ type StartOptions struct {
 	Fresh bool   // abandon the branch's active pipeline instead of refusing
 }
 
+// Validate checks what can be checked without a repository.
+func (o StartOptions) Validate() error {
+	if o.ID != "" {
+		if err := refs.ValidateID(o.ID); err != nil {
+			return err
+		}
+	}
+	return validateStart(StartData{Goal: o.Goal, Mode: o.Mode})
+}
+
 // ActiveError refuses a second active pipeline on a branch.
 type ActiveError struct{ Branch, ID string }
 

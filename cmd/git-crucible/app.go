@@ -42,10 +42,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:              stderr,
 		HideVersion:            true,
 		UseShortOptionHandling: true,
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErrorf("%v", err)
-		},
-		CommandNotFound: func(c *cli.Context, name string) {},
+		OnUsageError:           func(c *cli.Context, err error, _ bool) error { return flagError(err) },
+		CommandNotFound:        func(c *cli.Context, name string) {},
 		Commands: []*cli.Command{
 			initCommand(), startCommand(), statusCommand(), ledgerCommand(), gateCommand(),
 			listCommand(), logCommand(), showCommand(), verifyCommand(),
@@ -58,7 +56,15 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 }
 
 func setUsageErrors(c *cli.Command) {
-	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErrorf("%v", err) }
+	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return flagError(err) }
+	if c.Action == nil && len(c.Subcommands) > 0 {
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() == 0 {
+				return withHints(usageErrorf("'%s' needs a subcommand", c.Name), "see: "+ctx.Command.HelpName+" --help")
+			}
+			return withHints(usageErrorf("unknown %s subcommand %q", c.Name, ctx.Args().First()), "see: "+ctx.Command.HelpName+" --help")
+		}
+	}
 	for _, s := range c.Subcommands {
 		setUsageErrors(s)
 	}
@@ -67,25 +73,46 @@ func setUsageErrors(c *cli.Command) {
 // run is main without the process: arguments in, exit code out.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && !knownCommand(app, args[1]) {
-		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible --help'.\n", args[1])
+	if name := unknownCommand(app, args); name != "" {
+		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible --help'.\n", name)
 		return exitUsage
 	}
 	err := app.RunContext(context.Background(), permuteArgs(app, args))
 	return report(stderr, err)
 }
 
-func knownCommand(app *cli.App, name string) bool {
-	if name == "help" {
-		return true
+// unknownCommand returns the command name in args (also after "help") that
+// the app does not have, or "".
+func unknownCommand(app *cli.App, args []string) string {
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return ""
 	}
-	return app.Command(name) != nil
+	name := args[1]
+	if (name == "help" || name == "h") && len(args) > 2 {
+		name = args[2]
+	}
+	if name == "help" || name == "h" || app.Command(name) != nil {
+		return ""
+	}
+	return name
 }
 
 // usageError is a bad command line (exit 129).
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
+
+// usageError rewords the flag package's complaints the way git says them.
+func flagError(err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(name) > 1 {
+			name = "-" + name
+		}
+		msg = fmt.Sprintf("unknown option '-%s'", name)
+	}
+	return &usageError{msg: msg}
+}
 
 func usageErrorf(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}

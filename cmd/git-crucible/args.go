@@ -42,6 +42,8 @@ func permuteArgs(app *cli.App, args []string) []string {
 		case tok == "--":
 			positional = append(positional, rest[i:]...)
 			i = len(rest)
+		case len(tok) > 2 && tok[0] == '-' && tok[1] != '-' && takesValue(leaf, tok[1:2]):
+			flags = append(flags, tok[:2], tok[2:]) // -n1 as -n 1, as git takes it
 		case strings.HasPrefix(tok, "-") && tok != "-":
 			flags = append(flags, tok)
 			if !strings.Contains(tok, "=") && takesValue(leaf, strings.TrimLeft(tok, "-")) && i+1 < len(rest) {

@@ -106,6 +106,16 @@ func wantArgs(c *cli.Context, max int) error {
 	return nil
 }
 
+// requireFlags refuses a command line that lacks one of the named options.
+func requireFlags(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if strings.TrimSpace(c.String(n)) == "" {
+			return withHints(usageErrorf("option '--%s' is required", n), "see: "+c.Command.HelpName+" --help")
+		}
+	}
+	return nil
+}
+
 // ruleError turns a ledger refusal into a refused error with the commands that fix it.
 func ruleError(err error, id string) error {
 	var blocked *ledger.Blocked

@@ -105,9 +105,8 @@ func readMarker(path, id string, p ledger.Phase, data *pipeline.VerdictData) err
 		return &refused{err: fmt.Errorf("%s is for phase %s (%d), not %d", path, interop.PhaseName(m.Phase), m.Phase, p)}
 	}
 	data.Verdict, data.Rounds, data.Score = m.Verdict, m.Rounds, m.FinalScore
-	data.Marker = map[string]string{}
 	for _, f := range m.Fields {
-		data.Marker[f.Key] = f.Value
+		data.Marker = append(data.Marker, pipeline.MarkerField{Key: f.Key, Value: f.Value})
 	}
 	return nil
 }

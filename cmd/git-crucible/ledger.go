@@ -47,11 +47,11 @@ func ledgerCommand() *cli.Command {
 			transition(ledger.FailPhase, "mark an IN_PROGRESS phase FAIL",
 				[]cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why it failed"}}),
 			transition(ledger.CompletePhase, "mark Phase 3 COMPLETE once every task is done",
-				[]cli.Flag{&cli.StringFlag{Name: "tasks", Required: true, Usage: "tasks done, as `N/M` (N must equal M)"}}),
+				[]cli.Flag{&cli.StringFlag{Name: "tasks", Usage: "tasks done, as `N/M` (N must equal M)"}}),
 			transition(ledger.Skip, "mark a phase SKIPPED; the skip still needs a separate 'ack'",
-				[]cli.Flag{&cli.StringFlag{Name: "reason", Required: true, Usage: "why the gate is skipped (recorded)"}}),
+				[]cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why the gate is skipped (recorded)"}}),
 			transition(ledger.Ack, `acknowledge a skipped gate: --confirm "SKIP GATE", nothing else`,
-				[]cli.Flag{&cli.StringFlag{Name: "confirm", Required: true, Usage: `the exact text "SKIP GATE"`}}),
+				[]cli.Flag{&cli.StringFlag{Name: "confirm", Usage: `the exact text "SKIP GATE"`}}),
 			checkCommand(),
 		},
 	}
@@ -72,6 +72,11 @@ func blockedJSON(b *ledger.Blocked) any {
 		"acknowledged": b.Acknowledged, "message": b.Error()}
 }
 
+// required lists the options an action cannot go without.
+var required = map[ledger.Kind][]string{
+	ledger.CompletePhase: {"tasks"}, ledger.Skip: {"reason"}, ledger.Ack: {"confirm"},
+}
+
 // transition is a ledger subcommand that records one action on a phase.
 func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 	return &cli.Command{
@@ -85,6 +90,9 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 				return err
 			}
 			if err := wantArgs(c, 1); err != nil {
+				return err
+			}
+			if err := requireFlags(c, required[kind]...); err != nil {
 				return err
 			}
 			data := pipeline.LedgerData{Phase: p, Reason: strings.TrimSpace(c.String("reason")),
@@ -108,6 +116,9 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 				return ruleError(err, s.explicitPipeline(id))
 			}
 			s.warn(warnings)
+			if warnings == nil {
+				warnings = []string{}
+			}
 			e := st.Gates.Ledger.Entry(p)
 			if s.jsonOut() {
 				return s.printJSON(map[string]any{"pipeline": id, "phase": p, "status": e.Status,

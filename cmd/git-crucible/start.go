@@ -27,12 +27,16 @@ func startCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf(`want exactly one argument, the goal: git crucible start "<goal>"`)
 			}
+			opts := pipeline.StartOptions{Goal: c.Args().First(), Mode: c.String("mode"), ID: c.String("id"), Fresh: c.Bool("fresh")}
+			if err := opts.Validate(); err != nil {
+				return usageErrorf("%v", err)
+			}
 			s, err := open(c)
 			if err != nil {
 				return err
 			}
 			defer s.close()
-			st, abandoned, err := s.svc.Start(pipeline.StartOptions{Goal: c.Args().First(), Mode: c.String("mode"), ID: c.String("id"), Fresh: c.Bool("fresh")})
+			st, abandoned, err := s.svc.Start(opts)
 			var active *pipeline.ActiveError
 			if errors.As(err, &active) {
 				return withHints(&refused{err: err}, "continue it (commands use it by default), or abandon it and start anew with --fresh")

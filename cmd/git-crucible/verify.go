@@ -30,6 +30,9 @@ func verifyCommand() *cli.Command {
 					return err
 				}
 			}
+			if c.Bool("all") && c.String("pipeline") != "" {
+				return usageErrorf("--all and --pipeline cannot be used together")
+			}
 			s, err := open(c)
 			if err != nil {
 				return err
@@ -37,9 +40,6 @@ func verifyCommand() *cli.Command {
 			defer s.close()
 			var ids []string
 			if c.Bool("all") {
-				if c.String("pipeline") != "" {
-					return usageErrorf("--all and --pipeline cannot be used together")
-				}
 				if ids, err = s.svc.Store.List(); err != nil {
 					return err
 				}

@@ -1,0 +1,243 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/gittest"
+)
+
+var who = Identity{Name: "Ada Tester", Email: "ada@example.com"}
+
+func openStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	dir := gittest.Init(t)
+	t.Chdir(dir)
+	r, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Open(context.Background(), r)
+	t.Cleanup(func() { s.Close() })
+	return s, dir
+}
+
+// batchOf returns a build function that appends one event whose state is
+// the number of events so far.
+func batchOf(event string) func(*Head) (*Batch, error) {
+	return func(h *Head) (*Batch, error) {
+		n := 0
+		if h.Commit != "" {
+			n = strings.Count(string(h.State), "x")
+		}
+		return &Batch{Events: [][]byte{[]byte(`{"e":"` + event + `"}`)},
+			Files: map[string][]byte{StateFile: []byte(`"` + strings.Repeat("x", n+1) + `"` + "\n")}, Subject: event}, nil
+	}
+}
+
+func TestAppendBuildsAChain(t *testing.T) {
+	s, dir := openStore(t)
+	for _, e := range []string{"a", "b", "c"} {
+		if _, err := s.Append("p1", who, batchOf(e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := gittest.Git(t, dir, "log", "--format=%s", PipelineRef("p1")); got != "c\nb\na" {
+		t.Fatalf("chain subjects %q", got)
+	}
+	if got := gittest.Git(t, dir, "show", PipelineRef("p1")+":"+StateFile); got != `"xxx"` {
+		t.Fatalf("state %q", got)
+	}
+	if got := gittest.Git(t, dir, "show", PipelineRef("p1")+":"+EventsFile); got != `{"e":"c"}` {
+		t.Fatalf("events.jsonl holds only its own batch: %q", got)
+	}
+	if got := gittest.Git(t, dir, "show", PipelineRef("p1")+"~2:"+FormatFile); got+"\n" != FormatV1 {
+		t.Fatalf("format %q", got)
+	}
+	if got := gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>%n%b", PipelineRef("p1")); got != "Ada Tester <ada@example.com>\nCrucible-Pipeline: p1" {
+		t.Fatalf("commit %q", got)
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+}
+
+// TestAppendRetriesALostRace moves the ref behind the builder's back once:
+// the append must rebuild on the new tip rather than overwrite it.
+func TestAppendRetriesALostRace(t *testing.T) {
+	s, dir := openStore(t)
+	if _, err := s.Append("p1", who, batchOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	_, err := s.Append("p1", who, func(h *Head) (*Batch, error) {
+		calls++
+		if calls == 1 {
+			if _, err := Open(context.Background(), s.Repo()).Append("p1", who, batchOf("rival")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return batchOf("mine")(h)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Fatalf("build called %d times, want 2", calls)
+	}
+	if got := gittest.Git(t, dir, "log", "--format=%s", PipelineRef("p1")); got != "mine\nrival\na" {
+		t.Fatalf("chain %q", got)
+	}
+}
+
+func TestAppendBuildErrorChangesNothing(t *testing.T) {
+	s, dir := openStore(t)
+	if _, err := s.Append("p1", who, batchOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	before := gittest.Git(t, dir, "rev-parse", PipelineRef("p1"))
+	boom := errors.New("refused")
+	if _, err := s.Append("p1", who, func(*Head) (*Batch, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	if after := gittest.Git(t, dir, "rev-parse", PipelineRef("p1")); after != before {
+		t.Fatal("a refused append moved the ref")
+	}
+}
+
+// TestHeadCache: the cache is used only while it names the ref's commit;
+// stale, foreign or damaged copies fall back to git and are rewritten.
+func TestHeadCache(t *testing.T) {
+	s, _ := openStore(t)
+	h1, err := s.Append("p1", who, batchOf("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := s.cachePath("p1")
+	stale, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, err := s.Append("p1", who, batchOf("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{
+		"stale":   stale,
+		"damaged": []byte("{not json"),
+		// Another pipeline's copy naming this commit (a renamed file, say).
+		"foreign": []byte(strings.Replace(strings.Replace(string(stale), h1.Commit, h2.Commit, 1), `"id":"p1"`, `"id":"p9"`, 1)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(cache, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Head("p1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Commit != h2.Commit || string(got.State) != string(h2.State) {
+				t.Fatalf("Head = %s %q, want %s %q", got.Commit, got.State, h2.Commit, h2.State)
+			}
+		})
+	}
+	if err := os.Remove(cache); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Head("p1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatal("a missing cache was not rewritten")
+	}
+}
+
+func TestHeadOfMissingPipeline(t *testing.T) {
+	s, _ := openStore(t)
+	if _, err := s.Head("nope"); !errors.Is(err, ErrNoPipeline) {
+		t.Fatalf("err %v", err)
+	}
+	if err := s.Walk("nope", nil); !errors.Is(err, ErrNoPipeline) {
+		t.Fatalf("walk err %v", err)
+	}
+}
+
+func TestActiveIndex(t *testing.T) {
+	s, dir := openStore(t)
+	if id, err := s.Active("main"); id != "" || err != nil {
+		t.Fatalf("Active on a fresh repo = %q, %v", id, err)
+	}
+	if err := s.SetActive("feature/x", "p1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetActive("feature/x", "p2", ""); !errors.Is(err, gitext.ErrRefChanged) {
+		t.Fatalf("second activation without the old id: %v", err)
+	}
+	if err := s.SetActive("feature/x", "p2", "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "symbolic-ref", ActiveRef("feature/x")); got != PipelineRef("p2") {
+		t.Fatalf("git reads %q", got)
+	}
+	if err := s.ClearActive("feature/x", "p1"); !errors.Is(err, gitext.ErrRefChanged) {
+		t.Fatalf("clearing with a stale id: %v", err)
+	}
+	if err := s.ClearActive("feature/x", "p2"); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := s.Active("feature/x"); id != "" {
+		t.Fatalf("still active: %q", id)
+	}
+}
+
+func TestIDs(t *testing.T) {
+	id, err := NewID(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	if err != nil || !regexp.MustCompile(`^build-20261122-100000-[0-9a-f]{6}$`).MatchString(id) {
+		t.Fatalf("NewID = %q, %v", id, err)
+	}
+	if err := ValidateID(id); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "-x", ".x", "a/b", "a..b", "a.lock", "a.", "a b", "a:b", "a~1", "a^", "a@{1}", "a\\b", strings.Repeat("a", 101)} {
+		if ValidateID(bad) == nil {
+			t.Errorf("ValidateID(%q) accepted it", bad)
+		}
+	}
+	for _, good := range []string{"build-20260413-150000", "a", "A_b.c-1", strings.Repeat("a", 100)} {
+		if err := ValidateID(good); err != nil {
+			t.Errorf("ValidateID(%q) = %v", good, err)
+		}
+	}
+}
+
+func TestListAndWalk(t *testing.T) {
+	s, _ := openStore(t)
+	for _, id := range []string{"b", "a"} {
+		if _, err := s.Append(id, who, batchOf("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Append("a", who, batchOf("y")); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.List()
+	if err != nil || strings.Join(ids, ",") != "a,b" {
+		t.Fatalf("List = %v, %v", ids, err)
+	}
+	var seen []string
+	err = s.Walk("a", func(c *ChainCommit) (bool, error) {
+		seen = append(seen, strings.TrimSpace(strings.SplitN(c.Commit.Message, "\n", 2)[0]))
+		return true, nil
+	})
+	if err != nil || strings.Join(seen, ",") != "y,x" {
+		t.Fatalf("Walk saw %v, %v", seen, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Repo().CrucibleDir(), "cache", "a.json")); err != nil {
+		t.Fatal(err)
+	}
+}
