@@ -176,37 +176,24 @@ func rollback(f *os.File) {
 // UpdateRef moves name from old to newOID (old "" means name must not
 // exist yet). It returns ErrRefChanged when name is not at old.
 func (r *Repo) UpdateRef(name, newOID, old string) error {
-	if err := r.checkRefStorage(); err != nil {
-		return err
-	}
-	f, err := r.lockRef(name)
-	if err != nil {
-		return err
-	}
-	cur, err := r.ReadRef(name)
-	if err != nil {
-		rollback(f)
-		return err
-	}
-	if cur != old {
-		rollback(f)
-		return fmt.Errorf("%s: expected %s, found %s: %w", name, orNone(old), orNone(cur), ErrRefChanged)
-	}
-	return commitLock(f, newOID+"\n")
+	return r.swap(name, old, newOID+"\n", r.ReadRef)
 }
 
 // SetSymref points the symbolic ref name at target if it currently points
 // at old ("" means it must not exist).
 func (r *Repo) SetSymref(name, target, old string) error {
-	return r.swapSymref(name, "ref: "+target+"\n", old)
+	return r.swap(name, old, "ref: "+target+"\n", r.ReadSymref)
 }
 
-// DeleteSymref removes the symbolic ref name if it points at old.
+// DeleteSymref removes the symbolic ref name if it points at old. Symbolic
+// refs are never packed, so removing the loose file removes the ref.
 func (r *Repo) DeleteSymref(name, old string) error {
-	return r.swapSymref(name, "", old)
+	return r.swap(name, old, "", r.ReadSymref)
 }
 
-func (r *Repo) swapSymref(name, content, old string) error {
+// swap is the compare-and-swap under name's lock: if read(name) gives old,
+// name's file gets content (or is removed when content is "").
+func (r *Repo) swap(name, old, content string, read func(string) (string, error)) error {
 	if err := r.checkRefStorage(); err != nil {
 		return err
 	}
@@ -214,7 +201,7 @@ func (r *Repo) swapSymref(name, content, old string) error {
 	if err != nil {
 		return err
 	}
-	cur, err := r.ReadSymref(name)
+	cur, err := read(name)
 	if err != nil {
 		rollback(f)
 		return err

@@ -70,7 +70,8 @@ type Head struct {
 	State  json.RawMessage    `json:"state"`
 }
 
-// StateFile is the derived summary every commit carries, and what hot paths read.
+// StateFile is the derived summary every commit carries, and what hot paths
+// read. It must be JSON: the cache embeds it as is.
 const StateFile = "state.json"
 
 func (s *Store) cachePath(id string) string {

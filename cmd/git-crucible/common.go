@@ -175,3 +175,13 @@ func (s *session) explicitPipeline(id string) string {
 func phaseLabel(p ledger.Phase) string { return fmt.Sprintf("Phase %d (%s)", p, p.Name()) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// withRepo runs body in the repository the command was started in.
+func withRepo(c *cli.Context, body func(*session) error) error {
+	s, err := open(c)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return body(s)
+}

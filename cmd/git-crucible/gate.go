@@ -57,34 +57,31 @@ func verdictAction(c *cli.Context) error {
 	case data.Rounds < 0 || data.Score < 0:
 		return usageErrorf("--rounds and --score cannot be negative")
 	}
-	s, err := open(c)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	id, err := s.pipelineID()
-	if err != nil {
-		return err
-	}
-	data.PipelineID = id
-	if marker != "" {
-		if err := readMarker(marker, id, p, &data); err != nil {
+	return withRepo(c, func(s *session) error {
+		id, err := s.pipelineID()
+		if err != nil {
 			return err
 		}
-	}
-	st, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeVerdict, Data: data})
-	if err != nil {
-		return ruleError(err, s.explicitPipeline(id))
-	}
-	if s.jsonOut() {
-		return s.printJSON(map[string]any{"pipeline": id, "phase": p, "verdict": data, "seq": st.Seq})
-	}
-	fmt.Fprintf(s.out(), "Recorded verdict %s for %s\n", data.Verdict, phaseLabel(p))
-	if data.Verdict == "PASS" {
-		fmt.Fprintf(s.err(), "hint: mark the phase passed with: %s\n",
-			command(ledger.Action{Kind: ledger.PassGate, Phase: p}, s.explicitPipeline(id)))
-	}
-	return nil
+		data.PipelineID = id
+		if marker != "" {
+			if err := readMarker(marker, id, p, &data); err != nil {
+				return err
+			}
+		}
+		st, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeVerdict, Data: data})
+		if err != nil {
+			return ruleError(err, s.explicitPipeline(id))
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"pipeline": id, "phase": p, "verdict": data, "seq": st.Seq})
+		}
+		fmt.Fprintf(s.out(), "Recorded verdict %s for %s\n", data.Verdict, phaseLabel(p))
+		if data.Verdict == "PASS" {
+			fmt.Fprintf(s.err(), "hint: mark the phase passed with: %s\n",
+				command(ledger.Action{Kind: ledger.PassGate, Phase: p}, s.explicitPipeline(id)))
+		}
+		return nil
+	})
 }
 
 // readMarker fills data from a crucible marker file, which must be for this

@@ -21,24 +21,21 @@ func initCommand() *cli.Command {
 			if err := wantArgs(c, 0); err != nil {
 				return err
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			w, created, err := pipeline.Init(c.Context, s.svc.Repo)
-			if err != nil {
-				return err
-			}
-			if s.jsonOut() {
-				return s.printJSON(map[string]any{"git_dir": s.svc.Repo.CommonDir, "created": created, "writer": w})
-			}
-			verb := "Reinitialized"
-			if created {
-				verb = "Initialized"
-			}
-			fmt.Fprintf(s.out(), "%s git-crucible in %s (writer %s, %s <%s>)\n", verb, s.svc.Repo.CommonDir, w.ID, w.Name, w.Email)
-			return nil
+			return withRepo(c, func(s *session) error {
+				w, created, err := pipeline.Init(c.Context, s.svc.Repo)
+				if err != nil {
+					return err
+				}
+				if s.jsonOut() {
+					return s.printJSON(map[string]any{"git_dir": s.svc.Repo.CommonDir, "created": created, "writer": w})
+				}
+				verb := "Reinitialized"
+				if created {
+					verb = "Initialized"
+				}
+				fmt.Fprintf(s.out(), "%s git-crucible in %s (writer %s, %s <%s>)\n", verb, s.svc.Repo.CommonDir, w.ID, w.Name, w.Email)
+				return nil
+			})
 		},
 	}
 }

@@ -25,20 +25,17 @@ func ledgerCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usageErrorf("unknown ledger subcommand %q (see: git crucible ledger --help)", c.Args().First())
 			}
-			s, err := open(c)
-			if err != nil {
+			return withRepo(c, func(s *session) error {
+				st, err := s.load()
+				if err != nil {
+					return err
+				}
+				if s.jsonOut() {
+					return s.printJSON(ledgerJSON(st))
+				}
+				_, err = s.out().Write(ledger.Render(&st.Gates.Ledger))
 				return err
-			}
-			defer s.close()
-			st, err := s.load()
-			if err != nil {
-				return err
-			}
-			if s.jsonOut() {
-				return s.printJSON(ledgerJSON(st))
-			}
-			_, err = s.out().Write(ledger.Render(&st.Gates.Ledger))
-			return err
+			})
 		},
 		Subcommands: []*cli.Command{
 			transition(ledger.Begin, "start (or re-work) a phase; refused while its gate is blocked", nil),
@@ -102,38 +99,35 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 					return err
 				}
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			id, err := s.pipelineID()
-			if err != nil {
-				return err
-			}
-			st, warnings, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.LedgerType(kind), Data: data})
-			if err != nil {
-				return ruleError(err, s.explicitPipeline(id))
-			}
-			s.warn(warnings)
-			if warnings == nil {
-				warnings = []string{}
-			}
-			e := st.Gates.Ledger.Entry(p)
-			if s.jsonOut() {
-				return s.printJSON(map[string]any{"pipeline": id, "phase": p, "status": e.Status,
-					"acknowledged": e.Acknowledged, "warnings": warnings, "seq": st.Seq})
-			}
-			state := string(e.Status)
-			if e.Status == ledger.Skipped {
-				state += map[bool]string{true: " (acknowledged)", false: " (not acknowledged)"}[e.Acknowledged]
-			}
-			fmt.Fprintf(s.out(), "%s: %s\n", phaseLabel(p), state)
-			if e.Status == ledger.Skipped && !e.Acknowledged {
-				fmt.Fprintf(s.err(), "Gate skip requested. Type %q to confirm. This will be logged:\n  %s\n", ledger.SkipConfirmation,
-					command(ledger.Action{Kind: ledger.Ack, Phase: p}, s.explicitPipeline(id)))
-			}
-			return nil
+			return withRepo(c, func(s *session) error {
+				id, err := s.pipelineID()
+				if err != nil {
+					return err
+				}
+				st, warnings, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.LedgerType(kind), Data: data})
+				if err != nil {
+					return ruleError(err, s.explicitPipeline(id))
+				}
+				s.warn(warnings)
+				if warnings == nil {
+					warnings = []string{}
+				}
+				e := st.Gates.Ledger.Entry(p)
+				if s.jsonOut() {
+					return s.printJSON(map[string]any{"pipeline": id, "phase": p, "status": e.Status,
+						"acknowledged": e.Acknowledged, "warnings": warnings, "seq": st.Seq})
+				}
+				state := string(e.Status)
+				if e.Status == ledger.Skipped {
+					state += map[bool]string{true: " (acknowledged)", false: " (not acknowledged)"}[e.Acknowledged]
+				}
+				fmt.Fprintf(s.out(), "%s: %s\n", phaseLabel(p), state)
+				if e.Status == ledger.Skipped && !e.Acknowledged {
+					fmt.Fprintf(s.err(), "Gate skip requested. Type %q to confirm. This will be logged:\n  %s\n", ledger.SkipConfirmation,
+						command(ledger.Action{Kind: ledger.Ack, Phase: p}, s.explicitPipeline(id)))
+				}
+				return nil
+			})
 		},
 	}
 }
@@ -170,37 +164,34 @@ func checkCommand() *cli.Command {
 			if err := wantArgs(c, 1); err != nil {
 				return err
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			st, err := s.load()
-			if err != nil {
-				return err
-			}
-			var blocked *ledger.Blocked
-			if phase == 0 {
-				phase, blocked = st.Gates.Current(), st.Gates.Check()
-			} else {
-				blocked = st.Gates.CanBegin(phase)
-			}
-			if s.jsonOut() {
-				if err := s.printJSON(map[string]any{"pipeline": st.ID, "phase": phase, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}); err != nil {
+			return withRepo(c, func(s *session) error {
+				st, err := s.load()
+				if err != nil {
 					return err
 				}
+				var blocked *ledger.Blocked
+				if phase == 0 {
+					phase, blocked = st.Gates.Current(), st.Gates.Check()
+				} else {
+					blocked = st.Gates.CanBegin(phase)
+				}
+				if s.jsonOut() {
+					if err := s.printJSON(map[string]any{"pipeline": st.ID, "phase": phase, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}); err != nil {
+						return err
+					}
+					if blocked != nil {
+						return &silentExit{code: exitRefused}
+					}
+					return nil
+				}
 				if blocked != nil {
-					return &silentExit{code: exitRefused}
+					return ruleError(blocked, s.explicitPipeline(st.ID))
+				}
+				if !c.Bool("quiet") {
+					fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), st.Gates.Ledger.Entry(phase).Status)
 				}
 				return nil
-			}
-			if blocked != nil {
-				return ruleError(blocked, s.explicitPipeline(st.ID))
-			}
-			if !c.Bool("quiet") {
-				fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), st.Gates.Ledger.Entry(phase).Status)
-			}
-			return nil
+			})
 		},
 	}
 }

@@ -18,43 +18,40 @@ func listCommand() *cli.Command {
 			if err := wantArgs(c, 0); err != nil {
 				return err
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			ids, err := s.svc.Store.List()
-			if err != nil {
-				return err
-			}
-			active := ""
-			if branch, err := s.svc.Repo.HeadBranch(); err == nil && branch != "" {
-				active, _ = s.svc.Store.Active(branch)
-			}
-			type row struct {
-				*pipeline.State
-				Active bool `json:"active"`
-			}
-			rows := make([]row, 0, len(ids))
-			for _, id := range ids {
-				st, _, err := s.svc.Load(id)
+			return withRepo(c, func(s *session) error {
+				ids, err := s.svc.Store.List()
 				if err != nil {
 					return err
 				}
-				rows = append(rows, row{State: st, Active: id == active})
-			}
-			if s.jsonOut() {
-				return s.printJSON(rows)
-			}
-			for _, r := range rows {
-				mark := " "
-				if r.Active {
-					mark = "*"
+				active := ""
+				if branch, err := s.svc.Repo.HeadBranch(); err == nil && branch != "" {
+					active, _ = s.svc.Store.Active(branch)
 				}
-				fmt.Fprintf(s.out(), "%s %-30s %-9s phase %d %-11s %-16s %s\n", mark, r.ID, r.Status, r.Phase,
-					r.Gates.Ledger.Entry(r.Phase).Status, r.Branch, oneLine(r.Goal))
-			}
-			return nil
+				type row struct {
+					*pipeline.State
+					Active bool `json:"active"`
+				}
+				rows := make([]row, 0, len(ids))
+				for _, id := range ids {
+					st, _, err := s.svc.Load(id)
+					if err != nil {
+						return err
+					}
+					rows = append(rows, row{State: st, Active: id == active})
+				}
+				if s.jsonOut() {
+					return s.printJSON(rows)
+				}
+				for _, r := range rows {
+					mark := " "
+					if r.Active {
+						mark = "*"
+					}
+					fmt.Fprintf(s.out(), "%s %-30s %-9s phase %d %-11s %-16s %s\n", mark, r.ID, r.Status, r.Phase,
+						r.Gates.Ledger.Entry(r.Phase).Status, r.Branch, oneLine(r.Goal))
+				}
+				return nil
+			})
 		},
 	}
 }

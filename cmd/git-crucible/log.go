@@ -24,43 +24,40 @@ func logCommand() *cli.Command {
 			if limit < 0 {
 				return usageErrorf("--max-count cannot be negative")
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			id, err := s.pipelineID()
-			if err != nil {
-				return err
-			}
-			type entry struct {
-				pipeline.Event
-				Commit string `json:"commit"`
-			}
-			var out []entry
-			err = s.svc.Store.Walk(id, func(cc *refs.ChainCommit) (bool, error) {
-				events, err := s.svc.Events(cc)
+			return withRepo(c, func(s *session) error {
+				id, err := s.pipelineID()
 				if err != nil {
-					return false, fmt.Errorf("commit %s: %w", cc.OID, err)
+					return err
 				}
-				for i := len(events) - 1; i >= 0; i-- {
-					if limit > 0 && len(out) == limit {
-						return false, nil
+				type entry struct {
+					pipeline.Event
+					Commit string `json:"commit"`
+				}
+				var out []entry
+				err = s.svc.Store.Walk(id, func(cc *refs.ChainCommit) (bool, error) {
+					events, err := s.svc.Events(cc)
+					if err != nil {
+						return false, fmt.Errorf("commit %s: %w", cc.OID, err)
 					}
-					out = append(out, entry{Event: events[i], Commit: cc.OID})
+					for i := len(events) - 1; i >= 0; i-- {
+						if limit > 0 && len(out) == limit {
+							return false, nil
+						}
+						out = append(out, entry{Event: events[i], Commit: cc.OID})
+					}
+					return true, nil
+				})
+				if err != nil {
+					return err
 				}
-				return true, nil
+				if s.jsonOut() {
+					return s.printJSON(out)
+				}
+				for _, e := range out {
+					fmt.Fprintf(s.out(), "%4d %s %s %s  [%s]\n", e.Seq, e.Time, e.Commit[:12], pipeline.Describe(e.Event), e.Writer)
+				}
+				return nil
 			})
-			if err != nil {
-				return err
-			}
-			if s.jsonOut() {
-				return s.printJSON(out)
-			}
-			for _, e := range out {
-				fmt.Fprintf(s.out(), "%4d %s %s %s  [%s]\n", e.Seq, e.Time, e.Commit[:12], pipeline.Describe(e.Event), e.Writer)
-			}
-			return nil
 		},
 	}
 }

@@ -27,26 +27,23 @@ func showCommand() *cli.Command {
 					return err
 				}
 			}
-			s, err := open(c)
-			if err != nil {
+			return withRepo(c, func(s *session) error {
+				id, err := s.pipelineID()
+				if err != nil {
+					return err
+				}
+				st, head, err := s.svc.Load(id)
+				if err != nil {
+					return err
+				}
+				if s.jsonOut() {
+					return s.printJSON(map[string]any{"commit": head.Commit, "state": st})
+				}
+				printHeader(s, st)
+				fmt.Fprintf(s.out(), "Commit:   %s\nEvents:   %d\n\n", head.Commit, st.Seq)
+				_, err = s.out().Write(ledger.Render(&st.Gates.Ledger))
 				return err
-			}
-			defer s.close()
-			id, err := s.pipelineID()
-			if err != nil {
-				return err
-			}
-			st, head, err := s.svc.Load(id)
-			if err != nil {
-				return err
-			}
-			if s.jsonOut() {
-				return s.printJSON(map[string]any{"commit": head.Commit, "state": st})
-			}
-			printHeader(s, st)
-			fmt.Fprintf(s.out(), "Commit:   %s\nEvents:   %d\n\n", head.Commit, st.Seq)
-			_, err = s.out().Write(ledger.Render(&st.Gates.Ledger))
-			return err
+			})
 		},
 	}
 }

@@ -31,28 +31,25 @@ func startCommand() *cli.Command {
 			if err := opts.Validate(); err != nil {
 				return usageErrorf("%v", err)
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			st, abandoned, err := s.svc.Start(opts)
-			var active *pipeline.ActiveError
-			if errors.As(err, &active) {
-				return withHints(&refused{err: err}, "continue it (commands use it by default), or abandon it and start anew with --fresh")
-			}
-			if err != nil {
-				return err
-			}
-			if abandoned != "" {
-				fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
-			}
-			if s.jsonOut() {
-				return s.printJSON(map[string]any{"pipeline": st.ID, "abandoned": abandoned, "state": st})
-			}
-			fmt.Fprintf(s.err(), "Started pipeline on branch '%s': %s\n", st.Branch, oneLine(st.Goal))
-			fmt.Fprintln(s.out(), st.ID)
-			return nil
+			return withRepo(c, func(s *session) error {
+				st, abandoned, err := s.svc.Start(opts)
+				var active *pipeline.ActiveError
+				if errors.As(err, &active) {
+					return withHints(&refused{err: err}, "continue it (commands use it by default), or abandon it and start anew with --fresh")
+				}
+				if err != nil {
+					return err
+				}
+				if abandoned != "" {
+					fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
+				}
+				if s.jsonOut() {
+					return s.printJSON(map[string]any{"pipeline": st.ID, "abandoned": abandoned, "state": st})
+				}
+				fmt.Fprintf(s.err(), "Started pipeline on branch '%s': %s\n", st.Branch, oneLine(st.Goal))
+				fmt.Fprintln(s.out(), st.ID)
+				return nil
+			})
 		},
 	}
 }

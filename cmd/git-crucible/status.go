@@ -18,41 +18,38 @@ func statusCommand() *cli.Command {
 			if err := wantArgs(c, 0); err != nil {
 				return err
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			st, err := s.load()
-			if err != nil {
-				return err
-			}
-			blocked := st.Gates.Check()
-			if s.jsonOut() {
-				return s.printJSON(map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked)})
-			}
-			printHeader(s, st)
-			cur := st.Gates.Ledger.Entry(st.Phase)
-			fmt.Fprintf(s.out(), "Phase:    %s — %s\n\n", phaseLabel(st.Phase), cur.Status)
-			for _, p := range ledger.Phases {
-				e := st.Gates.Ledger.Entry(p)
-				note := e.Reason
-				switch {
-				case e.Status == ledger.Skipped && e.Acknowledged:
-					note = "acknowledged: " + note
-				case e.Status == ledger.Skipped:
-					note = "NOT acknowledged: " + note
-				case e.Tasks != "":
-					note = e.Tasks
-				case e.Artifact != "":
-					note = e.Artifact
+			return withRepo(c, func(s *session) error {
+				st, err := s.load()
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(s.out(), "  %d %-10s %-11s %s\n", p, p.Name(), e.Status, note)
-			}
-			if blocked != nil {
-				fmt.Fprintf(s.out(), "\n%s\n", blocked.Error())
-			}
-			return nil
+				blocked := st.Gates.Check()
+				if s.jsonOut() {
+					return s.printJSON(map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked)})
+				}
+				printHeader(s, st)
+				cur := st.Gates.Ledger.Entry(st.Phase)
+				fmt.Fprintf(s.out(), "Phase:    %s — %s\n\n", phaseLabel(st.Phase), cur.Status)
+				for _, p := range ledger.Phases {
+					e := st.Gates.Ledger.Entry(p)
+					note := e.Reason
+					switch {
+					case e.Status == ledger.Skipped && e.Acknowledged:
+						note = "acknowledged: " + note
+					case e.Status == ledger.Skipped:
+						note = "NOT acknowledged: " + note
+					case e.Tasks != "":
+						note = e.Tasks
+					case e.Artifact != "":
+						note = e.Artifact
+					}
+					fmt.Fprintf(s.out(), "  %d %-10s %-11s %s\n", p, p.Name(), e.Status, note)
+				}
+				if blocked != nil {
+					fmt.Fprintf(s.out(), "\n%s\n", blocked.Error())
+				}
+				return nil
+			})
 		},
 	}
 }

@@ -33,51 +33,50 @@ func verifyCommand() *cli.Command {
 			if c.Bool("all") && c.String("pipeline") != "" {
 				return usageErrorf("--all and --pipeline cannot be used together")
 			}
-			s, err := open(c)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			var ids []string
-			if c.Bool("all") {
-				if ids, err = s.svc.Store.List(); err != nil {
-					return err
+			return withRepo(c, func(s *session) error {
+				var ids []string
+				if c.Bool("all") {
+					all, err := s.svc.Store.List()
+					if err != nil {
+						return err
+					}
+					ids = all
+				} else {
+					id, err := s.pipelineID()
+					if err != nil {
+						return err
+					}
+					ids = []string{id}
 				}
-			} else {
-				id, err := s.pipelineID()
-				if err != nil {
-					return err
+				problems := []pipeline.Problem{}
+				for _, id := range ids {
+					found, err := s.svc.Verify(id)
+					if err != nil {
+						problems = append(problems, pipeline.Problem{Pipeline: id, Message: err.Error()})
+						continue
+					}
+					problems = append(problems, found...)
+					if len(found) == 0 && !s.jsonOut() {
+						fmt.Fprintf(s.out(), "ok %s\n", id)
+					}
 				}
-				ids = []string{id}
-			}
-			problems := []pipeline.Problem{}
-			for _, id := range ids {
-				found, err := s.svc.Verify(id)
-				if err != nil {
-					problems = append(problems, pipeline.Problem{Pipeline: id, Message: err.Error()})
-					continue
+				if s.jsonOut() {
+					if err := s.printJSON(map[string]any{"pipelines": ids, "ok": len(problems) == 0, "problems": problems}); err != nil {
+						return err
+					}
+				} else {
+					for _, p := range problems {
+						fmt.Fprintf(s.out(), "problem %s\n", p)
+					}
 				}
-				problems = append(problems, found...)
-				if len(found) == 0 && !s.jsonOut() {
-					fmt.Fprintf(s.out(), "ok %s\n", id)
+				if len(problems) > 0 {
+					if !s.jsonOut() {
+						fmt.Fprintf(s.err(), "error: %d problem(s) in %d pipeline(s)\n", len(problems), len(ids))
+					}
+					return &silentExit{code: exitRefused}
 				}
-			}
-			if s.jsonOut() {
-				if err := s.printJSON(map[string]any{"pipelines": ids, "ok": len(problems) == 0, "problems": problems}); err != nil {
-					return err
-				}
-			} else {
-				for _, p := range problems {
-					fmt.Fprintf(s.out(), "problem %s\n", p)
-				}
-			}
-			if len(problems) > 0 {
-				if !s.jsonOut() {
-					fmt.Fprintf(s.err(), "error: %d problem(s) in %d pipeline(s)\n", len(problems), len(ids))
-				}
-				return &silentExit{code: exitRefused}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 }

@@ -10,25 +10,42 @@ import (
 	"testing"
 )
 
+// Env is the environment of a hermetic git whose home is home: no user or
+// system config, fixed identities and dates. An empty value means unset.
+func Env(home string) map[string]string {
+	return map[string]string{
+		"HOME":                    home,
+		"XDG_CONFIG_HOME":         filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM":     "1",
+		"GIT_CONFIG_GLOBAL":       filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_NAME":         "Ada Tester",
+		"GIT_AUTHOR_EMAIL":        "ada@example.com",
+		"GIT_COMMITTER_NAME":      "Ada Tester",
+		"GIT_COMMITTER_EMAIL":     "ada@example.com",
+		"GIT_AUTHOR_DATE":         "2026-11-22T10:00:00Z",
+		"GIT_COMMITTER_DATE":      "2026-11-22T10:00:00Z",
+		"GIT_TERMINAL_PROMPT":     "0",
+		"GIT_DIR":                 "",
+		"GIT_WORK_TREE":           "",
+		"GIT_COMMON_DIR":          "",
+		"GIT_INDEX_FILE":          "",
+		"GIT_OBJECT_DIRECTORY":    "",
+		"GIT_CEILING_DIRECTORIES": "",
+	}
+}
+
+// GitConfig is the global config a hermetic home starts with.
+const GitConfig = "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+
 // Hermetic points git at an empty home and pins identities and dates for
 // the rest of the test.
 func Hermetic(t testing.TB) {
 	t.Helper()
 	home := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME":                home,
-		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_CONFIG_GLOBAL":   filepath.Join(home, ".gitconfig"),
-		"GIT_AUTHOR_NAME":     "Ada Tester",
-		"GIT_AUTHOR_EMAIL":    "ada@example.com",
-		"GIT_COMMITTER_NAME":  "Ada Tester",
-		"GIT_COMMITTER_EMAIL": "ada@example.com",
-		"GIT_AUTHOR_DATE":     "2026-11-22T10:00:00Z",
-		"GIT_COMMITTER_DATE":  "2026-11-22T10:00:00Z",
-		"GIT_DIR":             "",
-		"GIT_WORK_TREE":       "",
-	} {
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(GitConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range Env(home) {
 		t.Setenv(k, v)
 		if v == "" {
 			os.Unsetenv(k)

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Benchmarks git-crucible as whole processes, the way hooks and users run it,
+# against plain git doing the nearest equivalent, in hermetic temporary
+# repositories. Prints the machine, then one line per benchmark: our median,
+# the baseline's median, their ratio, the goal on that ratio, PASS or MISS
+# (INFO lines have no goal).
+#
+#   bench/run.sh                 full run, about 3-5 minutes
+#   BENCH_QUICK=1 bench/run.sh   smoke run, about 30 s: smaller repository,
+#                                fewer runs; the figures are rough
+#   BENCH_STRICT=1               exit 1 when a goal is missed
+#   BENCH_KEEP=1                 keep the temporary directory (printed)
+#
+# Needs only go, git and coreutils (Linux). bench/timer runs ours and the
+# baseline interleaved (A B, B A, A B, ...) so that drift hits both alike,
+# and reports medians.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+	pipelines=40      # pipelines in the repository, the big and the small one included
+	events=400        # events on the big (active) pipeline
+	growth_events=100 # events appended for the growth measurement
+	n_fast=60         # timed runs of each side, for the ~ms commands
+	n_slow=30         # for the slower ones (append, cold read)
+else
+	pipelines=1000
+	events=10000
+	growth_events=1000
+	n_fast=300
+	n_slow=200
+fi
+
+for tool in go git; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "error: $tool is not on PATH" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/crucible-bench.XXXXXX")
+cleanup() {
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then
+		echo "kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+
+t_start=$(date +%s.%N)
+
+# --- build -------------------------------------------------------------------
+GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
+go build -o "$tmp/bin/timer" ./bench/timer
+# `git true` runs true(1) as an external git command, like `git crucible`.
+ln -s "$(type -P true)" "$tmp/bin/git-true"
+
+# --- hermetic git ------------------------------------------------------------
+for v in $(env | sed -n 's/^\(GIT_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
+export PATH="$tmp/bin:$PATH"
+export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$tmp/home/.gitconfig"
+export GIT_AUTHOR_NAME="Bench" GIT_AUTHOR_EMAIL="bench@example.com"
+export GIT_COMMITTER_NAME="Bench" GIT_COMMITTER_EMAIL="bench@example.com"
+export GIT_TERMINAL_PROMPT=0 LC_ALL=C
+mkdir -p "$HOME"
+# No automatic gc: the repository stays as the benchmarks leave it until
+# they run gc themselves.
+cat >"$GIT_CONFIG_GLOBAL" <<'EOF'
+[init]
+	defaultBranch = main
+[gc]
+	auto = 0
+[maintenance]
+	auto = false
+[advice]
+	detachedHead = false
+EOF
+
+timer() { "$tmp/bin/timer" "$@"; }
+# bench runs a timer line and keeps it, for BENCH_STRICT.
+bench() { "$tmp/bin/timer" "$@" | tee -a "$tmp/results"; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
+
+# --- machine -----------------------------------------------------------------
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1 || true)
+echo "machine:  $(uname -sm), ${cpu:-unknown CPU}, nproc $(nproc)"
+echo "go:       $(go version)"
+echo "git:      $(git --version)"
+echo "tmp fs:   $(stat -f -c %T "$tmp") ($tmp)"
+echo "mode:     $([ "$quick" = 1 ] && echo "QUICK (smoke run; figures are rough)" || echo full)"
+echo
+
+# --- the repository: $pipelines pipelines, the active one with $events events -
+#
+# The big pipeline is created first, on main, with phase 1 IN_PROGRESS;
+# every further event is `gate verdict 1 --verdict FAIL`, which keeps it
+# there. The other pipelines are started on branch "others", each with
+# --fresh (abandoning the one before), concurrently with the big pipeline's
+# events, which name it with --pipeline. Both loops go through the CLI.
+t0=$(now)
+repo="$tmp/repo"
+git init -q "$repo"
+cd "$repo"
+git commit -q --allow-empty -m "first"
+git commit -q --allow-empty -m "second"
+oid1=$(git rev-parse HEAD)
+oid2=$(git rev-parse HEAD~1)
+
+git-crucible start "big pipeline" --id bench-big >/dev/null 2>&1
+git-crucible ledger begin 1 >/dev/null # event 2
+git checkout -q -b others
+(
+	for i in $(seq 1 $((pipelines - 2))); do
+		git-crucible start "goal $i" --fresh --id "bench-$i" >/dev/null 2>&1
+	done
+) &
+starts=$!
+timer -repeat $((events - 2)) -a "git-crucible gate verdict 1 --verdict FAIL --pipeline bench-big"
+wait "$starts"
+
+# A small pipeline, on its own branch: start, begin, 8 verdicts = 10 events.
+git checkout -q -b small
+git-crucible start "small pipeline" --id bench-small >/dev/null 2>&1
+git-crucible ledger begin 1 >/dev/null
+timer -repeat 8 -a "git-crucible gate verdict 1 --verdict FAIL"
+git checkout -q main
+
+seq_of() { git show "refs/crucible/pipelines/$1:state.json" | sed -n 's/^ *"seq": *\([0-9]*\).*/\1/p' | head -n 1; }
+big_seq=$(seq_of bench-big)
+small_seq=$(seq_of bench-small)
+n_refs=$(git for-each-ref refs/crucible/pipelines/ | wc -l)
+echo "setup:    $n_refs pipelines; active one on main: bench-big with ${big_seq:-?} events," \
+	"bench-small ${small_seq:-?} events; $(elapsed "$t0")"
+echo
+
+# --- benchmarks --------------------------------------------------------------
+timer -header
+
+# 1. The hot path: what a hook runs, as a whole process through git.
+bench -name "hot-path read (ledger check)" -n "$n_fast" -goal 1.5 \
+	-a "git crucible ledger check --quiet" -b "git rev-parse HEAD"
+# The same without git's dispatch to git-crucible (a hook can call it so).
+bench -name "  info: git-crucible directly" -n "$n_fast" \
+	-a "git-crucible ledger check --quiet" -b "git rev-parse HEAD"
+# The floor for any `git <external command>`: git dispatching to true(1).
+bench -name "  info: floor: git true" -n "$n_fast" \
+	-a "git true" -b "git rev-parse HEAD"
+# The first read after the cache is gone: falls back to git cat-file.
+bench -name "  info: cold (no cache file)" -n "$n_slow" \
+	-pre-a "rm -rf '$repo/.git/crucible/cache'" \
+	-a "git crucible ledger check --quiet" -b "git rev-parse HEAD"
+
+# 3. status reads the state carried in the tip commit: its cost must not
+# depend on how many events came before.
+bench -name "status ($big_seq vs $small_seq events)" -n "$n_fast" -goal 1.5 \
+	-a "git crucible status --pipeline bench-big" -b "git crucible status --pipeline bench-small"
+
+# 2. One append through the CLI against one ref update by git. Each git run
+# moves the ref to the other commit, so every run changes it.
+bench -name "append (gate verdict)" -n "$n_slow" -goal 2.5 \
+	-a "git crucible gate verdict 1 --verdict FAIL" -b "git update-ref refs/bench/x {alt:$oid1|$oid2}"
+
+# 1b. The hot path in a repository after gc: refs in packed-refs, objects packed.
+git gc -q --prune=now
+bench -name "  info: hot path after git gc" -n "$n_fast" \
+	-a "git crucible ledger check --quiet" -b "git rev-parse HEAD"
+
+# 4. Repository growth per event: bytes under .git/objects after gc, before
+# and after $growth_events more events.
+objects_bytes() {
+	git gc -q --prune=now
+	find "$repo/.git/objects" -type f -exec wc -c {} + | awk '$2 != "total" { s += $1 } END { print s + 0 }'
+}
+before=$(objects_bytes)
+timer -repeat "$growth_events" -a "git-crucible gate verdict 1 --verdict FAIL" >/dev/null
+after=$(objects_bytes)
+per_event=$(( (after - before) / growth_events ))
+verdict=PASS
+[ "$per_event" -le 2048 ] || verdict=MISS
+bench -row "growth per event (after gc)" "$per_event B" "-" "-" "<=2048 B" \
+	"$verdict ($growth_events events: $before -> $after bytes of objects)"
+
+echo
+misses=$(grep -c ' MISS ' "$tmp/results" || true)
+goals=$(grep -c -E ' (PASS|MISS) ' "$tmp/results" || true)
+echo "goals met: $((goals - misses)) of $goals; total time $(elapsed "$t_start")"
+if [ "${BENCH_STRICT:-0}" = 1 ] && [ "$misses" -gt 0 ]; then
+	exit 1
+fi

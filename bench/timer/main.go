@@ -1,0 +1,284 @@
+// Command timer compares the wall-clock time of two commands, as whole
+// processes, the way a hook or a user runs them. It runs them interleaved
+// (A B A B ...) so that machine drift (frequency scaling, other load, page
+// cache) hits both alike, and prints one line: the medians, their ratio and
+// PASS or MISS against a goal on that ratio.
+//
+//	timer -name hot-path -n 300 -goal 1.5 \
+//	    -a 'git crucible ledger check --quiet' -b 'git rev-parse HEAD'
+//
+// Commands are split into words like a shell would for simple cases (blanks,
+// '...' and "..." quoting, no expansions) and run directly, not through a
+// shell, so neither side pays for one. A word may hold {alt:X|Y|...}: run i
+// of that command uses the (i mod k)-th choice, for commands that must change
+// something on every run. -pre-a and -pre-b run, untimed, before every run
+// of their command (e.g. to drop a cache). Output goes to /dev/null; a failed
+// run aborts, after a first checked run that shows the command's output.
+//
+// With -header it prints the column headings and exits; with -row it prints
+// the remaining arguments as a row, for figures measured elsewhere. With
+// -repeat N it runs -a N times in sequence, untimed one by one, and prints
+// the total (for building test repositories without a shell loop's cost).
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+const rowFormat = "%-34s %11s %11s %7s %8s  %s\n"
+
+func main() {
+	var (
+		name   = flag.String("name", "bench", "benchmark name")
+		n      = flag.Int("n", 200, "timed runs of each command")
+		warmup = flag.Int("warmup", 5, "untimed runs of each command first")
+		goal   = flag.Float64("goal", 0, "PASS when ours/baseline median ratio is at most this (0: informational)")
+		a      = flag.String("a", "", "our command")
+		b      = flag.String("b", "", "the baseline command")
+		preA   = flag.String("pre-a", "", "untimed command run before each run of -a")
+		preB   = flag.String("pre-b", "", "untimed command run before each run of -b")
+		header = flag.Bool("header", false, "print the column headings and exit")
+		row    = flag.Bool("row", false, "print the arguments (name ours baseline ratio goal result) as a row and exit")
+		spread = flag.Bool("spread", false, "also print each side's p10..p90 on a second line")
+		repeat = flag.Int("repeat", 0, "run -a this many times in sequence, print the total and exit")
+	)
+	flag.Parse()
+	if *repeat > 0 {
+		if *a == "" {
+			fatal(fmt.Errorf("-repeat needs -a"))
+		}
+		c := mustParse(*a)
+		start := time.Now()
+		for i := 0; i < *repeat; i++ {
+			if err := c.run(i == 0); err != nil {
+				fatal(err)
+			}
+		}
+		d := time.Since(start)
+		fmt.Printf("ran %d x %s: %.1f s, %.2f ms each\n", *repeat, *a, d.Seconds(), float64(d)/1e6/float64(*repeat))
+		return
+	}
+	if *header {
+		fmt.Printf(rowFormat, "benchmark", "ours", "baseline", "ratio", "goal", "result")
+		fmt.Printf(rowFormat, strings.Repeat("-", 34), strings.Repeat("-", 11), strings.Repeat("-", 11),
+			strings.Repeat("-", 7), strings.Repeat("-", 8), "------")
+		return
+	}
+	if *row {
+		args := flag.Args()
+		for len(args) < 6 {
+			args = append(args, "")
+		}
+		fmt.Printf(rowFormat, args[0], args[1], args[2], args[3], args[4], strings.Join(args[5:], " "))
+		return
+	}
+	if *a == "" || *b == "" || *n < 1 {
+		fmt.Fprintln(os.Stderr, "timer: need -a, -b and -n >= 1")
+		os.Exit(2)
+	}
+	cmdA, cmdB := mustParse(*a), mustParse(*b)
+	var pa, pb *command
+	if *preA != "" {
+		pa = mustParse(*preA)
+	}
+	if *preB != "" {
+		pb = mustParse(*preB)
+	}
+
+	// One checked run each, showing the output if it fails.
+	for _, c := range []*command{pa, cmdA, pb, cmdB} {
+		if c != nil {
+			if err := c.run(true); err != nil {
+				fatal(err)
+			}
+		}
+	}
+	for i := 0; i < *warmup; i++ {
+		for _, p := range [][2]*command{{pa, cmdA}, {pb, cmdB}} {
+			if _, err := timed(p[0], p[1]); err != nil {
+				fatal(err)
+			}
+		}
+	}
+	ta := make([]time.Duration, 0, *n)
+	tb := make([]time.Duration, 0, *n)
+	for i := 0; i < *n; i++ {
+		// Alternate which side goes first, so neither always follows the other.
+		first, second := [2]*command{pa, cmdA}, [2]*command{pb, cmdB}
+		if i%2 == 1 {
+			first, second = second, first
+		}
+		for _, p := range [][2]*command{first, second} {
+			d, err := timed(p[0], p[1])
+			if err != nil {
+				fatal(err)
+			}
+			if p[1] == cmdA {
+				ta = append(ta, d)
+			} else {
+				tb = append(tb, d)
+			}
+		}
+	}
+	ma, mb := median(ta), median(tb)
+	ratio := float64(ma) / float64(mb)
+	goalText, result := "-", "INFO"
+	if *goal > 0 {
+		goalText = fmt.Sprintf("<=%.2gx", *goal)
+		result = "PASS"
+		if ratio > *goal {
+			result = "MISS"
+		}
+	}
+	fmt.Printf(rowFormat, *name, ms(ma), ms(mb), fmt.Sprintf("%.2fx", ratio), goalText,
+		fmt.Sprintf("%s (n=%d)", result, *n))
+	if *spread {
+		fmt.Printf("%-34s   ours p10..p90 %s..%s   baseline p10..p90 %s..%s\n", "",
+			ms(pct(ta, 10)), ms(pct(ta, 90)), ms(pct(tb, 10)), ms(pct(tb, 90)))
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "timer:", err)
+	os.Exit(1)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
+
+func median(ds []time.Duration) time.Duration { return pct(ds, 50) }
+
+func pct(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if p == 50 && len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[(len(s)-1)*p/100]
+}
+
+// timed runs pre (untimed, may be nil) then c, and returns c's wall time.
+func timed(pre, c *command) (time.Duration, error) {
+	if pre != nil {
+		if err := pre.run(false); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	err := c.run(false)
+	return time.Since(start), err
+}
+
+type command struct {
+	text  string
+	path  string
+	words [][]string // per word, its choices (one unless {alt:...})
+	runs  int
+	null  *os.File
+}
+
+var altRE = regexp.MustCompile(`\{alt:([^}]*)\}`)
+
+func mustParse(s string) *command {
+	words, err := split(s)
+	if err != nil || len(words) == 0 {
+		fatal(fmt.Errorf("cannot parse command %q: %v", s, err))
+	}
+	c := &command{text: s}
+	for _, w := range words {
+		if m := altRE.FindStringSubmatchIndex(w); m != nil {
+			var choices []string
+			for _, alt := range strings.Split(w[m[2]:m[3]], "|") {
+				choices = append(choices, w[:m[0]]+alt+w[m[1]:])
+			}
+			c.words = append(c.words, choices)
+		} else {
+			c.words = append(c.words, []string{w})
+		}
+	}
+	if c.path, err = exec.LookPath(c.words[0][0]); err != nil {
+		fatal(err)
+	}
+	if c.null, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
+		fatal(err)
+	}
+	return c
+}
+
+func (c *command) run(show bool) error {
+	args := make([]string, len(c.words))
+	for i, choices := range c.words {
+		args[i] = choices[c.runs%len(choices)]
+	}
+	c.runs++
+	cmd := exec.Command(c.path, args[1:]...)
+	cmd.Args[0] = args[0]
+	cmd.Stdin = c.null
+	var out bytes.Buffer
+	if show {
+		cmd.Stdout, cmd.Stderr = &out, &out
+	} else {
+		cmd.Stdout, cmd.Stderr = c.null, c.null
+	}
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if !show {
+			msg = "(output discarded; the first, checked run succeeded)"
+		}
+		return fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	return nil
+}
+
+// split breaks s into words: blanks separate, '...' is literal, "..." allows
+// \" and \\ escapes. No expansions.
+func split(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		case ch == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated '")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case ch == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf(`unterminated "`)
+			}
+			in = true
+		default:
+			cur.WriteByte(ch)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
