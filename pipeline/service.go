@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/refs"
@@ -31,6 +29,43 @@ type Header struct {
 	Baseline string `toml:"baseline"`
 	Created  string `toml:"created"`
 	Writer   string `toml:"writer"`
+}
+
+// Encode writes the header as TOML. It is written by hand because seven
+// string keys do not need a TOML library, and linking one costs every
+// process — hooks included — its start-up (it reads the local time zone).
+func (h Header) Encode() []byte {
+	var b bytes.Buffer
+	for _, kv := range [][2]string{{"id", h.ID}, {"goal", h.Goal}, {"mode", h.Mode}, {"branch", h.Branch},
+		{"baseline", h.Baseline}, {"created", h.Created}, {"writer", h.Writer}} {
+		b.WriteString(kv[0] + " = " + tomlString(kv[1]) + "\n")
+	}
+	return b.Bytes()
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // Service records and reads pipelines in one repository.
@@ -195,11 +230,7 @@ func (s *Service) batch(w *Writer, st *State, drafts []Draft) (*refs.Batch, []st
 		if e.Type == TypeStart {
 			hdr := Header{ID: st.ID, Goal: st.Goal, Mode: st.Mode, Branch: st.Branch, Baseline: st.Baseline,
 				Created: st.Created, Writer: w.ID}
-			var buf bytes.Buffer
-			if err := toml.NewEncoder(&buf).Encode(hdr); err != nil {
-				return nil, nil, err
-			}
-			b.Files[HeaderFile] = buf.Bytes()
+			b.Files[HeaderFile] = hdr.Encode()
 		}
 	}
 	b.Files[refs.StateFile] = st.Encode()

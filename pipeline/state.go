@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/git-crucible/git-crucible/ledger"
 )
@@ -137,6 +138,9 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 func validateStart(d StartData) error {
 	if strings.TrimSpace(d.Goal) == "" {
 		return errors.New("the goal is empty")
+	}
+	if !utf8.ValidString(d.Goal) {
+		return errors.New("the goal is not valid UTF-8 text")
 	}
 	for _, m := range Modes {
 		if d.Mode == m {

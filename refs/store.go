@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -74,10 +73,6 @@ type Head struct {
 // read. It must be JSON: the cache embeds it as is.
 const StateFile = "state.json"
 
-func (s *Store) cachePath(id string) string {
-	return filepath.Join(s.repo.CrucibleDir(), "cache", id+".json")
-}
-
 // Head returns pipeline id's tip. It reads the local cache beside the ref
 // and trusts it only while it names the ref's current commit; otherwise it
 // reads the commit with git and rewrites the cache.
@@ -97,9 +92,8 @@ func (s *Store) Head(id string) (*Head, error) {
 
 func (s *Store) headAt(id, oid string) (*Head, error) {
 	if b, err := os.ReadFile(s.cachePath(id)); err == nil {
-		var h Head
-		if json.Unmarshal(b, &h) == nil && h.Commit == oid && h.ID == id && len(h.State) > 0 {
-			return &h, nil
+		if h := decodeCache(b); h != nil && h.Commit == oid && h.ID == id {
+			return h, nil
 		}
 	}
 	h, err := s.readHead(id, oid)
@@ -159,26 +153,6 @@ func (s *Store) ReadFile(entries []gitext.TreeEntry, name string) ([]byte, error
 		}
 	}
 	return nil, fmt.Errorf("no %s in the tree", name)
-}
-
-// writeCache is best effort: a missing or stale cache only costs a git read.
-func (s *Store) writeCache(h *Head) {
-	b, err := json.Marshal(h)
-	if err != nil {
-		return
-	}
-	path := s.cachePath(h.ID)
-	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
 }
 
 // Batch is one append: the events it records (canonical JSON, one object

@@ -131,7 +131,9 @@ func TestHeadCache(t *testing.T) {
 		"stale":   stale,
 		"damaged": []byte("{not json"),
 		// Another pipeline's copy naming this commit (a renamed file, say).
-		"foreign": []byte(strings.Replace(strings.Replace(string(stale), h1.Commit, h2.Commit, 1), `"id":"p1"`, `"id":"p9"`, 1)),
+		"foreign": []byte(strings.Replace(strings.Replace(string(stale), h1.Commit, h2.Commit, 1), "\np1\n", "\np9\n", 1)),
+		// Caught half-written: the right commit, but not all of the state.
+		"torn": []byte(strings.Replace(string(stale), h1.Commit, h2.Commit, 1)[:len(stale)-2]),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := os.WriteFile(cache, content, 0o644); err != nil {
@@ -237,7 +239,7 @@ func TestListAndWalk(t *testing.T) {
 	if err != nil || strings.Join(seen, ",") != "y,x" {
 		t.Fatalf("Walk saw %v, %v", seen, err)
 	}
-	if _, err := os.Stat(filepath.Join(s.Repo().CrucibleDir(), "cache", "a.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(s.Repo().CrucibleDir(), "cache", "a")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,28 +26,35 @@ func commonFlags(extra ...cli.Flag) []cli.Flag {
 	return append([]cli.Flag{jsonFlag, pipelineFlag}, extra...)
 }
 
-// session is an opened repository for one command.
+// session is an opened repository and the options every command shares.
 type session struct {
-	c   *cli.Context
-	svc *pipeline.Service
+	svc      *pipeline.Service
+	stdout   io.Writer
+	stderr   io.Writer
+	pipeline string // --pipeline, "" for the branch's active one
+	json     bool   // --json
 }
 
 func open(c *cli.Context) (*session, error) {
-	repo, err := gitext.Discover(c.Context)
+	return openSession(c.Context, c.App.Writer, c.App.ErrWriter, c.String("pipeline"), c.Bool("json"))
+}
+
+func openSession(ctx context.Context, stdout, stderr io.Writer, pipelineID string, json bool) (*session, error) {
+	repo, err := gitext.Discover(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &session{c: c, svc: pipeline.Open(c.Context, repo)}, nil
+	return &session{svc: pipeline.Open(ctx, repo), stdout: stdout, stderr: stderr, pipeline: pipelineID, json: json}, nil
 }
 
 func (s *session) close() { s.svc.Close() }
 
-func (s *session) out() io.Writer { return s.c.App.Writer }
-func (s *session) err() io.Writer { return s.c.App.ErrWriter }
+func (s *session) out() io.Writer { return s.stdout }
+func (s *session) err() io.Writer { return s.stderr }
 
 // pipelineID resolves --pipeline or the branch's active pipeline.
 func (s *session) pipelineID() (string, error) {
-	id, err := s.svc.Resolve(s.c.String("pipeline"))
+	id, err := s.svc.Resolve(s.pipeline)
 	var none *pipeline.NoActiveError
 	switch {
 	case errors.As(err, &none):
@@ -68,7 +76,7 @@ func (s *session) load() (*pipeline.State, error) {
 	return st, err
 }
 
-func (s *session) jsonOut() bool { return s.c.Bool("json") }
+func (s *session) jsonOut() bool { return s.json }
 
 func (s *session) printJSON(v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -166,7 +174,7 @@ func command(a ledger.Action, id string) string {
 
 // explicitPipeline is the id to name in hints: only when the user named one.
 func (s *session) explicitPipeline(id string) string {
-	if s.c.String("pipeline") == "" {
+	if s.pipeline == "" {
 		return ""
 	}
 	return id

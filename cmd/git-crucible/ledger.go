@@ -164,34 +164,38 @@ func checkCommand() *cli.Command {
 			if err := wantArgs(c, 1); err != nil {
 				return err
 			}
-			return withRepo(c, func(s *session) error {
-				st, err := s.load()
-				if err != nil {
-					return err
-				}
-				var blocked *ledger.Blocked
-				if phase == 0 {
-					phase, blocked = st.Gates.Current(), st.Gates.Check()
-				} else {
-					blocked = st.Gates.CanBegin(phase)
-				}
-				if s.jsonOut() {
-					if err := s.printJSON(map[string]any{"pipeline": st.ID, "phase": phase, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}); err != nil {
-						return err
-					}
-					if blocked != nil {
-						return &silentExit{code: exitRefused}
-					}
-					return nil
-				}
-				if blocked != nil {
-					return ruleError(blocked, s.explicitPipeline(st.ID))
-				}
-				if !c.Bool("quiet") {
-					fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), st.Gates.Ledger.Entry(phase).Status)
-				}
-				return nil
-			})
+			return withRepo(c, func(s *session) error { return checkLedger(s, phase, c.Bool("quiet")) })
 		},
 	}
+}
+
+// checkLedger answers `ledger check`: may phase start (0: may the current
+// phase go on)? A blocked answer is an error carrying the unblocking hints.
+func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
+	st, err := s.load()
+	if err != nil {
+		return err
+	}
+	var blocked *ledger.Blocked
+	if phase == 0 {
+		phase, blocked = st.Gates.Current(), st.Gates.Check()
+	} else {
+		blocked = st.Gates.CanBegin(phase)
+	}
+	if s.jsonOut() {
+		if err := s.printJSON(map[string]any{"pipeline": st.ID, "phase": phase, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}); err != nil {
+			return err
+		}
+		if blocked != nil {
+			return &silentExit{code: exitRefused}
+		}
+		return nil
+	}
+	if blocked != nil {
+		return ruleError(blocked, s.explicitPipeline(st.ID))
+	}
+	if !quiet {
+		fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), st.Gates.Ledger.Entry(phase).Status)
+	}
+	return nil
 }

@@ -1,0 +1,95 @@
+package refs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+)
+
+// The cache beside the refs holds a copy of each pipeline's tip, so that a
+// hook reads one small file instead of starting git. It is a plain-text
+// record, parsed without reflection:
+//
+//	git-crucible cache 1
+//	<pipeline id>
+//	<commit>
+//	<mode> <object id> <name>     one line per top-level tree entry
+//	state <length>
+//	<state.json, exactly length bytes>
+//
+// A copy is trusted only when it is complete and names the ref's current
+// commit; anything else falls back to git and is rewritten.
+const cacheMagic = "git-crucible cache 1"
+
+func (s *Store) cachePath(id string) string {
+	return filepath.Join(s.repo.CrucibleDir(), "cache", id)
+}
+
+func encodeCache(h *Head) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\n%s\n%s\n", cacheMagic, h.ID, h.Commit)
+	for _, e := range h.Tree {
+		fmt.Fprintf(&b, "%s %s %s\n", e.Mode, e.OID, e.Name)
+	}
+	fmt.Fprintf(&b, "state %d\n", len(h.State))
+	b.Write(h.State)
+	return b.Bytes()
+}
+
+// decodeCache returns the cached head, or nil when the copy is not complete.
+func decodeCache(b []byte) *Head {
+	line := func() string {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			b = nil
+			return ""
+		}
+		l := string(b[:i])
+		b = b[i+1:]
+		return l
+	}
+	if line() != cacheMagic {
+		return nil
+	}
+	h := &Head{ID: line(), Commit: line()}
+	for {
+		l := line()
+		if n, ok := strings.CutPrefix(l, "state "); ok {
+			size, err := strconv.Atoi(n)
+			if err != nil || size != len(b) || h.ID == "" || h.Commit == "" {
+				return nil
+			}
+			h.State = b
+			return h
+		}
+		mode, rest, ok1 := strings.Cut(l, " ")
+		oid, name, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 {
+			return nil
+		}
+		h.Tree = append(h.Tree, gitext.TreeEntry{Mode: mode, OID: oid, Name: name})
+	}
+}
+
+// writeCache is best effort: a missing or stale cache only costs a git read.
+// The copy is written in place, not renamed in: a reader that catches it
+// half-written sees a wrong length and falls back, and a new file on every
+// append would cost more than the write.
+func (s *Store) writeCache(h *Head) {
+	path := s.cachePath(h.ID)
+	data := encodeCache(h)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if os.IsNotExist(err) && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	}
+	if err != nil {
+		return
+	}
+	f.Write(data)
+	f.Close()
+}
