@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,14 @@ func (r *Repo) HashObject(kind string, data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// zlibWriters recycles compressors: each costs ~800 KB to set up.
+var zlibWriters = sync.Pool{New: func() any {
+	// Level 1 is git's own default for loose objects (core.looseCompression);
+	// gc recompresses them into packs anyway.
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	return w
+}}
+
 // WriteObject stores data as a loose object, as git does: compressed into a
 // temporary file in the fan-out directory, then renamed into place, so a
 // reader (or a kill) never sees half an object.
@@ -50,31 +59,46 @@ func (r *Repo) WriteObject(kind string, data []byte) (string, error) {
 		_ = os.Chtimes(final, now, now)
 		return oid, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	zw := zlib.NewWriter(tmp)
+	// Compress in memory first: one write, and nothing on disk if it fails.
+	var buf bytes.Buffer
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(&buf)
 	fmt.Fprintf(zw, "%s %d\x00", kind, len(data))
 	zw.Write(data)
 	if err := zw.Close(); err != nil {
-		tmp.Close()
 		return "", err
 	}
-	if err := tmp.Close(); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
+	tmp, err := createTemp(dir, "tmp_obj_", 0o444) // read-only, as git leaves objects
+	if err != nil {
 		return "", err
 	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	_, err = tmp.Write(buf.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), final)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
 		return "", err
 	}
 	return oid, nil
+}
+
+// createTemp is os.CreateTemp with a mode, so no chmod is needed after.
+func createTemp(dir, prefix string, mode os.FileMode) (*os.File, error) {
+	for {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if !errors.Is(err, os.ErrExist) {
+			return f, err
+		}
+	}
 }
 
 // TreeEntry is one entry of a tree object.

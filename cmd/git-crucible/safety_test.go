@@ -128,6 +128,11 @@ func TestKillDuringAppends(t *testing.T) {
 	lock := filepath.Join(dir, ".git", "refs", "crucible", "pipelines", testID+".lock")
 	acked := map[int]bool{}
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Kill anywhere from start-up to just after a typical append ends, so
+	// that some appends finish and the rest die at every stage.
+	t0 := time.Now()
+	crucible(t, dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", "1000")
+	typical := time.Since(t0)
 	const rounds = 40
 	killed, staleLocks := 0, 0
 	for n := 1; n <= rounds; n++ {
@@ -144,7 +149,7 @@ func TestKillDuringAppends(t *testing.T) {
 			if err == nil {
 				acked[n] = true
 			}
-		case <-time.After(time.Duration(rng.IntN(40_000)) * time.Microsecond):
+		case <-time.After(time.Duration(rng.Int64N(int64(typical) * 3 / 2))):
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // git and git-crucible alike
 			if err := <-done; err == nil {
 				acked[n] = true
@@ -157,7 +162,10 @@ func TestKillDuringAppends(t *testing.T) {
 			os.Remove(lock)
 		}
 	}
-	t.Logf("%d of %d appends killed, %d stale locks cleared", killed, rounds, staleLocks)
+	t.Logf("%d of %d appends killed, %d stale locks cleared (a typical append took %v)", killed, rounds, staleLocks, typical)
+	if killed == 0 || killed == rounds {
+		t.Fatalf("%d of %d appends killed: the kill points did not spread over the append", killed, rounds)
+	}
 	onChain, _ := chainRounds(t, dir)
 	for n := range acked {
 		if !onChain[n] {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
 // TestMain lets the test binary act as git-crucible inside scenarios, so
@@ -31,20 +33,10 @@ func hermeticGit(env *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
-	for k, v := range map[string]string{
-		"HOME":                home,
-		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_CONFIG_GLOBAL":   filepath.Join(home, ".gitconfig"),
-		"GIT_AUTHOR_NAME":     "Ada Tester",
-		"GIT_AUTHOR_EMAIL":    "ada@example.com",
-		"GIT_COMMITTER_NAME":  "Ada Tester",
-		"GIT_COMMITTER_EMAIL": "ada@example.com",
-		"GIT_AUTHOR_DATE":     "2026-11-22T10:00:00Z",
-		"GIT_COMMITTER_DATE":  "2026-11-22T10:00:00Z",
-		"GIT_TERMINAL_PROMPT": "0",
-	} {
-		env.Setenv(k, v)
+	for k, v := range gittest.Env(home) {
+		if v != "" { // scenarios start from a minimal environment: nothing to unset
+			env.Setenv(k, v)
+		}
 	}
-	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644)
+	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gittest.GitConfig), 0o644)
 }

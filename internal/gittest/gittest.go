@@ -14,17 +14,20 @@ import (
 // system config, fixed identities and dates. An empty value means unset.
 func Env(home string) map[string]string {
 	return map[string]string{
-		"HOME":                    home,
-		"XDG_CONFIG_HOME":         filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM":     "1",
-		"GIT_CONFIG_GLOBAL":       filepath.Join(home, ".gitconfig"),
-		"GIT_AUTHOR_NAME":         "Ada Tester",
-		"GIT_AUTHOR_EMAIL":        "ada@example.com",
-		"GIT_COMMITTER_NAME":      "Ada Tester",
-		"GIT_COMMITTER_EMAIL":     "ada@example.com",
-		"GIT_AUTHOR_DATE":         "2026-11-22T10:00:00Z",
-		"GIT_COMMITTER_DATE":      "2026-11-22T10:00:00Z",
-		"GIT_TERMINAL_PROMPT":     "0",
+		"HOME":                home,
+		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_CONFIG_GLOBAL":   filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_NAME":     "Ada Tester",
+		"GIT_AUTHOR_EMAIL":    "ada@example.com",
+		"GIT_COMMITTER_NAME":  "Ada Tester",
+		"GIT_COMMITTER_EMAIL": "ada@example.com",
+		"GIT_AUTHOR_DATE":     "2026-11-22T10:00:00Z",
+		"GIT_COMMITTER_DATE":  "2026-11-22T10:00:00Z",
+		"GIT_TERMINAL_PROMPT": "0",
+		// A -race binary sleeps a second at exit by default, and the test
+		// binary runs as git-crucible hundreds of times.
+		"GORACE":                  "atexit_sleep_ms=0",
 		"GIT_DIR":                 "",
 		"GIT_WORK_TREE":           "",
 		"GIT_COMMON_DIR":          "",
