@@ -3,7 +3,6 @@ package gitext
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -172,10 +171,4 @@ func ownedByUs(dir string) bool {
 	}
 	sys, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(sys.Uid) == os.Geteuid()
-}
-
-// IsNotRepository reports whether err is git's "not a git repository".
-func IsNotRepository(err error) bool {
-	var ge *Error
-	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository")
 }

@@ -86,11 +86,3 @@ func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, er
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return run(ctx, r, nil, args...)
 }
-
-// GitInput is Git with stdin.
-func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	if stdin == nil {
-		stdin = []byte{}
-	}
-	return run(ctx, r, stdin, args...)
-}

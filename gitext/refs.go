@@ -185,14 +185,8 @@ func (r *Repo) SetSymref(name, target, old string) error {
 	return r.swap(name, old, "ref: "+target+"\n", r.ReadSymref)
 }
 
-// DeleteSymref removes the symbolic ref name if it points at old. Symbolic
-// refs are never packed, so removing the loose file removes the ref.
-func (r *Repo) DeleteSymref(name, old string) error {
-	return r.swap(name, old, "", r.ReadSymref)
-}
-
 // swap is the compare-and-swap under name's lock: if read(name) gives old,
-// name's file gets content (or is removed when content is "").
+// name's file gets content.
 func (r *Repo) swap(name, old, content string, read func(string) (string, error)) error {
 	if err := r.checkRefStorage(); err != nil {
 		return err
@@ -209,14 +203,6 @@ func (r *Repo) swap(name, old, content string, read func(string) (string, error)
 	if cur != old {
 		rollback(f)
 		return fmt.Errorf("%s: expected %s, found %s: %w", name, orNone(old), orNone(cur), ErrRefChanged)
-	}
-	if content == "" {
-		err := os.Remove(r.refPath(name))
-		rollback(f)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
 	}
 	return commitLock(f, content)
 }

@@ -226,7 +226,7 @@ func (s *Service) batch(w *Writer, st *State, drafts []Draft) (*refs.Batch, []st
 			return nil, nil, err
 		}
 		b.Events = append(b.Events, line)
-		subjects = append(subjects, describe(e))
+		subjects = append(subjects, Describe(e))
 		if e.Type == TypeStart {
 			hdr := Header{ID: st.ID, Goal: st.Goal, Mode: st.Mode, Branch: st.Branch, Baseline: st.Baseline,
 				Created: st.Created, Writer: w.ID}
@@ -239,8 +239,8 @@ func (s *Service) batch(w *Writer, st *State, drafts []Draft) (*refs.Batch, []st
 	return b, warnings, nil
 }
 
-// describe is an event's one-line summary, for commit subjects and logs.
-func describe(e Event) string {
+// Describe is an event's one-line summary, for commit subjects and logs.
+func Describe(e Event) string {
 	var d struct {
 		Phase   ledger.Phase `json:"phase"`
 		Verdict string       `json:"verdict"`
@@ -257,9 +257,6 @@ func describe(e Event) string {
 	}
 	return strings.TrimPrefix(e.Type, "pipeline.")
 }
-
-// Describe is the one-line summary of e.
-func Describe(e Event) string { return describe(e) }
 
 // StartOptions configure a new pipeline.
 type StartOptions struct {

@@ -45,9 +45,6 @@ func (s *Store) Close() error {
 	return s.reader.Close()
 }
 
-// Repo is the repository the store works in.
-func (s *Store) Repo() *gitext.Repo { return s.repo }
-
 // Objects returns the store's object reader.
 func (s *Store) Objects() (*gitext.ObjectReader, error) {
 	if s.reader == nil {
@@ -316,11 +313,6 @@ func (s *Store) SetActive(branch, id, old string) error {
 		oldTarget = PipelineRef(old)
 	}
 	return s.repo.SetSymref(ActiveRef(branch), PipelineRef(id), oldTarget)
-}
-
-// ClearActive removes branch's active pipeline, provided it is still id.
-func (s *Store) ClearActive(branch, id string) error {
-	return s.repo.DeleteSymref(ActiveRef(branch), PipelineRef(id))
 }
 
 // ChainCommit is one commit of a chain, as Walk yields it.

@@ -78,7 +78,7 @@ func TestAppendRetriesALostRace(t *testing.T) {
 	_, err := s.Append("p1", who, func(h *Head) (*Batch, error) {
 		calls++
 		if calls == 1 {
-			if _, err := Open(context.Background(), s.Repo()).Append("p1", who, batchOf("rival")); err != nil {
+			if _, err := Open(context.Background(), s.repo).Append("p1", who, batchOf("rival")); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -186,14 +186,8 @@ func TestActiveIndex(t *testing.T) {
 	if got := gittest.Git(t, dir, "symbolic-ref", ActiveRef("feature/x")); got != PipelineRef("p2") {
 		t.Fatalf("git reads %q", got)
 	}
-	if err := s.ClearActive("feature/x", "p1"); !errors.Is(err, gitext.ErrRefChanged) {
-		t.Fatalf("clearing with a stale id: %v", err)
-	}
-	if err := s.ClearActive("feature/x", "p2"); err != nil {
-		t.Fatal(err)
-	}
-	if id, _ := s.Active("feature/x"); id != "" {
-		t.Fatalf("still active: %q", id)
+	if id, err := s.Active("feature/x"); id != "p2" || err != nil {
+		t.Fatalf("Active = %q, %v", id, err)
 	}
 }
 
@@ -239,7 +233,7 @@ func TestListAndWalk(t *testing.T) {
 	if err != nil || strings.Join(seen, ",") != "y,x" {
 		t.Fatalf("Walk saw %v, %v", seen, err)
 	}
-	if _, err := os.Stat(filepath.Join(s.Repo().CrucibleDir(), "cache", "a")); err != nil {
+	if _, err := os.Stat(filepath.Join(s.repo.CrucibleDir(), "cache", "a")); err != nil {
 		t.Fatal(err)
 	}
 }
