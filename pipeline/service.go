@@ -284,7 +284,9 @@ func (e *ActiveError) Error() string {
 }
 
 // Start creates a pipeline on the current branch and makes it active there.
-// It returns the new state and the id of the pipeline it abandoned, if any.
+// A finished pipeline there (Phase 4 PASS, or abandoned) simply gives way;
+// an open one refuses unless Fresh, which abandons it. Start returns the
+// new state and the id of the pipeline it abandoned, if any.
 func (s *Service) Start(o StartOptions) (*State, string, error) {
 	branch, err := s.Repo.HeadBranch()
 	if err != nil {
@@ -297,7 +299,16 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if old != "" && !o.Fresh {
+	// A finished or abandoned pipeline gives way to a new one by itself.
+	stillOpen := false
+	if old != "" {
+		prev, _, err := s.Load(old)
+		if err != nil {
+			return nil, "", err
+		}
+		stillOpen = !prev.Finished()
+	}
+	if stillOpen && !o.Fresh {
 		return nil, "", &ActiveError{Branch: branch, ID: old}
 	}
 	id := o.ID
@@ -342,14 +353,11 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 		s.Record(id, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "another pipeline became active first"}})
 		return nil, "", fmt.Errorf("cannot make %s active on '%s': %w", id, branch, err)
 	}
-	if old != "" {
-		prev, _, err := s.Load(old)
-		if err == nil && prev.Status == Active {
-			_, _, err = s.Record(old, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "replaced by a fresh start", ReplacedBy: id}})
-		}
-		if err != nil {
-			return st, old, fmt.Errorf("%s is active, but %s could not be marked abandoned: %w", id, old, err)
-		}
+	if !stillOpen {
+		return st, "", nil
+	}
+	if _, _, err := s.Record(old, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "replaced by a fresh start", ReplacedBy: id}}); err != nil {
+		return st, old, fmt.Errorf("%s is active, but %s could not be marked abandoned: %w", id, old, err)
 	}
 	return st, old, nil
 }

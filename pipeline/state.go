@@ -16,8 +16,8 @@ const StateFormat = 1
 
 // Pipeline statuses.
 const (
-	Active    = "active"
-	Abandoned = "abandoned"
+	StatusOpen      = "open"
+	StatusAbandoned = "abandoned"
 )
 
 // Modes a pipeline runs in.
@@ -60,6 +60,19 @@ func DecodeState(b []byte) (*State, error) {
 	return &s, nil
 }
 
+// Finished reports whether the pipeline is over: abandoned, or Phase 4 passed.
+func (s *State) Finished() bool {
+	return s.Status == StatusAbandoned || s.Gates.Ledger.Entry(ledger.Completion).Status == ledger.Pass
+}
+
+// Condition is the pipeline's status for people: open, complete or abandoned.
+func (s *State) Condition() string {
+	if s.Status == StatusOpen && s.Finished() {
+		return "complete"
+	}
+	return s.Status
+}
+
 // ErrAbandoned refuses changes to an abandoned pipeline.
 var ErrAbandoned = errors.New("the pipeline is abandoned")
 
@@ -80,7 +93,7 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 	for k, v := range s.Counters {
 		next.Counters[k] = v
 	}
-	if s.Status == Abandoned {
+	if s.Status == StatusAbandoned {
 		return nil, ErrAbandoned
 	}
 	switch {
@@ -93,14 +106,14 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 			return nil, err
 		}
 		next = State{Format: StateFormat, ID: d.ID, Goal: d.Goal, Mode: d.Mode, Branch: d.Branch,
-			Baseline: d.Baseline, Created: e.Time, Status: Active, Counters: next.Counters,
+			Baseline: d.Baseline, Created: e.Time, Status: StatusOpen, Counters: next.Counters,
 			Gates: ledger.New(d.ID, e.Time, LedgerGoal(d.Goal), d.Mode)}
 	case e.Type == TypeAbandon:
 		var d AbandonData
 		if err := strictUnmarshal(e.Data, &d); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Type, err)
 		}
-		next.Status = Abandoned
+		next.Status = StatusAbandoned
 	case e.Type == TypeVerdict:
 		var d VerdictData
 		if err := strictUnmarshal(e.Data, &d); err != nil {

@@ -33,7 +33,7 @@ func started(t *testing.T) *State {
 
 func TestStartState(t *testing.T) {
 	st := started(t)
-	if st.ID != "p1" || st.Status != Active || st.Phase != ledger.Design || st.Seq != 1 || st.Counters[TypeStart] != 1 {
+	if st.ID != "p1" || st.Status != StatusOpen || st.Phase != ledger.Design || st.Seq != 1 || st.Counters[TypeStart] != 1 {
 		t.Fatalf("state %+v", st)
 	}
 	if st.Goal != "line one\nline two" || st.Gates.Ledger.Goal != "line one line two" {
@@ -99,7 +99,7 @@ func TestAbandonedRefusesEverything(t *testing.T) {
 	if _, err := st.Apply(ev(t, st, TypeAbandon, AbandonData{Reason: "r"})); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != Abandoned {
+	if st.Status != StatusAbandoned {
 		t.Fatalf("status %s", st.Status)
 	}
 	for _, typ := range []string{TypeAbandon, LedgerType(ledger.Begin)} {

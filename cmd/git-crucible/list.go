@@ -47,7 +47,7 @@ func listCommand() *cli.Command {
 					if r.Active {
 						mark = "*"
 					}
-					fmt.Fprintf(s.out(), "%s %-30s %-9s phase %d %-11s %-16s %s\n", mark, r.ID, r.Status, r.Phase,
+					fmt.Fprintf(s.out(), "%s %-30s %-9s phase %d %-11s %-16s %s\n", mark, r.ID, r.Condition(), r.Phase,
 						r.Gates.Ledger.Entry(r.Phase).Status, r.Branch, oneLine(r.Goal))
 				}
 				return nil

@@ -49,7 +49,7 @@ func showCommand() *cli.Command {
 }
 
 func printHeader(s *session, st *pipeline.State) {
-	fmt.Fprintf(s.out(), "Pipeline: %s (%s)\nGoal:     %s\nMode:     %s\nBranch:   %s\n", st.ID, st.Status, oneLine(st.Goal), st.Mode, st.Branch)
+	fmt.Fprintf(s.out(), "Pipeline: %s (%s)\nGoal:     %s\nMode:     %s\nBranch:   %s\n", st.ID, st.Condition(), oneLine(st.Goal), st.Mode, st.Branch)
 	if st.Baseline != "" {
 		fmt.Fprintf(s.out(), "Baseline: %s\n", st.Baseline)
 	}
