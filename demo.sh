@@ -4,7 +4,13 @@
 # acknowledgement, and a clean verify. Needs `git crucible` on PATH
 # (./install.sh puts it there).
 set -eu
-command -v git-crucible >/dev/null 2>&1 || { echo "error: git-crucible is not on PATH; run ./install.sh first" >&2; exit 1; }
+# Find the binary where ./install.sh puts it, even before that is on PATH.
+for dir in "${PREFIX:+$PREFIX/bin}" "${GOBIN:-}" "$(go env GOPATH 2>/dev/null)/bin"; do
+	if ! command -v git-crucible >/dev/null 2>&1 && [ -n "$dir" ] && [ -x "$dir/git-crucible" ]; then
+		PATH="$dir:$PATH"
+	fi
+done
+command -v git-crucible >/dev/null 2>&1 || { echo "error: git-crucible is not installed; run ./install.sh first" >&2; exit 1; }
 
 repo="$(mktemp -d "${TMPDIR:-/tmp}/crucible-demo.XXXXXX")"
 cd "$repo"
