@@ -338,6 +338,9 @@ func (m *Machine) Apply(a Action) (warnings []string, err error) {
 	default:
 		return nil, fmt.Errorf("unknown ledger action %q", a.Kind)
 	}
+	if err := next.Ledger.Validate(); err != nil {
+		return nil, illegal("the ledger could not be written: %v", err)
+	}
 	next.LastSeq = a.Seq
 	*m = next
 	return warnings, nil

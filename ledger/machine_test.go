@@ -1181,3 +1181,27 @@ func TestBlockedStepsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyKeepsTheLedgerWritable: a value the one-line format cannot hold
+// is refused, so the ledger always renders and parses back.
+func TestApplyKeepsTheLedgerWritable(t *testing.T) {
+	m := New("p", "r", "g", "feature")
+	if _, err := m.Apply(Action{Kind: Begin, Phase: Design, Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	before := m
+	for _, a := range []Action{
+		{Kind: FailPhase, Phase: Design, Seq: 2, Reason: "two\nlines"},
+		{Kind: Skip, Phase: Design, Seq: 2, Reason: " padded "},
+		{Kind: FailPhase, Phase: Design, Seq: 2, Time: "2026\r"},
+	} {
+		_, err := m.Apply(a)
+		var ie *IllegalError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the ledger could not be written") {
+			t.Errorf("%+v: err %v", a, err)
+		}
+		if !reflect.DeepEqual(m, before) {
+			t.Fatalf("%+v changed the machine", a)
+		}
+	}
+}

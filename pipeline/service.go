@@ -181,14 +181,14 @@ func (s *Service) Record(id string, drafts ...Draft) (*State, []string, error) {
 	var st *State
 	var warnings []string
 	_, err = s.Store.Append(id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
-		st, warnings = &State{}, nil
-		if h.Commit != "" {
-			cur, err := DecodeState(h.State)
-			if err != nil {
-				return nil, err
-			}
-			st = cur
+		if h.Commit == "" {
+			return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
 		}
+		cur, err := DecodeState(h.State)
+		if err != nil {
+			return nil, err
+		}
+		st = cur
 		batch, warn, err := s.batch(w, st, drafts)
 		warnings = warn
 		return batch, err

@@ -92,7 +92,8 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 			if err := requireFlags(c, required[kind]...); err != nil {
 				return err
 			}
-			data := pipeline.LedgerData{Phase: p, Reason: strings.TrimSpace(c.String("reason")),
+			// The ledger is one line per field: a pasted multi-line reason becomes one line.
+			data := pipeline.LedgerData{Phase: p, Reason: oneLine(c.String("reason")),
 				Artifact: strings.TrimSpace(c.String("artifact")), Confirm: c.String("confirm")}
 			if kind == ledger.CompletePhase {
 				if data.Done, data.Total, err = parseTasks(c.String("tasks")); err != nil {
