@@ -2,11 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,11 +49,8 @@ func Init(ctx context.Context, r *gitext.Repo) (w *Writer, created bool, err err
 		return nil, false, err
 	}
 	if w == nil {
-		var b [4]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, false, err
-		}
-		w, created = &Writer{ID: "w-" + hex.EncodeToString(b[:])}, true
+		// Distinct per clone is all that is needed; see refs.NewID.
+		w, created = &Writer{ID: fmt.Sprintf("w-%08x", rand.Uint32())}, true
 	}
 	out, err := r.Git(ctx, "var", "GIT_COMMITTER_IDENT")
 	if err != nil {
