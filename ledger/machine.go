@@ -155,25 +155,25 @@ func satisfied(p Phase, e Entry) bool {
 // CanBegin returns nil when phase p may start, or why it may not: its
 // predecessor must be PASS (COMPLETE for Execute) or SKIPPED and
 // acknowledged, and no earlier phase may hold an unacknowledged skip.
-func (m *Machine) CanBegin(p Phase) *Blocked {
+func (l *Ledger) CanBegin(p Phase) *Blocked {
 	for q := Design; q < p; q++ {
-		if e := m.Ledger.Entry(q); e.Status == Skipped && !e.Acknowledged {
-			return m.blocked(p, q)
+		if e := l.Entry(q); e.Status == Skipped && !e.Acknowledged {
+			return l.blocked(p, q)
 		}
 	}
 	if p == Design {
 		return nil
 	}
-	if !satisfied(p-1, *m.Ledger.Entry(p - 1)) {
-		return m.blocked(p, p-1)
+	if !satisfied(p-1, *l.Entry(p - 1)) {
+		return l.blocked(p, p-1)
 	}
 	return nil
 }
 
 // Current is the furthest phase that has left NOT_STARTED, or Design.
-func (m *Machine) Current() Phase {
+func (l *Ledger) Current() Phase {
 	for p := Completion; p > Design; p-- {
-		if m.Ledger.Entry(p).Status != NotStarted {
+		if l.Entry(p).Status != NotStarted {
 			return p
 		}
 	}
@@ -183,26 +183,26 @@ func (m *Machine) Current() Phase {
 // Check returns nil when work in the current phase is allowed: the phase
 // could legally have started and is not FAIL, INFERRED or an unacknowledged
 // skip. It is what hooks enforce.
-func (m *Machine) Check() *Blocked {
-	p := m.Current()
-	e := m.Ledger.Entry(p)
+func (l *Ledger) Check() *Blocked {
+	p := l.Current()
+	e := l.Entry(p)
 	switch {
 	case e.Status == NotStarted:
 		return nil
 	case e.Status == Fail, e.Status == Inferred, e.Status == Skipped && !e.Acknowledged:
-		return m.blocked(p, p)
+		return l.blocked(p, p)
 	}
-	return m.CanBegin(p)
+	return l.CanBegin(p)
 }
 
-func (m *Machine) blocked(p, gate Phase) *Blocked {
-	e := m.Ledger.Entry(gate)
-	return &Blocked{Phase: p, Gate: gate, Status: e.Status, Acknowledged: e.Acknowledged, Steps: m.unblockSteps(gate)}
+func (l *Ledger) blocked(p, gate Phase) *Blocked {
+	e := l.Entry(gate)
+	return &Blocked{Phase: p, Gate: gate, Status: e.Status, Acknowledged: e.Acknowledged, Steps: l.unblockSteps(gate)}
 }
 
 // unblockSteps is the shortest sequence of actions that satisfies gate.
-func (m *Machine) unblockSteps(gate Phase) []Action {
-	e := m.Ledger.Entry(gate)
+func (l *Ledger) unblockSteps(gate Phase) []Action {
+	e := l.Entry(gate)
 	finish := []Action{{Kind: GiveVerdict, Phase: gate, Verdict: "PASS"}, {Kind: PassGate, Phase: gate}}
 	if !gate.HasQualityGate() {
 		finish = []Action{{Kind: CompletePhase, Phase: gate}}
@@ -228,6 +228,15 @@ func (m *Machine) unblockSteps(gate Phase) []Action {
 	}
 	return append([]Action{{Kind: Begin, Phase: gate}}, finish...)
 }
+
+// CanBegin is Ledger.CanBegin on the machine's ledger.
+func (m *Machine) CanBegin(p Phase) *Blocked { return m.Ledger.CanBegin(p) }
+
+// Current is Ledger.Current on the machine's ledger.
+func (m *Machine) Current() Phase { return m.Ledger.Current() }
+
+// Check is Ledger.Check on the machine's ledger.
+func (m *Machine) Check() *Blocked { return m.Ledger.Check() }
 
 // Apply performs a, or leaves m unchanged and returns why not. Warnings are
 // notices the user must see (skipped gates when Completion starts).

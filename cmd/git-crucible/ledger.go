@@ -173,18 +173,22 @@ func checkCommand() *cli.Command {
 // checkLedger answers `ledger check`: may phase start (0: may the current
 // phase go on)? A blocked answer is an error carrying the unblocking hints.
 func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
-	st, err := s.load()
+	id, err := s.pipelineID()
+	if err != nil {
+		return err
+	}
+	l, err := s.svc.LoadLedger(id)
 	if err != nil {
 		return err
 	}
 	var blocked *ledger.Blocked
 	if phase == 0 {
-		phase, blocked = st.Gates.Current(), st.Gates.Check()
+		phase, blocked = l.Current(), l.Check()
 	} else {
-		blocked = st.Gates.CanBegin(phase)
+		blocked = l.CanBegin(phase)
 	}
 	if s.jsonOut() {
-		if err := s.printJSON(map[string]any{"pipeline": st.ID, "phase": phase, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}); err != nil {
+		if err := s.printJSON(map[string]any{"pipeline": id, "phase": phase, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}); err != nil {
 			return err
 		}
 		if blocked != nil {
@@ -193,10 +197,10 @@ func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
 		return nil
 	}
 	if blocked != nil {
-		return ruleError(blocked, s.explicitPipeline(st.ID))
+		return ruleError(blocked, s.explicitPipeline(id))
 	}
 	if !quiet {
-		fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), st.Gates.Ledger.Entry(phase).Status)
+		fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), l.Entry(phase).Status)
 	}
 	return nil
 }
