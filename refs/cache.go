@@ -80,9 +80,10 @@ func decodeCache(b []byte) *Head {
 // The copy is written in place, not renamed in: a reader that catches it
 // half-written sees a wrong length and falls back, and a new file on every
 // append would cost more than the write.
-func (s *Store) writeCache(h *Head) {
-	path := s.cachePath(h.ID)
-	data := encodeCache(h)
+func (s *Store) writeCache(h *Head) { writeInPlace(s.cachePath(h.ID), encodeCache(h)) }
+
+// writeInPlace overwrites a cache file, best effort.
+func writeInPlace(path string, data []byte) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if os.IsNotExist(err) && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)

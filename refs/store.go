@@ -187,13 +187,14 @@ func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error
 		if err != nil {
 			return nil, err
 		}
-		next, err := s.writeCommit(head, batch, who)
+		next, tb, err := s.writeCommit(head, batch, who)
 		if err != nil {
 			return nil, err
 		}
 		err = s.repo.UpdateRef(ref, next.Commit, old)
 		if err == nil {
 			s.writeCache(next)
+			tb.saveListings()
 			return next, nil
 		}
 		if !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
@@ -203,49 +204,29 @@ func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error
 	}
 }
 
-// writeCommit writes the batch's blobs, the new tree and the commit object.
-func (s *Store) writeCommit(head *Head, b *Batch, who Identity) (*Head, error) {
+// writeCommit writes the batch's blobs, the trees on their paths and the
+// commit object. The returned builder holds the new subtree listings, to be
+// cached once the ref has moved.
+func (s *Store) writeCommit(head *Head, b *Batch, who Identity) (*Head, *treeBuilder, error) {
 	files := map[string][]byte{EventsFile: joinLines(b.Events)}
 	if head.Commit == "" {
 		files[FormatFile] = []byte(FormatV1)
 	}
 	for name, content := range b.Files {
-		if strings.Contains(name, "/") {
-			return nil, fmt.Errorf("nested path %q is not supported", name)
-		}
 		files[name] = content
 	}
-	entries := make([]gitext.TreeEntry, 0, len(head.Tree)+len(files))
-	for _, e := range head.Tree {
-		if _, replaced := files[e.Name]; !replaced {
-			entries = append(entries, e)
-		}
+	state, ok := files[StateFile]
+	if !ok {
+		return nil, nil, errors.New("an append must write " + StateFile)
 	}
-	var state []byte
-	for name, content := range files {
-		oid, err := s.repo.WriteObject("blob", content)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, gitext.TreeEntry{Mode: "100644", Name: name, OID: oid})
-		if name == StateFile {
-			state = content
-		}
-	}
-	if state == nil {
-		return nil, errors.New("an append must write " + StateFile)
-	}
-	treeData, err := gitext.EncodeTree(entries)
+	tb := s.newTreeBuilder(head)
+	entries, tree, err := tb.build(files)
 	if err != nil {
-		return nil, err
-	}
-	tree, err := s.repo.WriteObject("tree", treeData)
-	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now, err := gitext.Now()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sig := gitext.Signature(who.Name, who.Email, now)
 	c := gitext.Commit{Tree: tree, Author: sig, Committer: sig,
@@ -255,13 +236,9 @@ func (s *Store) writeCommit(head *Head, b *Batch, who Identity) (*Head, error) {
 	}
 	oid, err := s.repo.WriteObject("commit", c.Encode())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// The tree as git lists it, so the cache matches a fresh read.
-	if entries, err = gitext.DecodeTree(treeData, s.repo.HashLen()); err != nil {
-		return nil, err
-	}
-	return &Head{ID: head.ID, Commit: oid, Tree: entries, State: state}, nil
+	return &Head{ID: head.ID, Commit: oid, Tree: entries, State: state}, tb, nil
 }
 
 func joinLines(lines [][]byte) []byte {
