@@ -174,7 +174,24 @@ func Now() (string, error) {
 // the state it applies to. It retries on a concurrent append, re-checking
 // against the new state.
 func (s *Service) Record(id string, drafts ...Draft) (*State, []string, error) {
+	return s.Update(id, func(*State, string) (*Change, error) { return &Change{Drafts: drafts}, nil })
+}
+
+// Change is what one append records: events, and files kept in the tree.
+type Change struct {
+	Drafts []Draft
+	Files  map[string][]byte
+}
+
+// Update appends the change plan derives from the pipeline's current state
+// and the time its events will carry. On a concurrent append, plan runs
+// again against the new state, so it must derive everything from st.
+func (s *Service) Update(id string, plan func(st *State, now string) (*Change, error)) (*State, []string, error) {
 	w, err := s.writer()
+	if err != nil {
+		return nil, nil, err
+	}
+	now, err := Now()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,9 +206,19 @@ func (s *Service) Record(id string, drafts ...Draft) (*State, []string, error) {
 			return nil, err
 		}
 		st = cur
-		batch, warn, err := s.batch(w, st, drafts)
+		change, err := plan(cur, now)
+		if err != nil {
+			return nil, err
+		}
+		batch, warn, err := s.batch(w, st, now, change.Drafts)
+		if err != nil {
+			return nil, err
+		}
+		for p, content := range change.Files {
+			batch.Files[p] = content
+		}
 		warnings = warn
-		return batch, err
+		return batch, nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -200,11 +227,7 @@ func (s *Service) Record(id string, drafts ...Draft) (*State, []string, error) {
 }
 
 // batch applies drafts to st and renders the commit that records them.
-func (s *Service) batch(w *Writer, st *State, drafts []Draft) (*refs.Batch, []string, error) {
-	now, err := Now()
-	if err != nil {
-		return nil, nil, err
-	}
+func (s *Service) batch(w *Writer, st *State, now string, drafts []Draft) (*refs.Batch, []string, error) {
 	b := &refs.Batch{Files: map[string][]byte{}}
 	var warnings, subjects []string
 	for _, d := range drafts {
@@ -342,7 +365,11 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 			return nil, fmt.Errorf("pipeline %s already exists", id)
 		}
 		st = &State{}
-		b, _, err := s.batch(w, st, []Draft{{Type: TypeStart, Data: start}})
+		now, err := Now()
+		if err != nil {
+			return nil, err
+		}
+		b, _, err := s.batch(w, st, now, []Draft{{Type: TypeStart, Data: start}})
 		return b, err
 	})
 	if err != nil {

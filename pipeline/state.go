@@ -40,6 +40,7 @@ type State struct {
 	Lamport  int64          `json:"lamport"`
 	Counters map[string]int `json:"counters"`
 	Gates    ledger.Machine `json:"gates"`
+	Dispatch Dispatches     `json:"dispatch"`
 }
 
 // Encode renders state.json canonically.
@@ -122,6 +123,10 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		a := ledger.Action{Kind: ledger.GiveVerdict, Phase: d.Phase, Seq: e.Seq, Time: e.Time,
 			Verdict: d.Verdict, PipelineID: d.PipelineID}
 		if warnings, err = next.Gates.Apply(a); err != nil {
+			return nil, err
+		}
+	case e.Type == TypeDispatchStart || e.Type == TypeDispatchFinish:
+		if err := next.applyDispatch(e); err != nil {
 			return nil, err
 		}
 	case strings.HasPrefix(e.Type, ledgerType):

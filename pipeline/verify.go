@@ -28,10 +28,14 @@ func (p Problem) String() string {
 	return where + ": " + p.Message
 }
 
-// chainFiles are the entries every chain commit must have, and all it may have.
+// chainFiles are all the entries a chain commit may have at its top level.
 var chainFiles = map[string]bool{
 	refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, HeaderFile: true, LedgerFile: true,
+	dispatchDir: true,
 }
+
+// dispatchDir holds prompts and outputs (DispatchPath).
+const dispatchDir = "dispatch"
 
 // Verify replays pipeline id's chain from its root and reports every
 // structural fault, illegal transition and state that its events do not

@@ -46,7 +46,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		CommandNotFound:        func(c *cli.Context, name string) {},
 		Commands: []*cli.Command{
 			initCommand(), startCommand(), statusCommand(), ledgerCommand(), gateCommand(),
-			listCommand(), logCommand(), showCommand(), verifyCommand(),
+			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
 		},
 	}
 	for _, c := range app.Commands {

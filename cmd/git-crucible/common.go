@@ -78,13 +78,15 @@ func (s *session) load() (*pipeline.State, error) {
 
 func (s *session) jsonOut() bool { return s.json }
 
-func (s *session) printJSON(v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(s.out(), "%s\n", b)
-	return err
+func (s *session) printJSON(v any) error { return writeJSON(s.out(), v, "  ") }
+
+// writeJSON prints v on one line (indent "") or indented, with '<', '>'
+// and '&' as themselves: "a.md -> b.md" stays as crucible writes it.
+func writeJSON(w io.Writer, v any, indent string) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	return enc.Encode(v)
 }
 
 // warn prints notices on stderr.

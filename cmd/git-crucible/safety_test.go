@@ -225,3 +225,52 @@ func TestGCPruneLosesNothing(t *testing.T) {
 	crucible(t, dir, "ledger", "pass", "1")
 	assertSound(t, dir)
 }
+
+// TestConcurrentDispatchStarts: 8 processes start a dispatch at once; they
+// get the 8 distinct seqs 1..8 and the manifest holds all of them.
+func TestConcurrentDispatchStarts(t *testing.T) {
+	dir := startedRepo(t)
+	const procs = 8
+	seqs := make(chan string, procs)
+	var wg sync.WaitGroup
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			out, err := crucibleErr(dir, "dispatch", "start", "--role", fmt.Sprintf("agent%d", p), "--phase", "1")
+			if err != nil {
+				t.Errorf("dispatch start %d: %v\n%s", p, err, out)
+			}
+			seqs <- strings.TrimSpace(out)
+		}(p)
+	}
+	wg.Wait()
+	close(seqs)
+	got := map[string]bool{}
+	for s := range seqs {
+		got[s] = true
+	}
+	for n := 1; n <= procs; n++ {
+		if !got[fmt.Sprint(n)] {
+			t.Errorf("no process got seq %d (got %v)", n, got)
+		}
+	}
+	var manifest []struct {
+		Seq  int    `json:"seq"`
+		Role string `json:"role"`
+	}
+	if err := json.Unmarshal([]byte(crucible(t, dir, "dispatch", "list", "--json")), &manifest); err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]bool{}
+	for i, m := range manifest {
+		if m.Seq != i+1 {
+			t.Errorf("manifest entry %d has seq %d", i, m.Seq)
+		}
+		roles[m.Role] = true
+	}
+	if len(manifest) != procs || len(roles) != procs {
+		t.Fatalf("manifest has %d entries from %d roles, want %d", len(manifest), len(roles), procs)
+	}
+	assertSound(t, dir)
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func dispatchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "dispatch",
+		Usage: "record agent dispatches in the pipeline's manifest",
+		Description: "An orchestrator records every agent it sends: 'start' before (prints the new seq), 'finish'\n" +
+			"after. Prompts and outputs are kept in the pipeline's history for good, so a replay can use them\n" +
+			"after /tmp is gone. The entries keep crucible's manifest.jsonl fields plus timestamp and template.",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "start",
+				Usage:     "record a dispatch and print its seq",
+				ArgsUsage: " ",
+				Flags: commonFlags(
+					&cli.StringFlag{Name: "role", Usage: "the agent's `ROLE` (plan-writer, implementer, reviewer, ...)"},
+					&cli.StringFlag{Name: "phase", Usage: "the `PHASE` it works in (1-4 or a name)"},
+					&cli.IntFlag{Name: "task", Usage: "task `N` it works on"},
+					&cli.StringFlag{Name: "template", Usage: "prompt template `NAME` (default: the role)"},
+					&cli.StringFlag{Name: "model-tier", Usage: "model `TIER` (opus, sonnet, haiku, ...)"},
+					&cli.StringFlag{Name: "prompt", Usage: "keep the prompt read from `FILE` (- for stdin)"},
+					&cli.IntFlag{Name: "replay-of", Usage: "the `SEQ` this dispatch replays"},
+					&cli.StringFlag{Name: "replay-session", Usage: "the replay session `ID`"},
+					&cli.StringFlag{Name: "mutation", Usage: `the template swap, "a.md -> b.md"`},
+				),
+				Action: dispatchStart,
+			},
+			{
+				Name:      "finish",
+				Usage:     "record a dispatch's final status",
+				ArgsUsage: "<seq>",
+				Flags: commonFlags(
+					&cli.StringFlag{Name: "status", Usage: "`STATUS`: " + strings.Join(pipeline.DispatchStatuses, ", ")},
+					&cli.StringFlag{Name: "output", Usage: "keep the agent's output read from `FILE` (- for stdin)"},
+					&cli.StringFlag{Name: "summary", Usage: "one-line `SUMMARY` of the result"},
+					&cli.IntFlag{Name: "tool-calls", Usage: "tool calls the agent made"},
+				),
+				Action: dispatchFinish,
+			},
+			{
+				Name:      "list",
+				Usage:     "list the manifest, one dispatch per line (in-flight ones show 'dispatched')",
+				ArgsUsage: " ",
+				Flags:     commonFlags(),
+				Action:    dispatchList,
+			},
+			{
+				Name:      "show",
+				Usage:     "show one dispatch, or its kept prompt or output",
+				ArgsUsage: "<seq>",
+				Flags: commonFlags(
+					&cli.BoolFlag{Name: "prompt", Usage: "print the kept prompt"},
+					&cli.BoolFlag{Name: "output", Usage: "print the kept output"},
+				),
+				Action: dispatchShow,
+			},
+		},
+	}
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(c *cli.Context, path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(c.App.Reader)
+	}
+	return os.ReadFile(path)
+}
+
+// optionalInt is the value of an int flag, or nil when it was not given.
+func optionalInt(c *cli.Context, name string) *int {
+	if !c.IsSet(name) {
+		return nil
+	}
+	v := c.Int(name)
+	return &v
+}
+
+func seqArg(c *cli.Context) (int, error) {
+	if c.NArg() != 1 {
+		return 0, usageErrorf("want exactly one argument, the dispatch <seq>")
+	}
+	seq, err := strconv.Atoi(c.Args().First())
+	if err != nil || seq < 1 {
+		return 0, usageErrorf("invalid seq %q", c.Args().First())
+	}
+	return seq, nil
+}
+
+func dispatchStart(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	if err := requireFlags(c, "role", "phase"); err != nil {
+		return err
+	}
+	phase, err := ledger.ParsePhase(c.String("phase"))
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	r := pipeline.DispatchRequest{Role: c.String("role"), Phase: phase, Task: optionalInt(c, "task"),
+		Template: c.String("template"), ModelTier: c.String("model-tier"), ReplayOf: optionalInt(c, "replay-of"),
+		ReplaySession: c.String("replay-session"), Mutation: c.String("mutation")}
+	template, what := r.Template, "template"
+	if template == "" {
+		template, what = r.Role, "role (the template name when --template is not given)"
+	}
+	if err := pipeline.CheckName(what, template); err != nil {
+		return usageErrorf("%v", err)
+	}
+	if p := c.String("prompt"); p != "" {
+		if r.Prompt, err = readInput(c, p); err != nil {
+			return err
+		}
+	}
+	return withRepo(c, func(s *session) error {
+		id, err := s.pipelineID()
+		if err != nil {
+			return err
+		}
+		seq, err := s.svc.StartDispatch(id, r)
+		if err != nil {
+			return ruleError(err, s.explicitPipeline(id))
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"pipeline": id, "seq": seq})
+		}
+		fmt.Fprintln(s.out(), seq)
+		return nil
+	})
+}
+
+func dispatchFinish(c *cli.Context) error {
+	seq, err := seqArg(c)
+	if err != nil {
+		return err
+	}
+	if err := requireFlags(c, "status"); err != nil {
+		return err
+	}
+	r := pipeline.FinishRequest{Status: c.String("status"), Summary: oneLine(c.String("summary")), ToolCalls: optionalInt(c, "tool-calls")}
+	if !pipeline.ValidDispatchStatus(r.Status) {
+		return usageErrorf("unknown status %q (want %s)", r.Status, strings.Join(pipeline.DispatchStatuses, ", "))
+	}
+	if p := c.String("output"); p != "" {
+		if r.Output, err = readInput(c, p); err != nil {
+			return err
+		}
+	}
+	return withRepo(c, func(s *session) error {
+		id, err := s.pipelineID()
+		if err != nil {
+			return err
+		}
+		d, err := s.svc.FinishDispatch(id, seq, r)
+		if err != nil {
+			return &refused{err: err}
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"pipeline": id, "finish": d})
+		}
+		fmt.Fprintf(s.out(), "Dispatch %d: %s after %d s\n", seq, d.Status, d.DurationS)
+		return nil
+	})
+}
+
+func dispatchList(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	return withRepo(c, func(s *session) error {
+		id, err := s.pipelineID()
+		if err != nil {
+			return err
+		}
+		entries, err := s.svc.Manifest(id)
+		if err != nil {
+			return err
+		}
+		if s.jsonOut() {
+			return s.printJSON(entries)
+		}
+		for _, m := range entries {
+			task, dur := "-", "-"
+			if m.Task != nil {
+				task = strconv.Itoa(*m.Task)
+			}
+			if m.DurationS != nil {
+				dur = strconv.Itoa(*m.DurationS) + "s"
+			}
+			summary := ""
+			if m.Summary != nil {
+				summary = *m.Summary
+			}
+			fmt.Fprintf(s.out(), "%4d  phase %s  task %-3s %-18s %-10s %6s  %s\n", m.Seq, m.Phase, task, m.Role, m.Status, dur, summary)
+		}
+		return nil
+	})
+}
+
+func dispatchShow(c *cli.Context) error {
+	seq, err := seqArg(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("prompt") && c.Bool("output") {
+		return usageErrorf("--prompt and --output cannot be used together")
+	}
+	return withRepo(c, func(s *session) error {
+		id, err := s.pipelineID()
+		if err != nil {
+			return err
+		}
+		entries, err := s.svc.Manifest(id)
+		if err != nil {
+			return err
+		}
+		var m *pipeline.ManifestEntry
+		for i := range entries {
+			if entries[i].Seq == seq {
+				m = &entries[i]
+			}
+		}
+		if m == nil {
+			return &refused{err: fmt.Errorf("pipeline %s has no dispatch %d", id, seq)}
+		}
+		if c.Bool("prompt") || c.Bool("output") {
+			path, what := m.Prompt, "prompt"
+			if c.Bool("output") {
+				path, what = m.Output, "output"
+			}
+			if path == "" {
+				return &refused{err: fmt.Errorf("dispatch %d has no kept %s", seq, what)}
+			}
+			b, err := s.svc.ReadKept(id, path)
+			if err != nil {
+				return err
+			}
+			_, err = s.out().Write(b)
+			return err
+		}
+		if s.jsonOut() {
+			return s.printJSON(m)
+		}
+		return writeJSON(s.out(), m, "") // as its manifest.jsonl line
+	})
+}

@@ -1,0 +1,340 @@
+package pipeline
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// Dispatch event types: one agent dispatch is a start and a finish, as
+// crucible's manifest has a "dispatched" line and a final line per seq.
+const (
+	TypeDispatchStart  = "dispatch.start"
+	TypeDispatchFinish = "dispatch.finish"
+)
+
+// Final statuses of a dispatch.
+var DispatchStatuses = []string{"completed", "failed", "skipped", "error"}
+
+// DispatchStart is the payload of dispatch.start: crucible's manifest
+// fields known when the agent is sent, plus the template name.
+type DispatchStart struct {
+	Seq           int          `json:"seq"`
+	Role          string       `json:"role"`
+	Phase         ledger.Phase `json:"phase"`
+	Task          *int         `json:"task,omitempty"`
+	Template      string       `json:"template"`
+	ModelTier     string       `json:"model_tier,omitempty"`
+	InputChars    int          `json:"input_chars"`
+	Prompt        string       `json:"prompt,omitempty"` // path of the stored prompt in the chain's tree
+	ReplayOf      *int         `json:"replay_of,omitempty"`
+	ReplaySession string       `json:"replay_session,omitempty"`
+	Mutation      string       `json:"mutation,omitempty"`
+}
+
+// DispatchFinish is the payload of dispatch.finish.
+type DispatchFinish struct {
+	Seq         int    `json:"seq"`
+	Status      string `json:"status"`
+	DurationS   int    `json:"duration_s"`
+	OutputChars int    `json:"output_chars"`
+	Output      string `json:"output,omitempty"` // path of the stored output
+	Summary     string `json:"summary,omitempty"`
+	ToolCalls   *int   `json:"tool_calls,omitempty"`
+}
+
+// Dispatches is the bounded summary state.json keeps of the manifest; the
+// entries themselves are the chain's events.
+type Dispatches struct {
+	Last     int                 `json:"last"`                // highest seq allocated
+	InFlight map[string]InFlight `json:"in_flight,omitempty"` // by seq, until finished
+	Finished int                 `json:"finished"`
+}
+
+// InFlight is a started dispatch awaiting its finish.
+type InFlight struct {
+	Started  string `json:"started"`
+	Template string `json:"template"`
+}
+
+// DispatchPath is where a dispatch's prompt (or, with output, its output)
+// is kept in the chain's tree: crucible's <seq>-<template>.md, in buckets
+// of 100 seqs so that no tree an append rewrites grows without bound.
+func DispatchPath(seq int, template string, output bool) string {
+	name := fmt.Sprintf("%d-%s.md", seq, template)
+	if output {
+		name = fmt.Sprintf("%d-%s.output.md", seq, template)
+	}
+	return fmt.Sprintf("dispatch/%04d/%s", seq/100, name)
+}
+
+// ValidDispatchStatus reports whether s is a final dispatch status.
+func ValidDispatchStatus(s string) bool {
+	for _, v := range DispatchStatuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// applyDispatch is State.Apply for the dispatch events.
+func (s *State) applyDispatch(e Event) error {
+	d := &s.Dispatch
+	switch e.Type {
+	case TypeDispatchStart:
+		var p DispatchStart
+		if err := strictUnmarshal(e.Data, &p); err != nil {
+			return fmt.Errorf("%s: %w", e.Type, err)
+		}
+		switch {
+		case p.Seq != d.Last+1:
+			return fmt.Errorf("dispatch seq %d is not the next one (%d)", p.Seq, d.Last+1)
+		case p.Role == "":
+			return fmt.Errorf("dispatch %d needs a role", p.Seq)
+		case CheckName("template", p.Template) != nil:
+			return CheckName("template", p.Template)
+		case !p.Phase.Valid():
+			return fmt.Errorf("dispatch %d: invalid phase %d", p.Seq, p.Phase)
+		case p.Prompt != "" && p.Prompt != DispatchPath(p.Seq, p.Template, false):
+			return fmt.Errorf("dispatch %d: prompt kept at %q, not %q", p.Seq, p.Prompt, DispatchPath(p.Seq, p.Template, false))
+		}
+		d.InFlight = cloneInFlight(d.InFlight)
+		d.Last = p.Seq
+		d.InFlight[strconv.Itoa(p.Seq)] = InFlight{Started: e.Time, Template: p.Template}
+	case TypeDispatchFinish:
+		var p DispatchFinish
+		if err := strictUnmarshal(e.Data, &p); err != nil {
+			return fmt.Errorf("%s: %w", e.Type, err)
+		}
+		key := strconv.Itoa(p.Seq)
+		f, ok := d.InFlight[key]
+		switch {
+		case !ok && p.Seq >= 1 && p.Seq <= d.Last:
+			return fmt.Errorf("dispatch %d is already finished", p.Seq)
+		case !ok:
+			return fmt.Errorf("no dispatch %d was started", p.Seq)
+		case !ValidDispatchStatus(p.Status):
+			return fmt.Errorf("dispatch %d: invalid status %q", p.Seq, p.Status)
+		case p.Output != "" && p.Output != DispatchPath(p.Seq, f.Template, true):
+			return fmt.Errorf("dispatch %d: output kept at %q, not %q", p.Seq, p.Output, DispatchPath(p.Seq, f.Template, true))
+		case p.DurationS != durationS(f.Started, e.Time):
+			return fmt.Errorf("dispatch %d: duration %d s does not match its start and finish", p.Seq, p.DurationS)
+		}
+		d.InFlight = cloneInFlight(d.InFlight)
+		delete(d.InFlight, key)
+		if len(d.InFlight) == 0 {
+			d.InFlight = nil
+		}
+		d.Finished++
+	}
+	return nil
+}
+
+// cloneInFlight copies the map before a change: Apply's copy of the state
+// is shallow, and a refused event must leave the old state as it was.
+func cloneInFlight(m map[string]InFlight) map[string]InFlight {
+	out := make(map[string]InFlight, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// durationS is whole seconds between two event times (0 if unreadable).
+func durationS(from, to string) int {
+	a, err1 := time.Parse(time.RFC3339, from)
+	b, err2 := time.Parse(time.RFC3339, to)
+	if err1 != nil || err2 != nil || b.Before(a) {
+		return 0
+	}
+	return int(b.Sub(a) / time.Second)
+}
+
+// DispatchRequest is what `dispatch start` records.
+type DispatchRequest struct {
+	Role          string
+	Phase         ledger.Phase
+	Task          *int
+	Template      string // "" for the role's name
+	ModelTier     string
+	ReplayOf      *int
+	ReplaySession string
+	Mutation      string
+	Prompt        []byte // nil when no prompt is to be kept
+}
+
+// StartDispatch records a dispatch and returns its seq. The seq comes from
+// the chain itself inside the compare-and-swap, so concurrent starts get
+// distinct, dense seqs.
+func (s *Service) StartDispatch(id string, r DispatchRequest) (int, error) {
+	template := r.Template
+	if template == "" {
+		template = r.Role
+	}
+	if err := CheckName("template", template); err != nil {
+		return 0, err
+	}
+	var seq int
+	_, _, err := s.Update(id, func(st *State, _ string) (*Change, error) {
+		seq = st.Dispatch.Last + 1
+		d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
+			ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
+			ReplaySession: r.ReplaySession, Mutation: r.Mutation}
+		c := &Change{}
+		if r.Prompt != nil {
+			d.Prompt = DispatchPath(seq, template, false)
+			c.Files = map[string][]byte{d.Prompt: r.Prompt}
+		}
+		c.Drafts = []Draft{{Type: TypeDispatchStart, Data: d}}
+		return c, nil
+	})
+	return seq, err
+}
+
+// FinishRequest is what `dispatch finish` records.
+type FinishRequest struct {
+	Status    string
+	Summary   string
+	ToolCalls *int
+	Output    []byte // nil when no output is to be kept
+}
+
+// FinishDispatch records the final entry of dispatch seq, with its duration.
+func (s *Service) FinishDispatch(id string, seq int, r FinishRequest) (*DispatchFinish, error) {
+	var d DispatchFinish
+	_, _, err := s.Update(id, func(st *State, now string) (*Change, error) {
+		f := st.Dispatch.InFlight[strconv.Itoa(seq)] // a missing one is refused by Apply
+		d = DispatchFinish{Seq: seq, Status: r.Status, DurationS: durationS(f.Started, now),
+			OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls}
+		c := &Change{}
+		if r.Output != nil {
+			d.Output = DispatchPath(seq, f.Template, true)
+			c.Files = map[string][]byte{d.Output: r.Output}
+		}
+		c.Drafts = []Draft{{Type: TypeDispatchFinish, Data: d}}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// CheckName accepts what may stand in a file name of the chain's tree: 1 to
+// 100 letters, digits, '.', '_' and '-', starting with a letter or digit.
+func CheckName(what, name string) error {
+	ok := name != "" && len(name) <= 100 && name[0] != '.' && name[0] != '-'
+	for _, c := range name {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}
+	if !ok {
+		return fmt.Errorf("invalid %s %q: 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit", what, name)
+	}
+	return nil
+}
+
+// ManifestEntry is a dispatch as the last manifest.jsonl line for its seq
+// shows it: crucible's fields (null where unknown) plus timestamp and template.
+type ManifestEntry struct {
+	Seq           int     `json:"seq"`
+	File          string  `json:"file"`
+	Role          string  `json:"role"`
+	Phase         string  `json:"phase"`
+	Task          *int    `json:"task"`
+	Status        string  `json:"status"`
+	DurationS     *int    `json:"duration_s"`
+	Summary       *string `json:"summary"`
+	InputChars    int     `json:"input_chars"`
+	OutputChars   *int    `json:"output_chars"`
+	ModelTier     *string `json:"model_tier"`
+	ToolCalls     *int    `json:"tool_calls"`
+	ReplayOf      *int    `json:"replay_of"`
+	ReplaySession *string `json:"replay_session"`
+	Mutation      *string `json:"mutation"`
+	Timestamp     string  `json:"timestamp"`
+	Template      string  `json:"template"`
+	Prompt        string  `json:"-"`
+	Output        string  `json:"-"`
+}
+
+// InFlight reports a dispatch with no final entry.
+func (m *ManifestEntry) InFlight() bool { return m.Status == "dispatched" }
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Manifest returns every dispatch of pipeline id in seq order, each as its
+// newest entry shows it. It reads the chain's events.
+func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
+	byseq := map[int]*ManifestEntry{}
+	var finishes []DispatchFinish
+	err := s.Store.Walk(id, func(c *refs.ChainCommit) (bool, error) {
+		events, err := s.Events(c)
+		if err != nil {
+			return false, fmt.Errorf("commit %s: %w", c.OID, err)
+		}
+		for _, e := range events {
+			switch e.Type {
+			case TypeDispatchStart:
+				var d DispatchStart
+				if err := strictUnmarshal(e.Data, &d); err != nil {
+					return false, err
+				}
+				byseq[d.Seq] = &ManifestEntry{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template),
+					Role: d.Role, Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched",
+					InputChars: d.InputChars, ModelTier: optional(d.ModelTier), ReplayOf: d.ReplayOf,
+					ReplaySession: optional(d.ReplaySession), Mutation: optional(d.Mutation),
+					Timestamp: e.Time, Template: d.Template, Prompt: d.Prompt}
+			case TypeDispatchFinish:
+				var d DispatchFinish
+				if err := strictUnmarshal(e.Data, &d); err != nil {
+					return false, err
+				}
+				finishes = append(finishes, d)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range finishes {
+		if m := byseq[f.Seq]; m != nil {
+			m.Status, m.DurationS, m.Summary, m.ToolCalls, m.Output = f.Status, &f.DurationS, optional(f.Summary), f.ToolCalls, f.Output
+			m.OutputChars = &f.OutputChars
+		}
+	}
+	seqs := make([]int, 0, len(byseq))
+	for seq := range byseq {
+		seqs = append(seqs, seq)
+	}
+	sort.Ints(seqs)
+	out := make([]ManifestEntry, 0, len(seqs))
+	for _, seq := range seqs {
+		out = append(out, *byseq[seq])
+	}
+	return out, nil
+}
+
+// ReadKept returns a prompt or output kept in pipeline id's tree.
+func (s *Service) ReadKept(id, path string) ([]byte, error) {
+	h, err := s.Store.Head(id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Store.Objects()
+	if err != nil {
+		return nil, err
+	}
+	return r.ReadKind(h.Commit+":"+path, "blob")
+}

@@ -1,0 +1,89 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+)
+
+func startedDispatch(t *testing.T) *State {
+	st := started(t)
+	if _, err := st.Apply(ev(t, st, TypeDispatchStart, DispatchStart{Seq: 1, Role: "plan-writer", Phase: 2, Template: "plan-writer",
+		Prompt: DispatchPath(1, "plan-writer", false)})); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestDispatchState(t *testing.T) {
+	st := startedDispatch(t)
+	if st.Dispatch.Last != 1 || len(st.Dispatch.InFlight) != 1 || st.Dispatch.InFlight["1"].Template != "plan-writer" {
+		t.Fatalf("after start: %+v", st.Dispatch)
+	}
+	if _, err := st.Apply(ev(t, st, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "completed",
+		Output: DispatchPath(1, "plan-writer", true)})); err != nil {
+		t.Fatal(err)
+	}
+	if st.Dispatch.InFlight != nil || st.Dispatch.Finished != 1 {
+		t.Fatalf("after finish: %+v", st.Dispatch)
+	}
+	if got := DispatchPath(1234, "t", true); got != "dispatch/0012/1234-t.output.md" {
+		t.Fatalf("DispatchPath = %q", got)
+	}
+}
+
+// TestDispatchRefusals: every out-of-place dispatch event is refused and
+// leaves the state (its in-flight map included) as it was.
+func TestDispatchRefusals(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  string
+		data any
+		want string
+	}{
+		{"seq not next", TypeDispatchStart, DispatchStart{Seq: 3, Role: "r", Phase: 1, Template: "t"}, "dispatch seq 3 is not the next one (2)"},
+		{"no role", TypeDispatchStart, DispatchStart{Seq: 2, Phase: 1, Template: "t"}, "dispatch 2 needs a role"},
+		{"bad template", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "../t"}, `invalid template "../t"`},
+		{"bad phase", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 5, Template: "t"}, "dispatch 2: invalid phase 5"},
+		{"prompt elsewhere", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", Prompt: "x.md"}, `prompt kept at "x.md"`},
+		{"finish unknown", TypeDispatchFinish, DispatchFinish{Seq: 7, Status: "failed"}, "no dispatch 7 was started"},
+		{"bad status", TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "done"}, `invalid status "done"`},
+		{"wrong duration", TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed", DurationS: 5}, "duration 5 s does not match"},
+		{"output elsewhere", TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed", Output: "o.md"}, `output kept at "o.md"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := startedDispatch(t)
+			before := string(st.Encode())
+			inflight := st.Dispatch.InFlight
+			_, err := st.Apply(ev(t, st, c.typ, c.data))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want %q", err, c.want)
+			}
+			if string(st.Encode()) != before || len(inflight) != 1 {
+				t.Fatal("a refused event changed the state")
+			}
+		})
+	}
+	st := startedDispatch(t)
+	if _, err := st.Apply(ev(t, st, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(ev(t, st, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed"})); err == nil || err.Error() != "dispatch 1 is already finished" {
+		t.Fatalf("second finish: %v", err)
+	}
+}
+
+func TestDurationS(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		want     int
+	}{
+		{"2026-11-22T10:00:00Z", "2026-11-22T10:01:23Z", 83},
+		{"2026-11-22T10:00:00Z", "2026-11-22T09:00:00Z", 0},
+		{"garbage", "2026-11-22T10:00:00Z", 0},
+	} {
+		if got := durationS(c.from, c.to); got != c.want {
+			t.Errorf("durationS(%s, %s) = %d, want %d", c.from, c.to, got, c.want)
+		}
+	}
+}
