@@ -183,6 +183,18 @@ git update-ref refs/bench/plain "$oid1"
 bench -name "  info: plain git plumbing" -n "$n_slow" \
 	-a "git-crucible gate verdict 1 --verdict FAIL" -b "sh $tmp/plain-append.sh"
 
+# 2b. A dispatch start and finish as an orchestrator runs them, against two
+# ref updates; both sides run in one sh.
+cat >"$tmp/dispatch.sh" <<'SH'
+seq=$(git crucible dispatch start --role implementer --phase 1 --pipeline bench-big) &&
+git crucible dispatch finish "$seq" --status completed --pipeline bench-big >/dev/null
+SH
+cat >"$tmp/two-updates.sh" <<SH
+git update-ref refs/bench/y $oid1 && git update-ref refs/bench/y $oid2
+SH
+bench -name "dispatch start+finish" -n "$n_slow" -goal 2.5 \
+	-a "sh $tmp/dispatch.sh" -b "sh $tmp/two-updates.sh"
+
 # 1b. The hot path in a repository after gc: refs in packed-refs, objects packed.
 git gc -q --prune=now
 bench -name "  info: hot path after git gc" -n "$n_fast" \
