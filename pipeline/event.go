@@ -19,7 +19,9 @@ const (
 	TypeStart   = "pipeline.start"
 	TypeAbandon = "pipeline.abandon"
 	TypeVerdict = "gate.verdict"
-	ledgerType  = "ledger." // + ledger.Kind
+	// TypeDecision is a decision-journal entry.
+	TypeDecision = "decision"
+	ledgerType   = "ledger." // + ledger.Kind
 )
 
 // LedgerType is the event type of a ledger action.
@@ -75,6 +77,15 @@ type VerdictData struct {
 type MarkerField struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+}
+
+// DecisionData is the payload of decision: crucible's journal line
+// "DECISION: <type> | choice=<what> | reason=<why> | alternatives=<rejected>".
+type DecisionData struct {
+	Type         string `json:"type"`
+	Choice       string `json:"choice"`
+	Reason       string `json:"reason,omitempty"`
+	Alternatives string `json:"alternatives,omitempty"`
 }
 
 // Draft is an event before the store gives it a place in the chain.

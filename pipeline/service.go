@@ -268,11 +268,27 @@ func Describe(e Event) string {
 		Phase   ledger.Phase `json:"phase"`
 		Verdict string       `json:"verdict"`
 		Goal    string       `json:"goal"`
+		Seq     int          `json:"seq"`
+		Role    string       `json:"role"`
+		Task    *int         `json:"task"`
+		Status  string       `json:"status"`
+		Type    string       `json:"type"`
+		Choice  string       `json:"choice"`
 	}
 	_ = json.Unmarshal(e.Data, &d) // a summary of an odd payload is just shorter
 	switch {
 	case e.Type == TypeStart:
 		return fmt.Sprintf("start: %s", LedgerGoal(d.Goal))
+	case e.Type == TypeDispatchStart:
+		task := ""
+		if d.Task != nil {
+			task = fmt.Sprintf(" on task %d", *d.Task)
+		}
+		return fmt.Sprintf("dispatch %d: %s%s", d.Seq, d.Role, task)
+	case e.Type == TypeDispatchFinish:
+		return fmt.Sprintf("dispatch %d %s", d.Seq, d.Status)
+	case e.Type == TypeDecision:
+		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case e.Type == TypeVerdict:
 		return fmt.Sprintf("verdict %s for phase %d", d.Verdict, d.Phase)
 	case strings.HasPrefix(e.Type, ledgerType):

@@ -41,6 +41,7 @@ type State struct {
 	Counters map[string]int `json:"counters"`
 	Gates    ledger.Machine `json:"gates"`
 	Dispatch Dispatches     `json:"dispatch"`
+	View     View           `json:"view"`
 }
 
 // Encode renders state.json canonically.
@@ -125,6 +126,14 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if warnings, err = next.Gates.Apply(a); err != nil {
 			return nil, err
 		}
+	case e.Type == TypeDecision:
+		var d DecisionData
+		if err := strictUnmarshal(e.Data, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Type, err)
+		}
+		if d.Type == "" || d.Choice == "" {
+			return nil, errors.New("a decision needs a type and a choice")
+		}
 	case e.Type == TypeDispatchStart || e.Type == TypeDispatchFinish:
 		if err := next.applyDispatch(e); err != nil {
 			return nil, err
@@ -149,6 +158,7 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 	next.Seq, next.Lamport, next.Updated = e.Seq, e.Lamport, e.Time
 	next.Counters[e.Type]++
 	next.Phase = next.Gates.Current()
+	next.observe(s, e)
 	*s = next
 	return warnings, nil
 }

@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/ledger"
+)
+
+// evAt is ev with a chosen time.
+func evAt(t *testing.T, st *State, at, typ string, data any) Event {
+	t.Helper()
+	b, _ := json.Marshal(data)
+	e := Event{Seq: st.Seq + 1, Lamport: st.Lamport + 1, Time: at, Writer: "w-1", Type: typ, Data: b}
+	if err := e.seal(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func apply(t *testing.T, st *State, at, typ string, data any) {
+	t.Helper()
+	if _, err := st.Apply(evAt(t, st, at, typ, data)); err != nil {
+		t.Fatalf("%s %+v: %v", typ, data, err)
+	}
+}
+
+func intp(n int) *int { return &n }
+
+func TestHealthMachine(t *testing.T) {
+	st := started(t)
+	at := "2026-11-22T10:00:00Z"
+	step := func(typ string, data any, want string) {
+		t.Helper()
+		apply(t, st, at, typ, data)
+		if st.View.Health.Level != want {
+			t.Fatalf("after %s %+v: health %s (%s), want %s", typ, data, st.View.Health.Level, st.View.Health.Reason, want)
+		}
+	}
+	if st.View.Health.Level != Green {
+		t.Fatalf("a new pipeline is %s", st.View.Health.Level)
+	}
+	step(LedgerType(ledger.Begin), LedgerData{Phase: 1}, Green)
+	step(TypeVerdict, VerdictData{Phase: 1, Verdict: "FAIL", PipelineID: "p1", Rounds: 4}, Green)
+	step(TypeVerdict, VerdictData{Phase: 1, Verdict: "FAIL", PipelineID: "p1", Rounds: 5}, Yellow)
+	step(TypeVerdict, VerdictData{Phase: 1, Verdict: "PASS", PipelineID: "p1", Rounds: 6}, Yellow) // never improves within a phase
+	step(LedgerType(ledger.PassGate), LedgerData{Phase: 1}, Yellow)
+	step(LedgerType(ledger.Begin), LedgerData{Phase: 2}, Green) // a phase boundary resets it
+	step(TypeVerdict, VerdictData{Phase: 2, Verdict: "STAGNATION", PipelineID: "p1"}, Red)
+	step(TypeVerdict, VerdictData{Phase: 2, Verdict: "PASS", PipelineID: "p1", Rounds: 1}, Red)
+	step(LedgerType(ledger.PassGate), LedgerData{Phase: 2}, Red)
+	step(LedgerType(ledger.Begin), LedgerData{Phase: 3}, Green)
+	for i := 1; i <= 3; i++ {
+		want := Green
+		if i == 3 {
+			want = Yellow
+		}
+		step(TypeDispatchStart, DispatchStart{Seq: i, Role: "reviewer", Phase: 3, Task: intp(1), Template: "reviewer"}, want)
+	}
+	if got := st.View.Health.Reason; got != "review loop round 3 on task 1" {
+		t.Fatalf("reason %q", got)
+	}
+	step(TypeDecision, DecisionData{Type: "escalation", Choice: "ask about the schema"}, Red)
+	if st.View.Health.Action == "" {
+		t.Fatal("RED without a suggested action")
+	}
+}
+
+func TestRetryTurnsYellow(t *testing.T) {
+	st := started(t)
+	at := "2026-11-22T10:00:00Z"
+	apply(t, st, at, TypeDispatchStart, DispatchStart{Seq: 1, Role: "implementer", Phase: 3, Task: intp(2), Template: "impl"})
+	apply(t, st, at, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed"})
+	if st.View.Health.Level != Green {
+		t.Fatal("a failure alone is not a retry")
+	}
+	apply(t, st, at, TypeDispatchStart, DispatchStart{Seq: 2, Role: "implementer", Phase: 3, Task: intp(2), Template: "impl"})
+	if st.View.Health.Level != Yellow || st.View.Health.Reason != "retry in progress: implementer on task 2 after a failure" {
+		t.Fatalf("health %+v", st.View.Health)
+	}
+	if got := st.View.Tasks; len(got) != 1 || got[0].Seq != 2 || got[0].Status != "dispatched" {
+		t.Fatalf("tasks %+v", got)
+	}
+}
+
+// TestActiveTime: overlapping dispatches count once; gaps do not count;
+// the result does not depend on the order they finish in.
+func TestActiveTime(t *testing.T) {
+	st := started(t)
+	ts := func(min int) string { return fmt.Sprintf("2026-11-22T10:%02d:00Z", min) }
+	apply(t, st, ts(0), TypeDispatchStart, DispatchStart{Seq: 1, Role: "a", Phase: 1, Template: "a"})
+	apply(t, st, ts(5), TypeDispatchStart, DispatchStart{Seq: 2, Role: "b", Phase: 1, Template: "b"})
+	apply(t, st, ts(8), TypeDispatchFinish, DispatchFinish{Seq: 2, Status: "completed", DurationS: 180})
+	apply(t, st, ts(10), TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "completed", DurationS: 600})
+	apply(t, st, ts(20), TypeDispatchStart, DispatchStart{Seq: 3, Role: "c", Phase: 1, Template: "c"})
+	apply(t, st, ts(25), TypeDispatchFinish, DispatchFinish{Seq: 3, Status: "completed", DurationS: 300})
+	m := st.View.Metrics
+	if got := m.ActiveS(); got != 15*60 {
+		t.Fatalf("active %d s, want %d (0-10 and 20-25 merged, not summed)", got, 15*60)
+	}
+	if len(m.Open) > 1 {
+		t.Fatalf("intervals nobody can overlap stayed open: %v", m.Open)
+	}
+	if m.FirstStart != ts(0) || m.LastFinish != ts(25) || m.ByRole["a"] != 1 {
+		t.Fatalf("metrics %+v", m)
+	}
+}
+
+func TestJournalFolds(t *testing.T) {
+	st := started(t)
+	for i := 1; i <= 13; i++ {
+		apply(t, st, "2026-11-22T10:00:00Z", TypeDecision, DecisionData{Type: "gate-round", Choice: fmt.Sprint("choice ", i)})
+	}
+	j := st.View.Journal
+	if len(j.Decisions) != 10 || j.Total != 13 {
+		t.Fatalf("%d decisions kept of %d", len(j.Decisions), j.Total)
+	}
+	if got := j.Decisions[0].ID(); got != "DEC-1..DEC-4" {
+		t.Fatalf("folded entry %s", got)
+	}
+	if got := j.Decisions[9].ID(); got != "DEC-13" {
+		t.Fatalf("newest %s", got)
+	}
+	if len(st.View.Recent) != 5 || st.View.Recent[0].Text != "decision gate-round: choice 13" {
+		t.Fatalf("recent %+v", st.View.Recent)
+	}
+}
