@@ -123,7 +123,7 @@ func (s *State) applyDispatch(e Event) error {
 			return fmt.Errorf("dispatch %d: invalid status %q", p.Seq, p.Status)
 		case p.Output != "" && p.Output != DispatchPath(p.Seq, f.Template, true):
 			return fmt.Errorf("dispatch %d: output kept at %q, not %q", p.Seq, p.Output, DispatchPath(p.Seq, f.Template, true))
-		case p.DurationS != durationS(f.Started, e.Time):
+		case p.DurationS != Seconds(f.Started, e.Time):
 			return fmt.Errorf("dispatch %d: duration %d s does not match its start and finish", p.Seq, p.DurationS)
 		}
 		d.InFlight = cloneInFlight(d.InFlight)
@@ -146,8 +146,8 @@ func cloneInFlight(m map[string]InFlight) map[string]InFlight {
 	return out
 }
 
-// durationS is whole seconds between two event times (0 if unreadable).
-func durationS(from, to string) int {
+// Seconds is whole seconds between two event times (0 if unreadable).
+func Seconds(from, to string) int {
 	a, err1 := time.Parse(time.RFC3339, from)
 	b, err2 := time.Parse(time.RFC3339, to)
 	if err1 != nil || err2 != nil || b.Before(a) {
@@ -210,7 +210,7 @@ func (s *Service) FinishDispatch(id string, seq int, r FinishRequest) (*Dispatch
 	var d DispatchFinish
 	_, _, err := s.Update(id, func(st *State, now string) (*Change, error) {
 		f := st.Dispatch.InFlight[strconv.Itoa(seq)] // a missing one is refused by Apply
-		d = DispatchFinish{Seq: seq, Status: r.Status, DurationS: durationS(f.Started, now),
+		d = DispatchFinish{Seq: seq, Status: r.Status, DurationS: Seconds(f.Started, now),
 			OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls}
 		c := &Change{}
 		if r.Output != nil {

@@ -73,7 +73,7 @@ func TestDispatchRefusals(t *testing.T) {
 	}
 }
 
-func TestDurationS(t *testing.T) {
+func TestSeconds(t *testing.T) {
 	for _, c := range []struct {
 		from, to string
 		want     int
@@ -82,8 +82,8 @@ func TestDurationS(t *testing.T) {
 		{"2026-11-22T10:00:00Z", "2026-11-22T09:00:00Z", 0},
 		{"garbage", "2026-11-22T10:00:00Z", 0},
 	} {
-		if got := durationS(c.from, c.to); got != c.want {
-			t.Errorf("durationS(%s, %s) = %d, want %d", c.from, c.to, got, c.want)
+		if got := Seconds(c.from, c.to); got != c.want {
+			t.Errorf("Seconds(%s, %s) = %d, want %d", c.from, c.to, got, c.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -39,7 +40,7 @@ func showCommand() *cli.Command {
 				if s.jsonOut() {
 					return s.printJSON(map[string]any{"commit": head.Commit, "state": st})
 				}
-				printHeader(s, st)
+				writeHeader(s.out(), st)
 				fmt.Fprintf(s.out(), "Commit:   %s\nEvents:   %d\n\n", head.Commit, st.Seq)
 				_, err = s.out().Write(ledger.Render(&st.Gates.Ledger))
 				return err
@@ -48,10 +49,10 @@ func showCommand() *cli.Command {
 	}
 }
 
-func printHeader(s *session, st *pipeline.State) {
-	fmt.Fprintf(s.out(), "Pipeline: %s (%s)\nGoal:     %s\nMode:     %s\nBranch:   %s\n", st.ID, st.Condition(), oneLine(st.Goal), st.Mode, st.Branch)
+func writeHeader(w io.Writer, st *pipeline.State) {
+	fmt.Fprintf(w, "Pipeline: %s (%s)\nGoal:     %s\nMode:     %s\nBranch:   %s\n", st.ID, st.Condition(), oneLine(st.Goal), st.Mode, st.Branch)
 	if st.Baseline != "" {
-		fmt.Fprintf(s.out(), "Baseline: %s\n", st.Baseline)
+		fmt.Fprintf(w, "Baseline: %s\n", st.Baseline)
 	}
-	fmt.Fprintf(s.out(), "Started:  %s\nUpdated:  %s\n", st.Created, st.Updated)
+	fmt.Fprintf(w, "Started:  %s\nUpdated:  %s\n", st.Created, st.Updated)
 }

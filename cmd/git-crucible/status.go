@@ -1,55 +1,193 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show the pipeline's goal, branch, phase and gate ledger",
+		Usage:     "show the pipeline: phase, health, gates, recent events, tasks, compression state",
 		ArgsUsage: " ",
-		Flags:     commonFlags(),
+		Description: "Health follows crucible's one-way GREEN -> YELLOW -> RED machine within a phase, reset when a\n" +
+			"later phase begins: YELLOW on a gate's round 5+, a review loop's round 3+ or a retry; RED on\n" +
+			"stagnation, an escalation or a failed phase. --watch redraws whenever the pipeline changes.",
+		Flags: commonFlags(&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw when the pipeline changes (Ctrl-C ends it)"}),
 		Action: func(c *cli.Context) error {
 			if err := wantArgs(c, 0); err != nil {
 				return err
 			}
 			return withRepo(c, func(s *session) error {
-				st, err := s.load()
-				if err != nil {
-					return err
+				if c.Bool("watch") {
+					return watchStatus(c.Context, s)
 				}
-				blocked := st.Gates.Check()
-				if s.jsonOut() {
-					return s.printJSON(map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked)})
-				}
-				printHeader(s, st)
-				cur := st.Gates.Ledger.Entry(st.Phase)
-				fmt.Fprintf(s.out(), "Phase:    %s — %s\n\n", phaseLabel(st.Phase), cur.Status)
-				for _, p := range ledger.Phases {
-					e := st.Gates.Ledger.Entry(p)
-					note := e.Reason
-					switch {
-					case e.Status == ledger.Skipped && e.Acknowledged:
-						note = "acknowledged: " + note
-					case e.Status == ledger.Skipped:
-						note = "NOT acknowledged: " + note
-					case e.Tasks != "":
-						note = e.Tasks
-					case e.Artifact != "":
-						note = e.Artifact
-					}
-					fmt.Fprintf(s.out(), "  %d %-10s %-11s %s\n", p, p.Name(), e.Status, note)
-				}
-				if blocked != nil {
-					fmt.Fprintf(s.out(), "\n%s\n", blocked.Error())
-				}
-				return nil
+				return printStatus(s, s.out())
 			})
 		},
 	}
+}
+
+func printStatus(s *session, w io.Writer) error {
+	st, err := s.load()
+	if err != nil {
+		return err
+	}
+	blocked := st.Gates.Check()
+	if s.jsonOut() {
+		return writeJSON(w, map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}, "  ")
+	}
+	now, err := pipeline.Now()
+	if err != nil {
+		return err
+	}
+	v := &st.View
+	writeHeader(w, st)
+	fmt.Fprintf(w, "Phase:    %s — %s\n", phaseLabel(st.Phase), st.Gates.Ledger.Entry(st.Phase).Status)
+	fmt.Fprintf(w, "Health:   %s", orGreen(v.Health.Level))
+	if v.Health.Reason != "" && v.Health.Level != pipeline.Green {
+		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
+	}
+	fmt.Fprintf(w, "\nElapsed:  %s\n\nGates:\n", duration(pipeline.Seconds(st.Created, now)))
+	for _, p := range ledger.Phases {
+		e := st.Gates.Ledger.Entry(p)
+		note := e.Reason
+		switch {
+		case e.Status == ledger.Skipped && e.Acknowledged:
+			note = "acknowledged: " + note
+		case e.Status == ledger.Skipped:
+			note = "NOT acknowledged: " + note
+		case e.Tasks != "":
+			note = e.Tasks
+		case e.Artifact != "":
+			note = e.Artifact
+		}
+		if n := v.Metrics.Verdicts[fmt.Sprint(int(p))]; n > 0 {
+			note += fmt.Sprintf(" (verdicts: %d", n)
+			if r := v.Metrics.GateRounds[fmt.Sprint(int(p))]; r > 0 {
+				note += fmt.Sprintf(", last after %d rounds", r)
+			}
+			note = strings.TrimSpace(note + ")")
+		}
+		fmt.Fprintf(w, "  %d %-10s %-11s %s\n", p, p.Name(), e.Status, note)
+	}
+	if blocked != nil {
+		fmt.Fprintf(w, "\n%s\n", blocked.Error())
+	}
+	if len(v.Recent) > 0 {
+		fmt.Fprintf(w, "\nRecent events:\n")
+		for _, r := range v.Recent {
+			fmt.Fprintf(w, "  [%s] %s\n", clock(r.Time), r.Text)
+		}
+	}
+	if len(v.Tasks) > 0 {
+		fmt.Fprintf(w, "\nTasks:\n")
+		for _, t := range v.Tasks {
+			end := t.Finished
+			if end == "" {
+				end = now
+			}
+			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Role, t.Tier, t.Status, duration(pipeline.Seconds(t.Started, end)))
+		}
+	}
+	j := v.Journal
+	if len(j.Decisions)+len(j.Constraints)+len(j.NextSteps) > 0 {
+		fmt.Fprintf(w, "\nCompression state:\n")
+		for _, d := range j.Decisions {
+			fmt.Fprintf(w, "  - [%s] %s: %s", d.ID(), d.Type, d.Choice)
+			if d.Reason != "" {
+				fmt.Fprintf(w, " — %s", d.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+		for _, c := range j.Constraints {
+			fmt.Fprintf(w, "  constraint: %s\n", c)
+		}
+		for i, n := range j.NextSteps {
+			fmt.Fprintf(w, "  next %d: %s\n", i+1, n)
+		}
+	}
+	return nil
+}
+
+// watchStatus redraws the status whenever the pipeline's ref moves, in
+// place when stdout is a terminal, until the command is interrupted.
+func watchStatus(ctx context.Context, s *session) error {
+	id, err := s.pipelineID()
+	if err != nil {
+		return err
+	}
+	s.pipeline = id // follow this pipeline even if the branch moves on
+	ref := "refs/crucible/pipelines/" + id
+	tty := isTerminal(s.out())
+	last := ""
+	for {
+		tip, err := s.svc.Repo.ReadRef(ref)
+		if err != nil {
+			return err
+		}
+		if tip != last {
+			var buf bytes.Buffer
+			if err := printStatus(s, &buf); err != nil {
+				return err
+			}
+			if tty {
+				io.WriteString(s.out(), "\x1b[H\x1b[2J")
+			} else if last != "" {
+				io.WriteString(s.out(), "\n")
+			}
+			s.out().Write(buf.Bytes())
+			last = tip
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func orGreen(level string) string {
+	if level == "" {
+		return pipeline.Green
+	}
+	return level
+}
+
+// clock is the HH:MM of an event time, as crucible's recent events show it.
+func clock(t string) string {
+	if v, err := time.Parse(time.RFC3339, t); err == nil {
+		return v.UTC().Format("15:04")
+	}
+	return t
+}
+
+// duration formats seconds as crucible does: 2h 47m, 12m, 40s.
+func duration(s int) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
+	case s >= 60:
+		return fmt.Sprintf("%dm", s/60)
+	}
+	return fmt.Sprintf("%ds", s)
 }
