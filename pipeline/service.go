@@ -274,6 +274,7 @@ func Describe(e Event) string {
 		Status  string       `json:"status"`
 		Type    string       `json:"type"`
 		Choice  string       `json:"choice"`
+		From    ledger.Phase `json:"from"`
 	}
 	_ = json.Unmarshal(e.Data, &d) // a summary of an odd payload is just shorter
 	switch {
@@ -287,6 +288,8 @@ func Describe(e Event) string {
 		return fmt.Sprintf("dispatch %d: %s%s", d.Seq, d.Role, task)
 	case e.Type == TypeDispatchFinish:
 		return fmt.Sprintf("dispatch %d %s", d.Seq, d.Status)
+	case e.Type == TypeHandoff:
+		return fmt.Sprintf("handoff %d → %d", d.From, d.From+1)
 	case e.Type == TypeDecision:
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case e.Type == TypeVerdict:

@@ -134,6 +134,14 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if d.Type == "" || d.Choice == "" {
 			return nil, errors.New("a decision needs a type and a choice")
 		}
+	case e.Type == TypeHandoff:
+		var d HandoffData
+		if err := strictUnmarshal(e.Data, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Type, err)
+		}
+		if err := next.checkHandoff(d); err != nil {
+			return nil, err
+		}
 	case e.Type == TypeDispatchStart || e.Type == TypeDispatchFinish:
 		if err := next.applyDispatch(e); err != nil {
 			return nil, err

@@ -31,11 +31,11 @@ func (p Problem) String() string {
 // chainFiles are all the entries a chain commit may have at its top level.
 var chainFiles = map[string]bool{
 	refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, HeaderFile: true, LedgerFile: true,
-	dispatchDir: true,
+	dispatchDir: true, handoffsDir: true,
 }
 
-// dispatchDir holds prompts and outputs (DispatchPath).
-const dispatchDir = "dispatch"
+// Directories: prompts and outputs (DispatchPath), handoffs (HandoffPath).
+const dispatchDir, handoffsDir = "dispatch", "handoffs"
 
 // Verify replays pipeline id's chain from its root and reports every
 // structural fault, illegal transition and state that its events do not

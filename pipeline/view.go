@@ -162,6 +162,16 @@ func (s *State) observe(prev *State, e Event) {
 		if d.Type == "escalation" {
 			v.worsen(Red, "escalation pending: "+d.Choice, "Wait for the user's decision on the escalation.")
 		}
+	case TypeHandoff:
+		// The seed: the compression state takes the handoff's constraints,
+		// and its inputs become the next steps.
+		var d HandoffData
+		json.Unmarshal(e.Data, &d)
+		v.Journal.Constraints = append([]string(nil), d.Constraints...)
+		v.Journal.NextSteps = nil
+		for _, in := range d.Inputs {
+			v.Journal.NextSteps = append(v.Journal.NextSteps, in.Name+": "+in.Value)
+		}
 	case TypeDispatchStart:
 		var d DispatchStart
 		json.Unmarshal(e.Data, &d)
