@@ -33,6 +33,7 @@ type session struct {
 	stderr   io.Writer
 	pipeline string // --pipeline, "" for the branch's active one
 	json     bool   // --json
+	markdown bool   // status --markdown
 }
 
 func open(c *cli.Context) (*session, error) {

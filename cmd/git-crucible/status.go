@@ -23,12 +23,16 @@ func statusCommand() *cli.Command {
 		Description: "Health follows crucible's one-way GREEN -> YELLOW -> RED machine within a phase, reset when a\n" +
 			"later phase begins: YELLOW on a gate's round 5+, a review loop's round 3+ or a retry; RED on\n" +
 			"stagnation, an escalation or a failed phase. --watch redraws whenever the pipeline changes.",
-		Flags: commonFlags(&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw when the pipeline changes (Ctrl-C ends it)"}),
+		Flags: commonFlags(
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw when the pipeline changes (Ctrl-C ends it)"},
+			&cli.BoolFlag{Name: "markdown", Usage: "print crucible's pipeline-status.md"},
+		),
 		Action: func(c *cli.Context) error {
 			if err := wantArgs(c, 0); err != nil {
 				return err
 			}
 			return withRepo(c, func(s *session) error {
+				s.markdown = c.Bool("markdown")
 				if c.Bool("watch") {
 					return watchStatus(c.Context, s)
 				}
@@ -44,11 +48,16 @@ func printStatus(s *session, w io.Writer) error {
 		return err
 	}
 	blocked := st.Gates.Check()
-	if s.jsonOut() {
-		return writeJSON(w, map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}, "  ")
-	}
 	now, err := pipeline.Now()
 	if err != nil {
+		return err
+	}
+	if s.jsonOut() {
+		return writeJSON(w, map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked),
+			"status": pipeline.StatusDoc(st, now)}, "  ")
+	}
+	if s.markdown {
+		_, err := w.Write(pipeline.StatusDoc(st, now).Render())
 		return err
 	}
 	v := &st.View
@@ -58,7 +67,7 @@ func printStatus(s *session, w io.Writer) error {
 	if v.Health.Reason != "" && v.Health.Level != pipeline.Green {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
-	fmt.Fprintf(w, "\nElapsed:  %s\n\nGates:\n", duration(pipeline.Seconds(st.Created, now)))
+	fmt.Fprintf(w, "\nElapsed:  %s\n\nGates:\n", pipeline.Duration(pipeline.Seconds(st.Created, now)))
 	for _, p := range ledger.Phases {
 		e := st.Gates.Ledger.Entry(p)
 		note := e.Reason
@@ -87,7 +96,7 @@ func printStatus(s *session, w io.Writer) error {
 	if len(v.Recent) > 0 {
 		fmt.Fprintf(w, "\nRecent events:\n")
 		for _, r := range v.Recent {
-			fmt.Fprintf(w, "  [%s] %s\n", clock(r.Time), r.Text)
+			fmt.Fprintf(w, "  [%s] %s\n", pipeline.Clock(r.Time), r.Text)
 		}
 	}
 	if len(v.Tasks) > 0 {
@@ -97,7 +106,7 @@ func printStatus(s *session, w io.Writer) error {
 			if end == "" {
 				end = now
 			}
-			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Role, t.Tier, t.Status, duration(pipeline.Seconds(t.Started, end)))
+			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Role, t.Tier, t.Status, pipeline.Duration(pipeline.Seconds(t.Started, end)))
 		}
 	}
 	j := v.Journal
@@ -171,23 +180,4 @@ func orGreen(level string) string {
 		return pipeline.Green
 	}
 	return level
-}
-
-// clock is the HH:MM of an event time, as crucible's recent events show it.
-func clock(t string) string {
-	if v, err := time.Parse(time.RFC3339, t); err == nil {
-		return v.UTC().Format("15:04")
-	}
-	return t
-}
-
-// duration formats seconds as crucible does: 2h 47m, 12m, 40s.
-func duration(s int) string {
-	switch {
-	case s >= 3600:
-		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
-	case s >= 60:
-		return fmt.Sprintf("%dm", s/60)
-	}
-	return fmt.Sprintf("%ds", s)
 }

@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+)
+
+// StatusDoc is the pipeline as crucible's pipeline-status.md shows it, at
+// time now (the Elapsed line).
+func StatusDoc(st *State, now string) interop.Status {
+	v := &st.View
+	doc := interop.Status{
+		Updated: st.Updated, Started: st.Created, Skill: "build",
+		Phase:  fmt.Sprintf("%d — %s", st.Phase, st.Phase.Name()),
+		Health: v.Health.Level, Elapsed: Duration(Seconds(st.Created, now)),
+	}
+	if doc.Health == "" {
+		doc.Health = Green
+	}
+	if doc.Health != Green {
+		doc.SuggestedAction = v.Health.Action
+	}
+	for _, r := range v.Recent {
+		doc.RecentEvents = append(doc.RecentEvents, interop.StatusEvent{Time: Clock(r.Time), Text: r.Text})
+	}
+	for _, t := range v.Tasks {
+		end, suffix := t.Finished, ""
+		if end == "" {
+			end, suffix = now, "+"
+		}
+		doc.Tasks = append(doc.Tasks, interop.StatusTask{N: strconv.Itoa(t.Task), Task: t.Role, Tier: orDash(t.Tier),
+			Status: taskStatus(t.Status), Duration: Duration(Seconds(t.Started, end)) + suffix})
+	}
+	for _, g := range []struct {
+		name  string
+		phase ledger.Phase
+	}{{"Design", ledger.Design}, {"Plan", ledger.Plan}, {"Code", ledger.Completion}} {
+		doc.QualityGates = append(doc.QualityGates, g.name+": "+gateLine(st, g.phase))
+	}
+	j := v.Journal
+	doc.Compression = interop.Compression{Goal: st.Goal, Constraints: j.Constraints, NextSteps: j.NextSteps}
+	for _, d := range j.Decisions {
+		line := fmt.Sprintf("[%s] %s", d.ID(), d.Choice)
+		if d.Reason != "" {
+			line += ": " + d.Reason
+		}
+		doc.Compression.KeyDecisions = append(doc.Compression.KeyDecisions, line)
+	}
+	return doc
+}
+
+// gateLine says where a quality gate stands, as crucible's status does.
+func gateLine(st *State, p ledger.Phase) string {
+	e := st.Gates.Ledger.Entry(p)
+	rounds := st.View.Metrics.GateRounds[strconv.Itoa(int(p))]
+	plural := "s"
+	if rounds == 1 {
+		plural = ""
+	}
+	switch e.Status {
+	case ledger.Pass:
+		if rounds > 0 {
+			return fmt.Sprintf("PASSED (%d round%s)", rounds, plural)
+		}
+		return "PASSED"
+	case ledger.Skipped:
+		if e.Acknowledged {
+			return "SKIPPED (acknowledged)"
+		}
+		return "SKIPPED (not acknowledged)"
+	case ledger.NotStarted:
+		return "not yet reached"
+	}
+	return string(e.Status)
+}
+
+func taskStatus(s string) string {
+	switch s {
+	case "dispatched":
+		return "IN PROGRESS"
+	case "completed":
+		return "DONE"
+	}
+	return map[string]string{"failed": "FAILED", "skipped": "SKIPPED", "error": "ERROR"}[s]
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// Duration formats seconds as crucible does: 2h 47m, 12m, 40s.
+func Duration(s int) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
+	case s >= 60:
+		return fmt.Sprintf("%dm", s/60)
+	}
+	return fmt.Sprintf("%ds", s)
+}
+
+// Clock is the HH:MM (UTC) of an event time.
+func Clock(t string) string {
+	if v, err := time.Parse(time.RFC3339, t); err == nil {
+		return v.UTC().Format("15:04")
+	}
+	return t
+}
