@@ -35,6 +35,7 @@ type DispatchStart struct {
 	ReplayOf      *int         `json:"replay_of,omitempty"`
 	ReplaySession string       `json:"replay_session,omitempty"`
 	Mutation      string       `json:"mutation,omitempty"`
+	ToolUseID     string       `json:"tool_use_id,omitempty"` // Claude Code's id, when a hook recorded it
 }
 
 // DispatchFinish is the payload of dispatch.finish.
@@ -58,8 +59,9 @@ type Dispatches struct {
 
 // InFlight is a started dispatch awaiting its finish.
 type InFlight struct {
-	Started  string `json:"started"`
-	Template string `json:"template"`
+	Started   string `json:"started"`
+	Template  string `json:"template"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
 }
 
 // DispatchPath is where a dispatch's prompt (or, with output, its output)
@@ -106,7 +108,7 @@ func (s *State) applyDispatch(e Event) error {
 		}
 		d.InFlight = cloneInFlight(d.InFlight)
 		d.Last = p.Seq
-		d.InFlight[strconv.Itoa(p.Seq)] = InFlight{Started: e.Time, Template: p.Template}
+		d.InFlight[strconv.Itoa(p.Seq)] = InFlight{Started: e.Time, Template: p.Template, ToolUseID: p.ToolUseID}
 	case TypeDispatchFinish:
 		var p DispatchFinish
 		if err := strictUnmarshal(e.Data, &p); err != nil {
@@ -167,6 +169,7 @@ type DispatchRequest struct {
 	ReplaySession string
 	Mutation      string
 	Prompt        []byte // nil when no prompt is to be kept
+	ToolUseID     string
 }
 
 // StartDispatch records a dispatch and returns its seq. The seq comes from
@@ -185,7 +188,7 @@ func (s *Service) StartDispatch(id string, r DispatchRequest) (int, error) {
 		seq = st.Dispatch.Last + 1
 		d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
 			ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
-			ReplaySession: r.ReplaySession, Mutation: r.Mutation}
+			ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID}
 		c := &Change{}
 		if r.Prompt != nil {
 			d.Prompt = DispatchPath(seq, template, false)
@@ -337,4 +340,16 @@ func (s *Service) ReadKept(id, path string) ([]byte, error) {
 		return nil, err
 	}
 	return r.ReadKind(h.Commit+":"+path, "blob")
+}
+
+// InFlightSeq returns the seq of the in-flight dispatch that Claude Code
+// knows by toolUseID.
+func (st *State) InFlightSeq(toolUseID string) (int, bool) {
+	for key, f := range st.Dispatch.InFlight {
+		if f.ToolUseID == toolUseID && toolUseID != "" {
+			seq, err := strconv.Atoi(key)
+			return seq, err == nil
+		}
+	}
+	return 0, false
 }
