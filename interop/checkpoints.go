@@ -82,18 +82,7 @@ func checkpointSeparator(cells []string) bool {
 	return true
 }
 
-func checkpointHash(s string) bool {
-	if len(s) < 7 || len(s) > 40 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func checkpointHash(s string) bool { return len(s) >= 7 && len(s) <= 40 && isLowerHex(s) }
 
 // RenderCheckpoints writes the header "| Hash | Timestamp | Reason | Source |"
 // and its separator row, then one "| hash | timestamp | reason | source |"

@@ -44,16 +44,26 @@ type Handoff struct {
 }
 
 // HandoffInput is one "- **<name>:** <value>" line of "## Inputs for Phase M".
-type HandoffInput struct{ Name, Value string }
+type HandoffInput struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
 
 // HandoffDecision is one "- [DEC-N] <text>: <reason>" line of "## Decisions
 // Carried Forward". ID is "DEC-N" without the brackets, or "" when the line
 // does not start with "[DEC-<digits>]"; Reason is "" when the line has no ": ".
-type HandoffDecision struct{ ID, Text, Reason string }
+type HandoffDecision struct {
+	ID     string `json:"id,omitempty"`
+	Text   string `json:"text"`
+	Reason string `json:"reason,omitempty"`
+}
 
 // HandoffShed is one "- <what> → <where>" line of "## Shed Receipt", split at
 // the first free-standing "→" or "->"; Where is "" when the line has none.
-type HandoffShed struct{ What, Where string }
+type HandoffShed struct {
+	What  string `json:"what"`
+	Where string `json:"where"`
+}
 
 // HandoffError locates what is wrong in a handoff manifest. Line is 1-based,
 // or 0 for a problem with the whole file (a missing title or header line).

@@ -245,10 +245,10 @@ func validKey(k string) bool {
 	return true
 }
 
-func isSHA256Hex(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
+func isSHA256Hex(s string) bool { return len(s) == 64 && isLowerHex(s) }
+
+// isLowerHex reports whether s is all lowercase hexadecimal digits.
+func isLowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {

@@ -13,32 +13,13 @@ const TypeHandoff = "handoff.write"
 // HandoffData is the payload of handoff.write: what the document says
 // beyond what the pipeline already knows (goal, mode, time).
 type HandoffData struct {
-	From        ledger.Phase      `json:"from"`
-	To          ledger.Phase      `json:"to"`
-	Path        string            `json:"path"`
-	Inputs      []HandoffInput    `json:"inputs,omitempty"`
-	Decisions   []HandoffDecision `json:"decisions,omitempty"`
-	Constraints []string          `json:"constraints,omitempty"`
-	Shed        []HandoffShed     `json:"shed,omitempty"`
-}
-
-// HandoffInput is an input the next phase needs: a path or a value.
-type HandoffInput struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// HandoffDecision is a decision carried forward.
-type HandoffDecision struct {
-	ID     string `json:"id,omitempty"`
-	Text   string `json:"text"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// HandoffShed says what was shed and where it lives.
-type HandoffShed struct {
-	What  string `json:"what"`
-	Where string `json:"where"`
+	From        ledger.Phase              `json:"from"`
+	To          ledger.Phase              `json:"to"`
+	Path        string                    `json:"path"`
+	Inputs      []interop.HandoffInput    `json:"inputs,omitempty"`
+	Decisions   []interop.HandoffDecision `json:"decisions,omitempty"`
+	Constraints []string                  `json:"constraints,omitempty"`
+	Shed        []interop.HandoffShed     `json:"shed,omitempty"`
 }
 
 // HandoffPath is where the handoff out of phase from is kept in the tree.
@@ -68,16 +49,8 @@ func (s *State) checkHandoff(d HandoffData) error {
 // Document renders the handoff in crucible's format, with the pipeline's
 // goal verbatim, its mode and the time it was recorded.
 func (d HandoffData) Document(st *State, at string) []byte {
-	h := interop.Handoff{From: int(d.From), To: int(d.To), Timestamp: at, Goal: st.Goal, Mode: st.Mode, Constraints: d.Constraints}
-	for _, in := range d.Inputs {
-		h.Inputs = append(h.Inputs, interop.HandoffInput{Name: in.Name, Value: in.Value})
-	}
-	for _, dec := range d.Decisions {
-		h.Decisions = append(h.Decisions, interop.HandoffDecision{ID: dec.ID, Text: dec.Text, Reason: dec.Reason})
-	}
-	for _, sh := range d.Shed {
-		h.Shed = append(h.Shed, interop.HandoffShed{What: sh.What, Where: sh.Where})
-	}
+	h := interop.Handoff{From: int(d.From), To: int(d.To), Timestamp: at, Goal: st.Goal, Mode: st.Mode,
+		Inputs: d.Inputs, Decisions: d.Decisions, Constraints: d.Constraints, Shed: d.Shed}
 	return h.Render()
 }
 

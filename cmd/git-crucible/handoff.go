@@ -84,25 +84,23 @@ func handoffWrite(c *cli.Context) error {
 		if ledger.Phase(h.From) != from {
 			return &refused{err: fmt.Errorf("%s is the handoff from phase %d to %d, not %d to %d", f, h.From, h.To, from, from+1)}
 		}
-		d = handoffFromDoc(from, h)
+		d = pipeline.HandoffData{From: from, Inputs: h.Inputs, Decisions: h.Decisions, Constraints: h.Constraints, Shed: h.Shed}
 	} else {
 		for _, in := range c.StringSlice("input") {
 			name, value, ok := strings.Cut(in, "=")
 			if !ok || strings.TrimSpace(name) == "" {
 				return usageErrorf("--input wants NAME=VALUE, got %q", in)
 			}
-			d.Inputs = append(d.Inputs, pipeline.HandoffInput{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+			d.Inputs = append(d.Inputs, interop.HandoffInput{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 		}
 		for _, dec := range c.StringSlice("decision") {
-			x := interop.ParseHandoffDecision(oneLine(dec))
-			d.Decisions = append(d.Decisions, pipeline.HandoffDecision{ID: x.ID, Text: x.Text, Reason: x.Reason})
+			d.Decisions = append(d.Decisions, interop.ParseHandoffDecision(oneLine(dec)))
 		}
 		for _, con := range c.StringSlice("constraint") {
 			d.Constraints = append(d.Constraints, oneLine(con))
 		}
 		for _, sh := range c.StringSlice("shed") {
-			x := interop.ParseHandoffShed(oneLine(sh))
-			d.Shed = append(d.Shed, pipeline.HandoffShed{What: x.What, Where: x.Where})
+			d.Shed = append(d.Shed, interop.ParseHandoffShed(oneLine(sh)))
 		}
 	}
 	return withRepo(c, func(s *session) error {
@@ -120,20 +118,6 @@ func handoffWrite(c *cli.Context) error {
 		fmt.Fprintf(s.out(), "Recorded handoff %d → %d (%s)\n", from, from+1, pipeline.HandoffPath(from))
 		return nil
 	})
-}
-
-func handoffFromDoc(from ledger.Phase, h interop.Handoff) pipeline.HandoffData {
-	d := pipeline.HandoffData{From: from, Constraints: h.Constraints}
-	for _, in := range h.Inputs {
-		d.Inputs = append(d.Inputs, pipeline.HandoffInput{Name: in.Name, Value: in.Value})
-	}
-	for _, x := range h.Decisions {
-		d.Decisions = append(d.Decisions, pipeline.HandoffDecision{ID: x.ID, Text: x.Text, Reason: x.Reason})
-	}
-	for _, x := range h.Shed {
-		d.Shed = append(d.Shed, pipeline.HandoffShed{What: x.What, Where: x.Where})
-	}
-	return d
 }
 
 func handoffShow(c *cli.Context) error {
