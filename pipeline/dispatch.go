@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-crucible/git-crucible/ledger"
-	"github.com/git-crucible/git-crucible/refs"
 )
 
 // Dispatch event types: one agent dispatch is a start and a finish, as
@@ -281,10 +280,10 @@ func optional(s string) *string {
 func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
 	byseq := map[int]*ManifestEntry{}
 	var finishes []DispatchFinish
-	err := s.Store.Walk(id, func(c *refs.ChainCommit) (bool, error) {
-		events, err := s.Events(c)
+	err := s.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
+		events, err := DecodeEvents(blob)
 		if err != nil {
-			return false, fmt.Errorf("commit %s: %w", c.OID, err)
+			return false, fmt.Errorf("commit %s: %w", commit, err)
 		}
 		for _, e := range events {
 			switch e.Type {

@@ -123,12 +123,3 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 	}
 	return problems, nil
 }
-
-// Events returns the events of one chain commit.
-func (s *Service) Events(c *refs.ChainCommit) ([]Event, error) {
-	b, err := s.Store.ReadFile(c.Entries, refs.EventsFile)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeEvents(b)
-}

@@ -328,3 +328,37 @@ func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
 	}
 	return nil
 }
+
+// EventLog yields pipeline id's commits from the tip back to the root along
+// first parents, each with its events.jsonl, until fn returns false or an
+// error: one rev-list and one object read per commit, where Walk needs three.
+func (s *Store) EventLog(id string, fn func(commit string, events []byte) (bool, error)) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	tip, err := s.repo.ReadRef(PipelineRef(id))
+	if err != nil {
+		return err
+	}
+	if tip == "" {
+		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
+	}
+	out, err := s.repo.Git(s.ctx, "rev-list", "--first-parent", tip)
+	if err != nil {
+		return err
+	}
+	r, err := s.Objects()
+	if err != nil {
+		return err
+	}
+	for _, c := range strings.Fields(string(out)) {
+		events, err := r.ReadKind(c+":"+EventsFile, "blob")
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", short(c), err)
+		}
+		if more, err := fn(c, events); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}

@@ -237,3 +237,39 @@ func TestListAndWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEventLogMatchesWalk: the fast event reader sees the same commits and
+// events.jsonl blobs as Walk, newest first, and stops when told to.
+func TestEventLogMatchesWalk(t *testing.T) {
+	s, _ := openStore(t)
+	for _, e := range []string{"a", "b", "c"} {
+		if _, err := s.Append("p1", who, batchOf(e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var walked, logged []string
+	if err := s.Walk("p1", func(c *ChainCommit) (bool, error) {
+		b, err := s.ReadFile(c.Entries, EventsFile)
+		walked = append(walked, c.OID+" "+string(b))
+		return true, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EventLog("p1", func(c string, b []byte) (bool, error) {
+		logged = append(logged, c+" "+string(b))
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(walked, "|") != strings.Join(logged, "|") || len(logged) != 3 {
+		t.Fatalf("Walk %v\nEventLog %v", walked, logged)
+	}
+	n := 0
+	s.EventLog("p1", func(string, []byte) (bool, error) { n++; return false, nil })
+	if n != 1 {
+		t.Fatalf("EventLog went on after false: %d", n)
+	}
+	if err := s.EventLog("nope", nil); !errors.Is(err, ErrNoPipeline) {
+		t.Fatalf("missing pipeline: %v", err)
+	}
+}

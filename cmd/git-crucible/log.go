@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/refs"
 )
 
 func logCommand() *cli.Command {
@@ -34,16 +33,16 @@ func logCommand() *cli.Command {
 					Commit string `json:"commit"`
 				}
 				var out []entry
-				err = s.svc.Store.Walk(id, func(cc *refs.ChainCommit) (bool, error) {
-					events, err := s.svc.Events(cc)
+				err = s.svc.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
+					events, err := pipeline.DecodeEvents(blob)
 					if err != nil {
-						return false, fmt.Errorf("commit %s: %w", cc.OID, err)
+						return false, fmt.Errorf("commit %s: %w", commit, err)
 					}
 					for i := len(events) - 1; i >= 0; i-- {
 						if limit > 0 && len(out) == limit {
 							return false, nil
 						}
-						out = append(out, entry{Event: events[i], Commit: cc.OID})
+						out = append(out, entry{Event: events[i], Commit: commit})
 					}
 					return true, nil
 				})
