@@ -119,6 +119,14 @@ func (e Event) checkID() error {
 	return nil
 }
 
+// DecodeData decodes e's payload into v, refusing unknown fields.
+func DecodeData(e Event, v any) error {
+	if err := strictUnmarshal(e.Data, v); err != nil {
+		return fmt.Errorf("event seq %d (%s): %w", e.Seq, e.Type, err)
+	}
+	return nil
+}
+
 // DecodeEvents parses an events.jsonl blob strictly: every line one event.
 func DecodeEvents(b []byte) ([]Event, error) {
 	var out []Event

@@ -47,7 +47,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			initCommand(), startCommand(), statusCommand(), ledgerCommand(), gateCommand(),
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
-			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(),
+			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(),
 		},
 	}
 	for _, c := range app.Commands {

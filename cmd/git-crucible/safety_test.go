@@ -22,17 +22,17 @@ import (
 
 const testID = "build-20261122-100000-safe01"
 
-// crucible runs git crucible in dir and fails the test unless it succeeds.
-func crucible(t *testing.T, dir string, args ...string) string {
+// gitCrucible runs git crucible in dir and fails the test unless it succeeds.
+func gitCrucible(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := crucibleErr(dir, args...)
+	out, err := gitCrucibleErr(dir, args...)
 	if err != nil {
 		t.Fatalf("git crucible %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
 }
 
-func crucibleErr(dir string, args ...string) (string, error) {
+func gitCrucibleErr(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", append([]string{"crucible"}, args...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -43,8 +43,8 @@ func crucibleErr(dir string, args ...string) (string, error) {
 // so that every `gate verdict 1 --verdict FAIL` appends exactly one event.
 func startedRepo(t *testing.T) string {
 	dir := gittest.Init(t)
-	crucible(t, dir, "start", "safety", "--id", testID)
-	crucible(t, dir, "ledger", "begin", "1")
+	gitCrucible(t, dir, "start", "safety", "--id", testID)
+	gitCrucible(t, dir, "ledger", "begin", "1")
 	return dir
 }
 
@@ -57,7 +57,7 @@ func chainRounds(t *testing.T, dir string) (map[int]bool, int) {
 		Type string          `json:"type"`
 		Data json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal([]byte(crucible(t, dir, "log", "--json")), &events); err != nil {
+	if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json")), &events); err != nil {
 		t.Fatal(err)
 	}
 	rounds := map[int]bool{}
@@ -78,7 +78,7 @@ func chainRounds(t *testing.T, dir string) (map[int]bool, int) {
 func assertSound(t *testing.T, dir string) {
 	t.Helper()
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
-	if out := crucible(t, dir, "verify", "--all"); !strings.Contains(out, "ok "+testID) {
+	if out := gitCrucible(t, dir, "verify", "--all"); !strings.Contains(out, "ok "+testID) {
 		t.Fatalf("verify: %s", out)
 	}
 }
@@ -96,7 +96,7 @@ func TestConcurrentAppends(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
 				n := 1 + p*each + i
-				if out, err := crucibleErr(dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n)); err != nil {
+				if out, err := gitCrucibleErr(dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n)); err != nil {
 					errs <- fmt.Errorf("append %d: %v\n%s", n, err, out)
 				}
 			}
@@ -131,7 +131,7 @@ func TestKillDuringAppends(t *testing.T) {
 	// Kill anywhere from start-up to just after a typical append ends, so
 	// that some appends finish and the rest die at every stage.
 	t0 := time.Now()
-	crucible(t, dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", "1000")
+	gitCrucible(t, dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", "1000")
 	typical := time.Since(t0)
 	const rounds = 40
 	killed, staleLocks := 0, 0
@@ -174,8 +174,8 @@ func TestKillDuringAppends(t *testing.T) {
 	}
 	assertSound(t, dir)
 	// The pipeline still takes appends.
-	crucible(t, dir, "gate", "verdict", "1", "--verdict", "PASS")
-	crucible(t, dir, "ledger", "pass", "1")
+	gitCrucible(t, dir, "gate", "verdict", "1", "--verdict", "PASS")
+	gitCrucible(t, dir, "ledger", "pass", "1")
 }
 
 // TestStaleLockReported: a lock left by a killed writer is reported with
@@ -189,7 +189,7 @@ func TestStaleLockReported(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := crucibleErr(dir, "ledger", "fail", "1")
+	out, err := gitCrucibleErr(dir, "ledger", "fail", "1")
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 128 {
 		t.Fatalf("exit %v, want 128\n%s", err, out)
@@ -207,9 +207,9 @@ func TestStaleLockReported(t *testing.T) {
 func TestGCPruneLosesNothing(t *testing.T) {
 	dir := startedRepo(t)
 	for n := 1; n <= 5; n++ {
-		crucible(t, dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n))
+		gitCrucible(t, dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n))
 	}
-	before := crucible(t, dir, "log")
+	before := gitCrucible(t, dir, "log")
 	gittest.Git(t, dir, "gc", "-q", "--prune=now", "--aggressive")
 	if err := os.RemoveAll(filepath.Join(dir, ".git", "crucible", "cache")); err != nil {
 		t.Fatal(err)
@@ -217,12 +217,12 @@ func TestGCPruneLosesNothing(t *testing.T) {
 	if loose := gittest.Git(t, dir, "count-objects"); !strings.HasPrefix(loose, "0 objects") {
 		t.Fatalf("gc left loose objects: %s", loose)
 	}
-	if after := crucible(t, dir, "log"); after != before {
+	if after := gitCrucible(t, dir, "log"); after != before {
 		t.Fatalf("log changed across gc:\n%s\nvs\n%s", before, after)
 	}
 	assertSound(t, dir)
-	crucible(t, dir, "gate", "verdict", "1", "--verdict", "PASS")
-	crucible(t, dir, "ledger", "pass", "1")
+	gitCrucible(t, dir, "gate", "verdict", "1", "--verdict", "PASS")
+	gitCrucible(t, dir, "ledger", "pass", "1")
 	assertSound(t, dir)
 }
 
@@ -237,7 +237,7 @@ func TestConcurrentDispatchStarts(t *testing.T) {
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()
-			out, err := crucibleErr(dir, "dispatch", "start", "--role", fmt.Sprintf("agent%d", p), "--phase", "1")
+			out, err := gitCrucibleErr(dir, "dispatch", "start", "--role", fmt.Sprintf("agent%d", p), "--phase", "1")
 			if err != nil {
 				t.Errorf("dispatch start %d: %v\n%s", p, err, out)
 			}
@@ -259,7 +259,7 @@ func TestConcurrentDispatchStarts(t *testing.T) {
 		Seq  int    `json:"seq"`
 		Role string `json:"role"`
 	}
-	if err := json.Unmarshal([]byte(crucible(t, dir, "dispatch", "list", "--json")), &manifest); err != nil {
+	if err := json.Unmarshal([]byte(gitCrucible(t, dir, "dispatch", "list", "--json")), &manifest); err != nil {
 		t.Fatal(err)
 	}
 	roles := map[string]bool{}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/crucible"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a pipeline as a crucible scratch directory",
+		ArgsUsage: "[<pipeline>] <dir>",
+		Description: "Writes the files the crucible skills read: manifest.jsonl (a 'dispatched' line per dispatch\n" +
+			"and its final line, in order), <seq>-<template>.md dispatch files for kept prompts,\n" +
+			"build-gate-ledger.md, handoff-N-to-M.md, pipeline-status.md and .pipeline-active. A file that\n" +
+			"already exists with other content is not overwritten without --force.",
+		Flags: commonFlags(&cli.BoolFlag{Name: "force", Usage: "overwrite files of the same names"}),
+		Action: func(c *cli.Context) error {
+			var dir string
+			switch c.NArg() {
+			case 1:
+				dir = c.Args().Get(0)
+			case 2:
+				if c.String("pipeline") != "" {
+					return usageErrorf("name the pipeline once: as an argument or with --pipeline")
+				}
+				if err := c.Set("pipeline", c.Args().Get(0)); err != nil {
+					return err
+				}
+				dir = c.Args().Get(1)
+			default:
+				return usageErrorf("want [<pipeline>] <dir>")
+			}
+			return withRepo(c, func(s *session) error {
+				id, err := s.pipelineID()
+				if err != nil {
+					return err
+				}
+				now, err := pipeline.Now()
+				if err != nil {
+					return err
+				}
+				abs, err := filepath.Abs(dir)
+				if err != nil {
+					return err
+				}
+				files, err := crucible.Export(s.svc, id, abs, now)
+				if err != nil {
+					return err
+				}
+				names := make([]string, 0, len(files))
+				for name := range files {
+					names = append(names, name)
+				}
+				sort.Strings(names)
+				if err := checkOverwrites(abs, names, files, c.Bool("force")); err != nil {
+					return err
+				}
+				for _, name := range names {
+					if err := writeFileAtomic(filepath.Join(abs, name), files[name]); err != nil {
+						return err
+					}
+				}
+				if s.jsonOut() {
+					return s.printJSON(map[string]any{"pipeline": id, "dir": abs, "files": names})
+				}
+				fmt.Fprintf(s.out(), "Exported %s to %s (%d files)\n", id, abs, len(names))
+				return nil
+			})
+		},
+	}
+}
+
+// checkOverwrites refuses to replace a file with other content unless forced.
+func checkOverwrites(dir string, names []string, files map[string][]byte, force bool) error {
+	var clash []string
+	for _, name := range names {
+		old, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil && !bytes.Equal(old, files[name]) {
+			clash = append(clash, name)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if len(clash) > 0 && !force {
+		return withHints(&refused{err: fmt.Errorf("%s already holds other content in: %v", dir, clash)},
+			"export to a new directory, or pass --force to overwrite these files")
+	}
+	return nil
+}
+
+// writeFileAtomic writes through a temporary file, so a reader never sees
+// half a file.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".crucible-export-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644) // an ordinary file for the user, not CreateTemp's 0600
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}

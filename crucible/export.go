@@ -1,0 +1,115 @@
+// Package crucible moves pipelines between git-crucible and the crucible
+// skills' scratch directories (INTEROP.md): export renders a pipeline as
+// the files the skills read.
+package crucible
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+// Export renders pipeline id as a crucible scratch directory dir (the name
+// is written into the files that record it): file name to content. now is
+// the time pipeline-status.md is rendered at.
+func Export(svc *pipeline.Service, id, dir, now string) (map[string][]byte, error) {
+	st, _, err := svc.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		"build-gate-ledger.md": ledger.Render(&st.Gates.Ledger),
+		"pipeline-status.md":   pipeline.StatusDoc(st, now).Render(),
+		".pipeline-active": interop.Active{PipelineID: st.ID, Skill: "build", Phase: strconv.Itoa(int(st.Phase)),
+			StartTime: st.Created, ScratchDir: dir, DispatchDir: dir, Branch: st.Branch, BaselineSHA: st.Baseline}.Render(),
+	}
+	if err := exportManifest(svc, id, dir, files); err != nil {
+		return nil, err
+	}
+	for _, from := range []ledger.Phase{ledger.Design, ledger.Plan, ledger.Execute} {
+		doc, err := svc.ReadKept(id, pipeline.HandoffPath(from))
+		switch {
+		case errors.Is(err, gitext.ErrMissing):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		files[fmt.Sprintf("handoff-%d-to-%d.md", from, from+1)] = doc
+	}
+	return files, nil
+}
+
+// exportManifest writes manifest.jsonl as crucible appends it (a
+// "dispatched" line when an agent is sent, its final line when it returns,
+// in event order) and a dispatch file for every kept prompt.
+func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]byte) error {
+	var events []pipeline.Event
+	err := svc.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
+		batch, err := pipeline.DecodeEvents(blob)
+		if err != nil {
+			return false, fmt.Errorf("commit %s: %w", commit, err)
+		}
+		events = append(batch, events...) // oldest first
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	starts := map[int]interop.ManifestLine{}
+	var manifest []byte
+	for _, e := range events {
+		var line interop.ManifestLine
+		switch e.Type {
+		case pipeline.TypeDispatchStart:
+			var d pipeline.DispatchStart
+			if err := pipeline.DecodeData(e, &d); err != nil {
+				return err
+			}
+			line = interop.ManifestLine{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template), Role: d.Role,
+				Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched", InputChars: &d.InputChars,
+				ModelTier: optional(d.ModelTier), ReplayOf: d.ReplayOf, ReplaySession: optional(d.ReplaySession),
+				Mutation: optional(d.Mutation), Template: &d.Template}
+			starts[d.Seq] = line
+			if d.Prompt != "" {
+				prompt, err := svc.ReadKept(id, d.Prompt)
+				if err != nil {
+					return err
+				}
+				task := ""
+				if d.Task != nil {
+					task = strconv.Itoa(*d.Task)
+				}
+				files[line.File] = interop.DispatchFile{Template: d.Template, Pipeline: "build", Phase: line.Phase, Task: task,
+					Timestamp: e.Time, DispatchDir: dir, Prompt: prompt}.Render()
+			}
+		case pipeline.TypeDispatchFinish:
+			var d pipeline.DispatchFinish
+			if err := pipeline.DecodeData(e, &d); err != nil {
+				return err
+			}
+			line = starts[d.Seq]
+			line.Status, line.DurationS, line.Summary = d.Status, &d.DurationS, optional(d.Summary)
+			line.OutputChars, line.ToolCalls = &d.OutputChars, d.ToolCalls
+		default:
+			continue
+		}
+		line.Timestamp = &e.Time
+		manifest = append(append(manifest, line.Render()...), '\n')
+	}
+	if manifest != nil {
+		files["manifest.jsonl"] = manifest
+	}
+	return nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
