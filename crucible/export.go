@@ -48,15 +48,7 @@ func Export(svc *pipeline.Service, id, dir, now string) (map[string][]byte, erro
 // "dispatched" line when an agent is sent, its final line when it returns,
 // in event order) and a dispatch file for every kept prompt.
 func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]byte) error {
-	var events []pipeline.Event
-	err := svc.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
-		batch, err := pipeline.DecodeEvents(blob)
-		if err != nil {
-			return false, fmt.Errorf("commit %s: %w", commit, err)
-		}
-		events = append(batch, events...) // oldest first
-		return true, nil
-	})
+	events, err := svc.ChainEvents(id)
 	if err != nil {
 		return err
 	}

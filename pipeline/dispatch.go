@@ -276,44 +276,58 @@ func optional(s string) *string {
 }
 
 // Manifest returns every dispatch of pipeline id in seq order, each as its
-// newest entry shows it. It reads the chain's events.
+// newest entry shows it (crucible's "last line for a seq wins"), imported
+// lines included. It reads the chain's events.
 func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
-	byseq := map[int]*ManifestEntry{}
-	var finishes []DispatchFinish
-	err := s.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
-		events, err := DecodeEvents(blob)
-		if err != nil {
-			return false, fmt.Errorf("commit %s: %w", commit, err)
-		}
-		for _, e := range events {
-			switch e.Type {
-			case TypeDispatchStart:
-				var d DispatchStart
-				if err := strictUnmarshal(e.Data, &d); err != nil {
-					return false, err
-				}
-				byseq[d.Seq] = &ManifestEntry{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template),
-					Role: d.Role, Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched",
-					InputChars: d.InputChars, ModelTier: optional(d.ModelTier), ReplayOf: d.ReplayOf,
-					ReplaySession: optional(d.ReplaySession), Mutation: optional(d.Mutation),
-					Timestamp: e.Time, Template: d.Template, Prompt: d.Prompt}
-			case TypeDispatchFinish:
-				var d DispatchFinish
-				if err := strictUnmarshal(e.Data, &d); err != nil {
-					return false, err
-				}
-				finishes = append(finishes, d)
-			}
-		}
-		return true, nil
-	})
+	events, err := s.ChainEvents(id)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range finishes {
-		if m := byseq[f.Seq]; m != nil {
-			m.Status, m.DurationS, m.Summary, m.ToolCalls, m.Output = f.Status, &f.DurationS, optional(f.Summary), f.ToolCalls, f.Output
-			m.OutputChars = &f.OutputChars
+	byseq := map[int]*ManifestEntry{}
+	for _, e := range events {
+		switch e.Type {
+		case TypeDispatchStart:
+			var d DispatchStart
+			if err := DecodeData(e, &d); err != nil {
+				return nil, err
+			}
+			byseq[d.Seq] = &ManifestEntry{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template),
+				Role: d.Role, Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched",
+				InputChars: d.InputChars, ModelTier: optional(d.ModelTier), ReplayOf: d.ReplayOf,
+				ReplaySession: optional(d.ReplaySession), Mutation: optional(d.Mutation),
+				Timestamp: e.Time, Template: d.Template, Prompt: d.Prompt}
+		case TypeDispatchFinish:
+			var d DispatchFinish
+			if err := DecodeData(e, &d); err != nil {
+				return nil, err
+			}
+			if m := byseq[d.Seq]; m != nil {
+				m.Status, m.DurationS, m.Summary, m.ToolCalls, m.Output = d.Status, &d.DurationS, optional(d.Summary), d.ToolCalls, d.Output
+				m.OutputChars, m.Timestamp = &d.OutputChars, e.Time
+			}
+		case TypeImportDispatch:
+			var d ImportDispatchData
+			if err := DecodeData(e, &d); err != nil {
+				return nil, err
+			}
+			l, err := ImportedLine(d.Line)
+			if err != nil {
+				return nil, err
+			}
+			m := &ManifestEntry{Seq: l.Seq, File: l.File, Role: l.Role, Phase: l.Phase, Task: l.Task, Status: l.Status,
+				DurationS: l.DurationS, Summary: l.Summary, OutputChars: l.OutputChars, ModelTier: l.ModelTier,
+				ToolCalls: l.ToolCalls, ReplayOf: l.ReplayOf, ReplaySession: l.ReplaySession, Mutation: l.Mutation,
+				Timestamp: e.Time, Template: templateOf(l), Prompt: d.Prompt}
+			if l.InputChars != nil {
+				m.InputChars = *l.InputChars
+			}
+			if l.Timestamp != nil {
+				m.Timestamp = *l.Timestamp
+			}
+			if old := byseq[l.Seq]; old != nil && m.Prompt == "" {
+				m.Prompt = old.Prompt
+			}
+			byseq[l.Seq] = m
 		}
 	}
 	seqs := make([]int, 0, len(byseq))
@@ -326,6 +340,24 @@ func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
 		out = append(out, *byseq[seq])
 	}
 	return out, nil
+}
+
+// ChainEvents returns every event of pipeline id, oldest first.
+func (s *Service) ChainEvents(id string) ([]Event, error) {
+	var commits [][]Event
+	err := s.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
+		events, err := DecodeEvents(blob)
+		if err != nil {
+			return false, fmt.Errorf("commit %s: %w", commit, err)
+		}
+		commits = append(commits, events)
+		return true, nil
+	})
+	var out []Event
+	for i := len(commits) - 1; i >= 0; i-- {
+		out = append(out, commits[i]...)
+	}
+	return out, err
 }
 
 // ReadKept returns a prompt or output kept in pipeline id's tree.

@@ -181,6 +181,7 @@ func (s *Service) Record(id string, drafts ...Draft) (*State, []string, error) {
 type Change struct {
 	Drafts []Draft
 	Files  map[string][]byte
+	Blobs  map[string]string // path -> blob already written
 }
 
 // Update appends the change plan derives from the pipeline's current state
@@ -217,6 +218,7 @@ func (s *Service) Update(id string, plan func(st *State, now string) (*Change, e
 		for p, content := range change.Files {
 			batch.Files[p] = content
 		}
+		batch.Blobs = change.Blobs
 		warnings = warn
 		return batch, nil
 	})
@@ -290,6 +292,16 @@ func Describe(e Event) string {
 		return fmt.Sprintf("dispatch %d %s", d.Seq, d.Status)
 	case e.Type == TypeHandoff:
 		return fmt.Sprintf("handoff %d → %d", d.From, d.From+1)
+	case e.Type == TypeImportHandoff:
+		return fmt.Sprintf("imported handoff %d → %d", d.From, d.From+1)
+	case e.Type == TypeImportDispatch:
+		return "imported a manifest line"
+	case e.Type == TypeImportLedger:
+		return "imported the gate ledger"
+	case e.Type == TypeImportVerdict:
+		return "imported a verdict marker"
+	case e.Type == TypeImportFiles:
+		return "import"
 	case e.Type == TypeDecision:
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case e.Type == TypeVerdict:

@@ -42,6 +42,7 @@ type State struct {
 	Gates    ledger.Machine `json:"gates"`
 	Dispatch Dispatches     `json:"dispatch"`
 	View     View           `json:"view"`
+	Import   Imports        `json:"import"`
 }
 
 // Encode renders state.json canonically.
@@ -133,6 +134,10 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		}
 		if d.Type == "" || d.Choice == "" {
 			return nil, errors.New("a decision needs a type and a choice")
+		}
+	case strings.HasPrefix(e.Type, "import."):
+		if err := next.applyImport(e); err != nil {
+			return nil, err
 		}
 	case e.Type == TypeHandoff:
 		var d HandoffData

@@ -162,7 +162,28 @@ func (s *State) observe(prev *State, e Event) {
 		if d.Type == "escalation" {
 			v.worsen(Red, "escalation pending: "+d.Choice, "Wait for the user's decision on the escalation.")
 		}
-	case TypeHandoff:
+	case TypeImportDispatch:
+		var d ImportDispatchData
+		json.Unmarshal(e.Data, &d)
+		line, _ := ImportedLine(d.Line) // Apply accepted it
+		if line.Seq > prev.Dispatch.Last {
+			m.ByRole = cloneAdd(m.ByRole, line.Role, 1)
+			if line.ModelTier != nil {
+				m.ByTier = cloneAdd(m.ByTier, *line.ModelTier, 1)
+			}
+			if line.InputChars != nil {
+				m.InputChars += *line.InputChars
+			}
+		}
+		if line.Status != "dispatched" && line.OutputChars != nil {
+			m.OutputChars += *line.OutputChars
+		}
+	case TypeImportVerdict:
+		var d ImportVerdictData
+		json.Unmarshal(e.Data, &d)
+		key := strconv.Itoa(int(d.Phase))
+		m.GateRounds, m.Verdicts = cloneSet(m.GateRounds, key, d.Rounds), cloneAdd(m.Verdicts, key, 1)
+	case TypeHandoff, TypeImportHandoff:
 		// The seed: the compression state takes the handoff's constraints,
 		// and its inputs become the next steps.
 		var d HandoffData

@@ -157,6 +157,7 @@ func (s *Store) ReadFile(entries []gitext.TreeEntry, name string) ([]byte, error
 type Batch struct {
 	Events  [][]byte
 	Files   map[string][]byte
+	Blobs   map[string]string // path -> id of a blob already written (large imports)
 	Subject string
 }
 
@@ -220,7 +221,7 @@ func (s *Store) writeCommit(head *Head, b *Batch, who Identity) (*Head, *treeBui
 		return nil, nil, errors.New("an append must write " + StateFile)
 	}
 	tb := s.newTreeBuilder(head)
-	entries, tree, err := tb.build(files)
+	entries, tree, err := tb.build(files, b.Blobs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -81,16 +81,24 @@ func (b *treeBuilder) listing(dir string) ([]gitext.TreeEntry, error) {
 	return nil, nil
 }
 
-// build writes files (path to content) over the head's tree and returns the
-// new root's entries and id.
-func (b *treeBuilder) build(files map[string][]byte) ([]gitext.TreeEntry, string, error) {
+// build writes files (path to content) and places blobs (path to the id
+// of a blob already written) over the head's tree, and returns the new
+// root's entries and id.
+func (b *treeBuilder) build(files map[string][]byte, blobs map[string]string) ([]gitext.TreeEntry, string, error) {
 	changes := map[string][]gitext.TreeEntry{"": nil} // directory -> entries to set in it
+	paths := make(map[string]string, len(files)+len(blobs))
 	for p, content := range files {
-		if err := checkPath(p); err != nil {
-			return nil, "", err
-		}
 		oid, err := b.s.repo.WriteObject("blob", content)
 		if err != nil {
+			return nil, "", err
+		}
+		paths[p] = oid
+	}
+	for p, oid := range blobs {
+		paths[p] = oid
+	}
+	for p, oid := range paths {
+		if err := checkPath(p); err != nil {
 			return nil, "", err
 		}
 		dir, name := splitPath(p)

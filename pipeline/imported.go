@@ -1,0 +1,166 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+)
+
+// Import event types: what a crucible scratch directory said, taken as
+// given. They are attestations, not transitions: the rules could not have
+// been checked when the skills wrote those files.
+const (
+	TypeImportFiles    = "import.files"
+	TypeImportLedger   = "import.ledger"
+	TypeImportDispatch = "import.dispatch"
+	TypeImportHandoff  = "import.handoff"
+	TypeImportVerdict  = "import.verdict"
+)
+
+// ImportFilesData records an import: the directory, the digest of every
+// file taken (by name), and how much of manifest.jsonl has been taken.
+type ImportFilesData struct {
+	Dir            string            `json:"dir"`
+	Files          map[string]string `json:"files"` // name -> sha256 of its content
+	ManifestLines  int               `json:"manifest_lines"`
+	ManifestDigest string            `json:"manifest_digest"` // sha256 of those lines
+}
+
+// ImportLedgerData is an imported build-gate-ledger.md.
+type ImportLedgerData struct {
+	Ledger ledger.Ledger `json:"ledger"`
+}
+
+// ImportDispatchData is one imported manifest.jsonl line, kept verbatim.
+type ImportDispatchData struct {
+	Line   string `json:"line"`
+	Prompt string `json:"prompt,omitempty"` // where its dispatch file is kept
+}
+
+// ImportVerdictData is an imported gate-verdict marker, kept at Path.
+type ImportVerdictData struct {
+	Name   string       `json:"name"`
+	Path   string       `json:"path"`
+	Phase  ledger.Phase `json:"phase"`
+	Rounds int          `json:"rounds"`
+}
+
+// Imports is what state.json remembers of imports, so that importing the
+// same directory again adds nothing.
+type Imports struct {
+	Files          map[string]string `json:"files,omitempty"`
+	ManifestLines  int               `json:"manifest_lines,omitempty"`
+	ManifestDigest string            `json:"manifest_digest,omitempty"`
+	Seq            int64             `json:"seq,omitempty"` // the last import event
+}
+
+// ImportPath is where an imported file with no home of its own is kept.
+func ImportPath(name string) string { return "import/" + name }
+
+// applyImport is State.Apply for the import events.
+func (s *State) applyImport(e Event) error {
+	switch e.Type {
+	case TypeImportFiles:
+		var d ImportFilesData
+		if err := DecodeData(e, &d); err != nil {
+			return err
+		}
+		files := make(map[string]string, len(s.Import.Files)+len(d.Files))
+		for k, v := range s.Import.Files {
+			files[k] = v
+		}
+		for k, v := range d.Files {
+			files[k] = v
+		}
+		s.Import.Files, s.Import.ManifestLines, s.Import.ManifestDigest = files, d.ManifestLines, d.ManifestDigest
+	case TypeImportLedger:
+		var d ImportLedgerData
+		if err := DecodeData(e, &d); err != nil {
+			return err
+		}
+		if err := d.Ledger.Validate(); err != nil {
+			return fmt.Errorf("imported ledger: %w", err)
+		}
+		if d.Ledger.PipelineID != s.ID {
+			return fmt.Errorf("the imported ledger is for pipeline %q, not %q", d.Ledger.PipelineID, s.ID)
+		}
+		// Verdicts given before the import do not count for a later PASS.
+		s.Gates = ledger.Machine{Ledger: d.Ledger, LastSeq: e.Seq}
+		for i := range s.Gates.Track {
+			s.Gates.Track[i].Since = e.Seq
+		}
+	case TypeImportDispatch:
+		var d ImportDispatchData
+		if err := DecodeData(e, &d); err != nil {
+			return err
+		}
+		line, err := ImportedLine(d.Line)
+		if err != nil {
+			return err
+		}
+		s.Dispatch.InFlight = cloneInFlight(s.Dispatch.InFlight)
+		key := strconv.Itoa(line.Seq)
+		if line.Status == "dispatched" {
+			s.Dispatch.InFlight[key] = InFlight{Started: e.Time, Template: templateOf(line)}
+		} else if _, ok := s.Dispatch.InFlight[key]; ok {
+			delete(s.Dispatch.InFlight, key)
+			s.Dispatch.Finished++
+		}
+		if len(s.Dispatch.InFlight) == 0 {
+			s.Dispatch.InFlight = nil
+		}
+		s.Dispatch.Last = max(s.Dispatch.Last, line.Seq)
+	case TypeImportHandoff:
+		var d HandoffData
+		if err := DecodeData(e, &d); err != nil {
+			return err
+		}
+		if d.Path != HandoffPath(d.From) || d.To != d.From+1 {
+			return fmt.Errorf("imported handoff %d to %d kept at %q", d.From, d.To, d.Path)
+		}
+	case TypeImportVerdict:
+		var d ImportVerdictData
+		if err := DecodeData(e, &d); err != nil {
+			return err
+		}
+		if d.Path != ImportPath(d.Name) {
+			return fmt.Errorf("imported marker %s kept at %q", d.Name, d.Path)
+		}
+	default:
+		return fmt.Errorf("unknown event type %q", e.Type)
+	}
+	s.Import.Seq = e.Seq
+	return nil
+}
+
+// ImportedLine parses an imported manifest line, which must be one valid line.
+func ImportedLine(raw string) (interop.ManifestLine, error) {
+	if strings.ContainsRune(raw, '\n') {
+		return interop.ManifestLine{}, errors.New("an imported manifest line holds a line break")
+	}
+	lines, problems := interop.ParseManifest([]byte(raw))
+	if len(problems) > 0 {
+		return interop.ManifestLine{}, fmt.Errorf("imported manifest line: %s", problems[0].Msg)
+	}
+	if len(lines) != 1 {
+		return interop.ManifestLine{}, errors.New("an imported manifest line is empty")
+	}
+	return lines[0], nil
+}
+
+// templateOf is the template a manifest line names: its file's name
+// without "<seq>-" and ".md".
+func templateOf(l interop.ManifestLine) string {
+	if l.Template != nil {
+		return *l.Template
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(l.File, strconv.Itoa(l.Seq)+"-"), ".md")
+	if CheckName("template", name) != nil {
+		return "imported"
+	}
+	return name
+}
