@@ -31,6 +31,17 @@ func Export(svc *pipeline.Service, id, dir, now string) (map[string][]byte, erro
 	if err := exportManifest(svc, id, dir, files); err != nil {
 		return nil, err
 	}
+	// Files imported and not changed since are given back as they came.
+	for _, name := range snapshots {
+		if st.Seq != st.Import.Seq || st.Import.Files[name] == "" {
+			continue
+		}
+		doc, err := svc.ReadKept(id, pipeline.ImportPath(name))
+		if err != nil {
+			return nil, err
+		}
+		files[name] = doc
+	}
 	for _, from := range []ledger.Phase{ledger.Design, ledger.Plan, ledger.Execute} {
 		doc, err := svc.ReadKept(id, pipeline.HandoffPath(from))
 		switch {
@@ -79,6 +90,33 @@ func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]by
 				files[line.File] = interop.DispatchFile{Template: d.Template, Pipeline: "build", Phase: line.Phase, Task: task,
 					Timestamp: e.Time, DispatchDir: dir, Prompt: prompt}.Render()
 			}
+		case pipeline.TypeImportDispatch:
+			var d pipeline.ImportDispatchData
+			if err := pipeline.DecodeData(e, &d); err != nil {
+				return err
+			}
+			manifest = append(append(manifest, d.Line...), '\n')
+			if d.Prompt != "" {
+				l, err := pipeline.ImportedLine(d.Line)
+				if err != nil {
+					return err
+				}
+				if files[l.File], err = svc.ReadKept(id, d.Prompt); err != nil {
+					return err
+				}
+			}
+			continue
+		case pipeline.TypeImportVerdict:
+			var d pipeline.ImportVerdictData
+			if err := pipeline.DecodeData(e, &d); err != nil {
+				return err
+			}
+			doc, err := svc.ReadKept(id, d.Path)
+			if err != nil {
+				return err
+			}
+			files[d.Name] = doc
+			continue
 		case pipeline.TypeDispatchFinish:
 			var d pipeline.DispatchFinish
 			if err := pipeline.DecodeData(e, &d); err != nil {

@@ -318,6 +318,9 @@ type StartOptions struct {
 	Mode  string
 	ID    string // "" for a generated one
 	Fresh bool   // abandon the branch's active pipeline instead of refusing
+	// Beside leaves an open active pipeline where it is: the new one is
+	// created without becoming active (an import next to live work).
+	Beside bool
 }
 
 // Validate checks what can be checked without a repository.
@@ -362,7 +365,7 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 		}
 		stillOpen = !prev.Finished()
 	}
-	if stillOpen && !o.Fresh {
+	if stillOpen && !o.Fresh && !o.Beside {
 		return nil, "", &ActiveError{Branch: branch, ID: old}
 	}
 	id := o.ID
@@ -405,6 +408,9 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 	})
 	if err != nil {
 		return nil, "", err
+	}
+	if stillOpen && o.Beside {
+		return st, "", nil
 	}
 	if err := s.Store.SetActive(branch, id, old); err != nil {
 		// Someone else changed the branch's pipeline meanwhile: ours must not linger as a rival.

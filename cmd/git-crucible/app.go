@@ -47,7 +47,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			initCommand(), startCommand(), statusCommand(), ledgerCommand(), gateCommand(),
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
-			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(),
+			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
 		},
 	}
 	for _, c := range app.Commands {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/crucible"
+)
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "read a crucible scratch or dispatch directory into a pipeline",
+		ArgsUsage: "<dir>",
+		Description: "Reads manifest.jsonl (required), the dispatch files it names, build-gate-ledger.md,\n" +
+			"handoff-N-to-M.md, gate-verdict-*.md, pipeline-status.md, .pipeline-active and\n" +
+			"checkpoint-manifest.md. The pipeline is --pipeline, else the ledger's PipelineID, else\n" +
+			".pipeline-active's; it is created when new (active on the branch unless another open one is).\n" +
+			"What the skills wrote is taken as given. Importing the same directory again adds nothing; lines\n" +
+			"appended to the manifest since are added. A malformed line or file is reported with its file and\n" +
+			"line and skipped; a directory with no valid manifest line is an error that changes nothing.\n" +
+			"'git crucible export' gives the files back.",
+		Flags: commonFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("want exactly one argument, the directory")
+			}
+			dir := c.Args().First()
+			return withRepo(c, func(s *session) error {
+				r, err := crucible.Import(s.svc, dir, s.pipeline)
+				if r != nil && !s.jsonOut() {
+					for _, p := range r.Problems {
+						fmt.Fprintf(s.err(), "warning: %s (skipped)\n", p)
+					}
+				}
+				if errors.Is(err, crucible.ErrNoManifest) {
+					return &refused{err: err}
+				}
+				if err != nil {
+					return err
+				}
+				if s.jsonOut() {
+					return s.printJSON(r)
+				}
+				switch {
+				case r.Nothing():
+					fmt.Fprintf(s.out(), "Nothing new to import into %s\n", r.Pipeline)
+				default:
+					verb := "Imported into"
+					if r.Created {
+						verb = "Imported as new pipeline"
+					}
+					fmt.Fprintf(s.out(), "%s %s: %d manifest lines", verb, r.Pipeline, r.Lines)
+					if len(r.Files) > 0 {
+						fmt.Fprintf(s.out(), ", %s", strings.Join(r.Files, ", "))
+					}
+					fmt.Fprintln(s.out())
+				}
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,276 @@
+package crucible
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// ImportReport says what an import did.
+type ImportReport struct {
+	Pipeline string   `json:"pipeline"`
+	Created  bool     `json:"created"`
+	Lines    int      `json:"manifest_lines"` // new manifest lines taken
+	Files    []string `json:"files"`          // other files taken
+	Problems []string `json:"problems"`       // "file:line: message", skipped
+}
+
+// Nothing reports an import that found nothing new.
+func (r *ImportReport) Nothing() bool { return r.Lines == 0 && len(r.Files) == 0 }
+
+// ErrNoManifest refuses a directory without one valid manifest line.
+var ErrNoManifest = errors.New("no valid manifest.jsonl line")
+
+// snapshots are files kept as they are, for export to give back.
+var snapshots = []string{"build-gate-ledger.md", "pipeline-status.md", ".pipeline-active", "checkpoint-manifest.md"}
+
+// Import reads a crucible scratch or dispatch directory into a pipeline:
+// pipelineID, else the ledger's PipelineID, else .pipeline-active's. What
+// was imported before (same file content, manifest lines already taken) is
+// not taken again. Malformed lines and files are reported and skipped.
+func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
+	r := &ImportReport{Problems: []string{}, Files: []string{}}
+	problem := func(name string, line int, msg string) {
+		r.Problems = append(r.Problems, fmt.Sprintf("%s:%d: %s", filepath.Join(dir, name), line, msg))
+	}
+	fileProblem := func(name string, err error) {
+		var line int
+		msg := err.Error()
+		if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
+			_, msg, _ = strings.Cut(msg, ": ")
+		}
+		problem(name, line, msg)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	lines, problems := interop.ParseManifest(raw)
+	for _, p := range problems {
+		problem("manifest.jsonl", p.Line, p.Msg)
+	}
+	if len(lines) == 0 {
+		return r, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.jsonl"), ErrNoManifest)
+	}
+
+	// The documents beside the manifest, read and checked before anything is written.
+	docs := map[string][]byte{}
+	var gates *ledger.Ledger
+	var active interop.Active
+	for _, name := range snapshots {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		var perr error
+		switch name {
+		case "build-gate-ledger.md":
+			var l ledger.Ledger
+			if l, perr = ledger.Parse(b); perr == nil {
+				gates = &l
+			}
+		case "pipeline-status.md":
+			_, perr = interop.ParseStatus(b)
+		case ".pipeline-active":
+			active, perr = interop.ParseActive(b)
+		case "checkpoint-manifest.md":
+			if _, ps := interop.ParseCheckpoints(b); len(ps) > 0 {
+				perr = ps[0]
+			}
+		}
+		if perr != nil {
+			fileProblem(name, perr)
+			continue
+		}
+		docs[name] = b
+	}
+	handoffs := map[string]interop.Handoff{}
+	verdicts := map[string]interop.Marker{}
+	for _, pattern := range []string{"handoff-*-to-*.md", "gate-verdict-*.md"} {
+		names, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, path := range names {
+			name := filepath.Base(path)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			var perr error
+			if strings.HasPrefix(name, "handoff-") {
+				var h interop.Handoff
+				if h, perr = interop.ParseHandoff(b); perr == nil {
+					if name != fmt.Sprintf("handoff-%d-to-%d.md", h.From, h.To) {
+						perr = fmt.Errorf("holds the handoff %d to %d", h.From, h.To)
+					}
+					handoffs[name] = h
+				}
+			} else if perr = pipeline.CheckName("marker file", name); perr == nil {
+				var m interop.Marker
+				if m, perr = interop.ParseMarker(b); perr == nil {
+					verdicts[name] = m
+				}
+			}
+			if perr != nil {
+				delete(handoffs, name)
+				fileProblem(name, perr)
+				continue
+			}
+			docs[name] = b
+		}
+	}
+
+	id := pipelineID
+	switch {
+	case id != "":
+	case gates != nil && gates.PipelineID != "":
+		id = gates.PipelineID
+	case active.PipelineID != "":
+		id = active.PipelineID
+	default:
+		return nil, errors.New("cannot tell which pipeline this is: no PipelineID in build-gate-ledger.md or .pipeline-active")
+	}
+	if err := refs.ValidateID(id); err != nil {
+		return nil, err
+	}
+	r.Pipeline = id
+	st, _, err := svc.Load(id)
+	if errors.Is(err, refs.ErrNoPipeline) {
+		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true}
+		if gates != nil && (gates.Mode == "feature" || gates.Mode == "refactor") {
+			o.Mode = gates.Mode
+		}
+		if st, _, err = svc.Start(o); err != nil {
+			return nil, err
+		}
+		r.Created = true
+	} else if err != nil {
+		return nil, err
+	}
+
+	// What is new since the last import.
+	done := st.Import.ManifestLines
+	if done > len(lines) || done > 0 && digestLines(lines[:done]) != st.Import.ManifestDigest {
+		return nil, fmt.Errorf("%s: lines already imported have changed since (the manifest is append-only)", filepath.Join(dir, "manifest.jsonl"))
+	}
+	fresh := lines[done:]
+	digests := map[string]string{}
+	names := make([]string, 0, len(docs))
+	for name := range docs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if d := digest(docs[name]); st.Import.Files[name] != d {
+			digests[name] = d
+			r.Files = append(r.Files, name)
+		}
+	}
+	r.Lines = len(fresh)
+	if r.Nothing() {
+		return r, nil
+	}
+
+	// Dispatch files are written one at a time, before the commit.
+	change := &pipeline.Change{Files: map[string][]byte{}, Blobs: map[string]string{}}
+	prompts := map[int]string{}
+	for _, l := range fresh {
+		if _, seen := prompts[l.Seq]; seen || l.File == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, l.File))
+		if errors.Is(err, os.ErrNotExist) || pipeline.CheckName("dispatch file", l.File) != nil {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		oid, err := svc.Repo.WriteObject("blob", b)
+		if err != nil {
+			return nil, err
+		}
+		path := fmt.Sprintf("dispatch/%04d/%s", l.Seq/100, l.File)
+		change.Blobs[path], prompts[l.Seq] = oid, path
+	}
+	for _, name := range r.Files {
+		switch {
+		case name == "build-gate-ledger.md":
+			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportLedger, Data: pipeline.ImportLedgerData{Ledger: *gates}})
+			change.Files[pipeline.ImportPath(name)] = docs[name]
+		case handoffs[name].From != 0:
+			h := handoffs[name]
+			from := ledger.Phase(h.From)
+			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportHandoff, Data: pipeline.HandoffData{
+				From: from, To: from + 1, Path: pipeline.HandoffPath(from), Inputs: h.Inputs, Decisions: h.Decisions,
+				Constraints: h.Constraints, Shed: h.Shed}})
+			change.Files[pipeline.HandoffPath(from)] = docs[name]
+		case verdicts[name].Verdict != "":
+			m := verdicts[name]
+			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportVerdict, Data: pipeline.ImportVerdictData{
+				Name: name, Path: pipeline.ImportPath(name), Phase: m.Phase, Rounds: m.Rounds}})
+			change.Files[pipeline.ImportPath(name)] = docs[name]
+		default:
+			change.Files[pipeline.ImportPath(name)] = docs[name]
+		}
+	}
+	for _, l := range fresh {
+		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportDispatch,
+			Data: pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: prompts[l.Seq]}})
+		delete(prompts, l.Seq) // the first line for a seq carries its file
+	}
+	abs, _ := filepath.Abs(dir)
+	change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportFiles, Data: pipeline.ImportFilesData{
+		Dir: abs, Files: digests, ManifestLines: len(lines), ManifestDigest: digestLines(lines)}})
+	_, _, err = svc.Update(id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
+		if cur.Import.ManifestLines != st.Import.ManifestLines {
+			return nil, errors.New("another import of this pipeline ran at the same time; run this one again")
+		}
+		return change, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// importGoal is the goal a new pipeline takes from what the directory says.
+func importGoal(gates *ledger.Ledger, handoffs map[string]interop.Handoff, docs map[string][]byte, dir string) string {
+	if gates != nil && strings.TrimSpace(gates.Goal) != "" {
+		return gates.Goal
+	}
+	if b, ok := docs["pipeline-status.md"]; ok {
+		if s, err := interop.ParseStatus(b); err == nil && strings.TrimSpace(s.Compression.Goal) != "" {
+			return s.Compression.Goal
+		}
+	}
+	for _, h := range handoffs {
+		if strings.TrimSpace(h.Goal) != "" {
+			return h.Goal
+		}
+	}
+	return "imported from " + dir
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func digestLines(lines []interop.ManifestLine) string {
+	var all bytes.Buffer
+	for _, l := range lines {
+		all.Write(l.Raw)
+		all.WriteByte('\n')
+	}
+	return digest(all.Bytes())
+}
