@@ -215,6 +215,41 @@ verdict=PASS
 bench -row "growth per event (after gc)" "$per_event B" "-" "-" "<=2048 B" \
 	"$verdict ($growth_events events: $before -> $after bytes of objects)"
 
+# 5. Import of a 10,000-line crucible manifest (5,000 dispatches, each with
+# a 4 KiB dispatch file), then status and metrics on the 5,000-dispatch
+# pipeline it makes against a 10-dispatch one. Peak memory must not grow
+# with the dispatch files: one is held at a time.
+scratch_big="$tmp/scratch-big"
+scratch_small="$tmp/scratch-small"
+mkdir -p "$scratch_big" "$scratch_small"
+prompt=$(head -c 4096 /dev/zero | tr '\0' 'p')
+gen_scratch() { # dir id dispatches
+	local d=$1 id=$2 n=$3 i
+	printf '# Build Gate Ledger\nRun: 2026-11-22T10:00:00\nPipelineID: %s\nGoal: bench\nMode: feature\n\n## Phase 1: Design\nStatus: NOT_STARTED\n\n## Phase 2: Plan\nStatus: NOT_STARTED\n\n## Phase 3: Execute\nStatus: NOT_STARTED\n\n## Phase 4: Completion\nStatus: NOT_STARTED\n' "$id" >"$d/build-gate-ledger.md"
+	for ((i = 1; i <= n; i++)); do
+		printf '{"seq":%d,"file":"%d-impl.md","role":"implementer","phase":"3","task":%d,"status":"dispatched","input_chars":4096,"model_tier":"sonnet"}\n' $i $i $i
+		printf '{"seq":%d,"file":"%d-impl.md","role":"implementer","phase":"3","task":%d,"status":"completed","duration_s":60,"output_chars":800,"model_tier":"sonnet"}\n' $i $i $i
+		printf '%s' "$prompt" >"$d/$i-impl.md"
+	done >"$d/manifest.jsonl"
+}
+n_disp=5000
+[ "$quick" = 1 ] && n_disp=500
+gen_scratch "$scratch_big" bench-import "$n_disp"
+gen_scratch "$scratch_small" bench-import-small 5
+read -r import_ms import_kib < <(timer -once -a "git-crucible import $scratch_big")
+verdict=PASS
+[ "$import_ms" -le 2000 ] || verdict=MISS
+bench -row "import ($((n_disp * 2)) lines, $n_disp files)" "$import_ms ms" "-" "-" "<=2000 ms" \
+	"$verdict (peak memory $((import_kib / 1024)) MiB)"
+read -r _ import_small_kib < <(timer -once -a "git-crucible import $scratch_small")
+bench -row "  info: import peak memory, 5 files" "$((import_small_kib / 1024)) MiB" "-" "-" "-" "INFO"
+bench -name "status ($n_disp vs 5 dispatches)" -n "$n_fast" -goal 1.5 \
+	-a "git-crucible status --pipeline bench-import" -b "git-crucible status --pipeline bench-import-small"
+read -r metrics_ms _ < <(timer -once -a "git-crucible metrics --pipeline bench-import")
+verdict=PASS
+[ "$metrics_ms" -le 1000 ] || verdict=MISS
+bench -row "metrics ($n_disp dispatches)" "$metrics_ms ms" "-" "-" "<=1000 ms" "$verdict"
+
 echo
 misses=$(grep -c ' MISS ' "$tmp/results" || true)
 goals=$(grep -c -E ' (PASS|MISS) ' "$tmp/results" || true)

@@ -30,6 +30,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -49,8 +50,18 @@ func main() {
 		row    = flag.Bool("row", false, "print the arguments (name ours baseline ratio goal result) as a row and exit")
 		spread = flag.Bool("spread", false, "also print each side's p10..p90 on a second line")
 		repeat = flag.Int("repeat", 0, "run -a this many times in sequence, print the total and exit")
+		once   = flag.Bool("once", false, "run -a once and print its wall time (ms) and peak memory (KiB)")
 	)
 	flag.Parse()
+	if *once {
+		c := mustParse(*a)
+		start := time.Now()
+		if err := c.run(true); err != nil {
+			fatal(err)
+		}
+		fmt.Printf("%.0f %d\n", float64(time.Since(start))/1e6, c.maxRSS)
+		return
+	}
 	if *repeat > 0 {
 		if *a == "" {
 			fatal(fmt.Errorf("-repeat needs -a"))
@@ -177,11 +188,12 @@ func timed(pre, c *command) (time.Duration, error) {
 }
 
 type command struct {
-	text  string
-	path  string
-	words [][]string // per word, its choices (one unless {alt:...})
-	runs  int
-	null  *os.File
+	maxRSS int64 // of the last run, KiB
+	text   string
+	path   string
+	words  [][]string // per word, its choices (one unless {alt:...})
+	runs   int
+	null   *os.File
 }
 
 var altRE = regexp.MustCompile(`\{alt:([^}]*)\}`)
@@ -227,7 +239,13 @@ func (c *command) run(show bool) error {
 	} else {
 		cmd.Stdout, cmd.Stderr = c.null, c.null
 	}
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			c.maxRSS = ru.Maxrss // KiB on Linux
+		}
+	}
+	if err != nil {
 		msg := strings.TrimSpace(out.String())
 		if !show {
 			msg = "(output discarded; the first, checked run succeeded)"
