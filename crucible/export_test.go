@@ -1,7 +1,12 @@
 package crucible
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -62,5 +67,103 @@ func TestExportReadsBack(t *testing.T) {
 	active, err := interop.ParseActive(files[".pipeline-active"])
 	if err != nil || active.PipelineID != "build-1" || active.ScratchDir != "/scratch" {
 		t.Fatalf("active %+v, %v", active, err)
+	}
+}
+
+// TestImportOfExportIsTheSamePipeline: a native pipeline exported and
+// imported into another clone has the same manifest, ledger and handoffs,
+// and exporting that gives the same files again.
+func TestImportOfExportIsTheSamePipeline(t *testing.T) {
+	src := gittest.Init(t)
+	t.Chdir(src)
+	repo, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := pipeline.Open(context.Background(), repo)
+	defer a.Close()
+	st, _, err := a.Start(pipeline.StartOptions{Goal: "round trip", Mode: "feature", ID: "build-rt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []pipeline.Draft{
+		{Type: pipeline.LedgerType(ledger.Begin), Data: pipeline.LedgerData{Phase: 1}},
+		{Type: pipeline.TypeVerdict, Data: pipeline.VerdictData{Phase: 1, Verdict: "PASS", PipelineID: "build-rt", Rounds: 2}},
+		{Type: pipeline.LedgerType(ledger.PassGate), Data: pipeline.LedgerData{Phase: 1}},
+	} {
+		if _, _, err := a.Record(st.ID, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := a.WriteHandoff(st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}); err != nil {
+		t.Fatal(err)
+	}
+	task := 1
+	for i := 0; i < 3; i++ {
+		seq, err := a.StartDispatch(st.ID, pipeline.DispatchRequest{Role: "planner", Phase: 2, Task: &task, Prompt: []byte(fmt.Sprint("prompt ", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if _, err := a.FinishDispatch(st.ID, seq, pipeline.FinishRequest{Status: "completed", Summary: "ok"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dir := t.TempDir()
+	files, err := Export(a, st.ID, dir, "2026-11-22T12:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantManifest, err := a.Manifest(st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Chdir(gittest.Init(t))
+	repo2, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pipeline.Open(context.Background(), repo2)
+	defer b.Close()
+	r, err := Import(b, dir, "")
+	if err != nil || !r.Created || r.Pipeline != "build-rt" || len(r.Problems) != 0 {
+		t.Fatalf("import: %+v, %v", r, err)
+	}
+	got, err := b.Manifest("build-rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantManifest) {
+		t.Fatalf("manifest after the round trip:\n%+v\nwant:\n%+v", got, wantManifest)
+	}
+	st2, _, err := b.Load("build-rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _, err := a.Load(st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st2.Gates.Ledger, cur.Gates.Ledger) || st2.Gates.Ledger.Entry(1).Status != ledger.Pass {
+		t.Fatalf("ledger %+v\nwant %+v", st2.Gates.Ledger, cur.Gates.Ledger)
+	}
+	if !reflect.DeepEqual(st2.View.Journal.Constraints, []string{"no new deps"}) || st2.Dispatch.Last != 3 || len(st2.Dispatch.InFlight) != 1 {
+		t.Fatalf("journal %+v, dispatch %+v", st2.View.Journal, st2.Dispatch)
+	}
+	again, err := Export(b, "build-rt", dir, "2026-11-22T12:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		if !bytes.Equal(again[name], want) {
+			t.Errorf("%s differs after import and export:\n%s\nwant:\n%s", name, again[name], want)
+		}
 	}
 }
