@@ -75,8 +75,8 @@ func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]by
 			}
 			line = interop.ManifestLine{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template), Role: d.Role,
 				Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched", InputChars: &d.InputChars,
-				ModelTier: optional(d.ModelTier), ReplayOf: d.ReplayOf, ReplaySession: optional(d.ReplaySession),
-				Mutation: optional(d.Mutation), Template: &d.Template}
+				ModelTier: pipeline.Optional(d.ModelTier), ReplayOf: d.ReplayOf, ReplaySession: pipeline.Optional(d.ReplaySession),
+				Mutation: pipeline.Optional(d.Mutation), Template: &d.Template}
 			starts[d.Seq] = line
 			if d.Prompt != "" {
 				prompt, err := svc.ReadKept(id, d.Prompt)
@@ -123,7 +123,7 @@ func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]by
 				return err
 			}
 			line = starts[d.Seq]
-			line.Status, line.DurationS, line.Summary = d.Status, &d.DurationS, optional(d.Summary)
+			line.Status, line.DurationS, line.Summary = d.Status, &d.DurationS, pipeline.Optional(d.Summary)
 			line.OutputChars, line.ToolCalls = &d.OutputChars, d.ToolCalls
 		default:
 			continue
@@ -135,11 +135,4 @@ func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]by
 		files["manifest.jsonl"] = manifest
 	}
 	return nil
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

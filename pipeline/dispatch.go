@@ -268,7 +268,8 @@ type ManifestEntry struct {
 // InFlight reports a dispatch with no final entry.
 func (m *ManifestEntry) InFlight() bool { return m.Status == "dispatched" }
 
-func optional(s string) *string {
+// Optional is s, or nil when it is empty: crucible writes null for unknowns.
+func Optional(s string) *string {
 	if s == "" {
 		return nil
 	}
@@ -293,8 +294,8 @@ func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
 			}
 			byseq[d.Seq] = &ManifestEntry{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template),
 				Role: d.Role, Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched",
-				InputChars: d.InputChars, ModelTier: optional(d.ModelTier), ReplayOf: d.ReplayOf,
-				ReplaySession: optional(d.ReplaySession), Mutation: optional(d.Mutation),
+				InputChars: d.InputChars, ModelTier: Optional(d.ModelTier), ReplayOf: d.ReplayOf,
+				ReplaySession: Optional(d.ReplaySession), Mutation: Optional(d.Mutation),
 				Timestamp: e.Time, Template: d.Template, Prompt: d.Prompt}
 		case TypeDispatchFinish:
 			var d DispatchFinish
@@ -302,7 +303,7 @@ func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
 				return nil, err
 			}
 			if m := byseq[d.Seq]; m != nil {
-				m.Status, m.DurationS, m.Summary, m.ToolCalls, m.Output = d.Status, &d.DurationS, optional(d.Summary), d.ToolCalls, d.Output
+				m.Status, m.DurationS, m.Summary, m.ToolCalls, m.Output = d.Status, &d.DurationS, Optional(d.Summary), d.ToolCalls, d.Output
 				m.OutputChars, m.Timestamp = &d.OutputChars, e.Time
 			}
 		case TypeImportDispatch:

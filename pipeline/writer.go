@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/refs"
 )
 
@@ -63,7 +64,7 @@ func Init(ctx context.Context, r *gitext.Repo) (w *Writer, created bool, err err
 	if err != nil {
 		return nil, false, err
 	}
-	if err := writeFileAtomic(writerPath(r), append(b, '\n')); err != nil {
+	if err := fsutil.WriteAtomic(writerPath(r), append(b, '\n'), 0o644); err != nil {
 		return nil, false, err
 	}
 	return w, created, nil
@@ -80,23 +81,4 @@ func (w *Writer) identity() refs.Identity {
 		id.Email = v
 	}
 	return id
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/crucible"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -66,7 +67,7 @@ func exportCommand() *cli.Command {
 					return err
 				}
 				for _, name := range names {
-					if err := writeFileAtomic(filepath.Join(abs, name), files[name]); err != nil {
+					if err := fsutil.WriteAtomic(filepath.Join(abs, name), files[name], 0o644); err != nil {
 						return err
 					}
 				}
@@ -96,30 +97,4 @@ func checkOverwrites(dir string, names []string, files map[string][]byte, force 
 			"export to a new directory, or pass --force to overwrite these files")
 	}
 	return nil
-}
-
-// writeFileAtomic writes through a temporary file, so a reader never sees
-// half a file.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".crucible-export-")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644) // an ordinary file for the user, not CreateTemp's 0600
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
