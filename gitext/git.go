@@ -65,8 +65,12 @@ func Env(r *Repo, extra ...string) []string {
 
 // run starts git with args in the current directory and returns stdout.
 func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, error) {
+	return runEnv(ctx, r, nil, stdin, args...)
+}
+
+func runEnv(ctx context.Context, r *Repo, extra []string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = Env(r)
+	cmd.Env = Env(r, extra...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -85,4 +89,17 @@ func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, er
 // Git runs a git command against r and returns its stdout.
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return run(ctx, r, nil, args...)
+}
+
+// InitBare creates a bare repository at dir with the given object format
+// and no template (no sample hooks).
+func InitBare(ctx context.Context, dir, format string) error {
+	_, err := run(ctx, nil, nil, "init", "-q", "--bare", "--template=", "--object-format="+format, dir)
+	return err
+}
+
+// GitIndex is Git with its own index file instead of the repository's (and
+// whatever GIT_INDEX_FILE a hook was given).
+func (r *Repo) GitIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
+	return runEnv(ctx, r, []string{"GIT_INDEX_FILE=" + index}, nil, args...)
 }

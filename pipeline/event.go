@@ -79,6 +79,18 @@ type MarkerField struct {
 	Value string `json:"value"`
 }
 
+// TypeCheckpoint records a working-tree checkpoint taken during the pipeline.
+const TypeCheckpoint = "checkpoint"
+
+// CheckpointData is the payload of checkpoint: where replay finds the tree.
+type CheckpointData struct {
+	ID     string `json:"id"` // the commit in the worktree's shadow repository
+	Reason string `json:"reason"`
+	Source string `json:"source,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	Head   string `json:"head,omitempty"`
+}
+
 // DecisionData is the payload of decision: crucible's journal line
 // "DECISION: <type> | choice=<what> | reason=<why> | alternatives=<rejected>".
 type DecisionData struct {

@@ -277,6 +277,7 @@ func Describe(e Event) string {
 		Type    string       `json:"type"`
 		Choice  string       `json:"choice"`
 		From    ledger.Phase `json:"from"`
+		Reason  string       `json:"reason"`
 	}
 	_ = json.Unmarshal(e.Data, &d) // a summary of an odd payload is just shorter
 	switch {
@@ -302,6 +303,8 @@ func Describe(e Event) string {
 		return "imported a verdict marker"
 	case e.Type == TypeImportFiles:
 		return "import"
+	case e.Type == TypeCheckpoint:
+		return "checkpoint " + d.Reason
 	case e.Type == TypeDecision:
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case e.Type == TypeVerdict:

@@ -127,6 +127,14 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if warnings, err = next.Gates.Apply(a); err != nil {
 			return nil, err
 		}
+	case e.Type == TypeCheckpoint:
+		var d CheckpointData
+		if err := DecodeData(e, &d); err != nil {
+			return nil, err
+		}
+		if d.ID == "" || d.Reason == "" {
+			return nil, errors.New("a checkpoint needs an id and a reason")
+		}
 	case e.Type == TypeDecision:
 		var d DecisionData
 		if err := strictUnmarshal(e.Data, &d); err != nil {

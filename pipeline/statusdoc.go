@@ -41,6 +41,10 @@ func StatusDoc(st *State, now string) interop.Status {
 	}{{"Design", ledger.Design}, {"Plan", ledger.Plan}, {"Code", ledger.Completion}} {
 		doc.QualityGates = append(doc.QualityGates, g.name+": "+gateLine(st, g.phase))
 	}
+	if c := v.LastCheckpoint; c != nil {
+		doc.Checkpoints = []string{fmt.Sprintf("Last checkpoint: %s (%s)", c.Reason, clockSeconds(c.Time)),
+			fmt.Sprintf("Total checkpoints: %d", v.Checkpoints)}
+	}
 	j := v.Journal
 	doc.Compression = interop.Compression{Goal: st.Goal, Constraints: j.Constraints, NextSteps: j.NextSteps}
 	for _, d := range j.Decisions {
@@ -104,6 +108,14 @@ func Duration(s int) string {
 		return fmt.Sprintf("%dm", s/60)
 	}
 	return fmt.Sprintf("%ds", s)
+}
+
+// clockSeconds is the HH:MM:SS (UTC) of an event time.
+func clockSeconds(t string) string {
+	if v, err := time.Parse(time.RFC3339, t); err == nil {
+		return v.UTC().Format("15:04:05")
+	}
+	return t
 }
 
 // Clock is the HH:MM (UTC) of an event time.

@@ -20,6 +20,16 @@ type View struct {
 	Journal Journal        `json:"journal"`
 	Metrics Metrics        `json:"metrics"`
 	Tasks   []TaskProgress `json:"tasks,omitempty"` // by task number
+	// Checkpoints counts the pipeline's checkpoints; Last is the newest.
+	Checkpoints    int             `json:"checkpoints,omitempty"`
+	LastCheckpoint *CheckpointSeen `json:"last_checkpoint,omitempty"`
+}
+
+// CheckpointSeen is the newest checkpoint, as status shows it.
+type CheckpointSeen struct {
+	Reason string `json:"reason"`
+	Time   string `json:"time"`
+	ID     string `json:"id"`
 }
 
 // RecentEvent is a line of status's "Recent Events".
@@ -154,6 +164,11 @@ func (s *State) observe(prev *State, e Event) {
 			v.worsen(Yellow, fmt.Sprintf("quality gate round %d on Phase %d", d.Rounds, d.Phase),
 				"The gate is taking many rounds. Check recent events for recurring findings.")
 		}
+	case TypeCheckpoint:
+		var d CheckpointData
+		json.Unmarshal(e.Data, &d)
+		v.Checkpoints++
+		v.LastCheckpoint = &CheckpointSeen{Reason: d.Reason, Time: e.Time, ID: d.ID}
 	case TypeDecision:
 		var d DecisionData
 		json.Unmarshal(e.Data, &d)

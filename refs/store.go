@@ -37,6 +37,9 @@ type Store struct {
 // Open returns a store on repo; Close releases it.
 func Open(ctx context.Context, repo *gitext.Repo) *Store { return &Store{ctx: ctx, repo: repo} }
 
+// Context is the context the store's git processes run under.
+func (s *Store) Context() context.Context { return s.ctx }
+
 // Close stops the object reader, if one was started.
 func (s *Store) Close() error {
 	if s.reader == nil {

@@ -274,3 +274,37 @@ func TestConcurrentDispatchStarts(t *testing.T) {
 	}
 	assertSound(t, dir)
 }
+
+// TestConcurrentCheckpoints: two creates at once both succeed, and the
+// list holds every checkpoint they printed.
+func TestConcurrentCheckpoints(t *testing.T) {
+	dir := gittest.Init(t)
+	var wg sync.WaitGroup
+	ids := make(chan string, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			out, err := gitCrucibleErr(dir, "checkpoint", "create", fmt.Sprint("reason-", i))
+			if err != nil {
+				t.Errorf("create %d: %v\n%s", i, err, out)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			ids <- lines[len(lines)-1]
+		}(i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(ids)
+	list := gitCrucible(t, dir, "checkpoint", "list")
+	for id := range ids {
+		if !strings.Contains(list, id) {
+			t.Errorf("checkpoint %s was printed but is not listed:\n%s", id, list)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "crucible", "shadow", "main", "index.lock")); err == nil {
+		t.Fatal("a lock was left behind")
+	}
+}

@@ -1,0 +1,378 @@
+// Package checkpoint snapshots a worktree into a shadow repository: a bare
+// repository of git-crucible's own under the common dir, one per worktree,
+// with its own objects and index. Nothing here touches the user's index,
+// refs or objects, and gc in the user's repository cannot prune it.
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/git-crucible/git-crucible/gitext"
+)
+
+// ListRef is the shadow ref whose history is the list of checkpoints.
+const ListRef = "refs/checkpoints/all"
+
+// Shadow is one worktree's shadow repository.
+type Shadow struct {
+	ctx  context.Context
+	main *gitext.Repo
+	repo *gitext.Repo // the shadow, with the user's worktree as its work tree
+}
+
+// Open returns the shadow of main's worktree, creating it on first use. A
+// shadow that exists but is damaged is reported, never re-created.
+func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
+	if main.WorkTree == "" {
+		return nil, errors.New("checkpoints need a work tree; this is a bare repository")
+	}
+	name := "main"
+	if main.GitDir != main.CommonDir {
+		name = "worktree-" + filepath.Base(main.GitDir)
+	}
+	dir := filepath.Join(main.CrucibleDir(), "shadow", name)
+	s := &Shadow{ctx: ctx, main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format}}
+	_, headErr := os.Stat(filepath.Join(dir, "HEAD"))
+	_, objErr := os.Stat(filepath.Join(dir, "objects"))
+	switch {
+	case headErr == nil && objErr == nil:
+	case errors.Is(headErr, os.ErrNotExist) && errors.Is(objErr, os.ErrNotExist):
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			return nil, fmt.Errorf("the shadow repository %s is damaged (no HEAD, no objects); it was left as it is", dir)
+		}
+		if err := create(ctx, dir, main.Format); err != nil {
+			return nil, err
+		}
+	default:
+		// Never re-initialise over a damaged shadow: what it still holds is
+		// recoverable (git --git-dir=<shadow> fsck --lost-found).
+		return nil, fmt.Errorf("the shadow repository %s is damaged (HEAD: %v, objects: %v); it was left as it is", dir, headErr, objErr)
+	}
+	return s, nil
+}
+
+// create makes the shadow in a directory of its own and renames it into
+// place, so that two first checkpoints at once never see half a repository:
+// the loser of the rename uses the winner's.
+func create(ctx context.Context, dir, format string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".init-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := gitext.InitBare(ctx, tmp, format); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, "HEAD")); serr == nil {
+			return nil // another process made it first
+		}
+		return err
+	}
+	return nil
+}
+
+// Dir is where the shadow repository lives.
+func (s *Shadow) Dir() string { return s.repo.GitDir }
+
+// Checkpoint is one snapshot and what was recorded with it.
+type Checkpoint struct {
+	ID     string `json:"id"` // the shadow commit
+	Tree   string `json:"tree"`
+	Reason string `json:"reason"`
+	Source string `json:"source"`
+	Branch string `json:"branch"`
+	Head   string `json:"head"`
+	Time   string `json:"time"`
+}
+
+// Result is what Create did.
+type Result struct {
+	Checkpoint
+	Unchanged bool     `json:"unchanged"` // the tree matched the newest checkpoint, which is returned
+	Skipped   []string `json:"skipped"`   // nested repositories left out
+}
+
+// Create snapshots the whole work tree — tracked and untracked files,
+// honouring .gitignore, .git/info/exclude and core.excludesFile — unless
+// nothing changed since the newest checkpoint, whose id it then returns.
+func (s *Shadow) Create(reason, source string) (*Result, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.syncExcludes(nil); err != nil {
+		return nil, err
+	}
+	index := filepath.Join(s.repo.GitDir, "index")
+	// Under the lock no other git-crucible works in the shadow, so an index
+	// lock left there is a killed create's: git's own, in our repository.
+	if err := os.Remove(index + ".lock"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	// Nested repositories show as "dir/" among the untracked files. They
+	// are excluded before adding: git cannot add one with no commit.
+	untracked, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-o", "-z", "--full-name", "--exclude-standard", "--", ":/")
+	if err != nil {
+		return nil, err
+	}
+	var nested []string
+	for _, p := range strings.Split(string(untracked), "\x00") {
+		if strings.HasSuffix(p, "/") {
+			nested = append(nested, strings.TrimSuffix(p, "/"))
+		}
+	}
+	if err := s.syncExcludes(nested); err != nil {
+		return nil, err
+	}
+	if _, err := s.repo.GitIndex(s.ctx, index, s.addArgs()...); err != nil {
+		return nil, err
+	}
+	r := &Result{Skipped: append([]string{}, nested...)}
+	// A nested repository would be a link to commits the shadow does not
+	// have: leave it out, and say so.
+	staged, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
+	if err != nil {
+		return nil, err
+	}
+	var links []string
+	for _, entry := range bytes.Split(staged, []byte{0}) {
+		if meta, path, ok := bytes.Cut(entry, []byte{'\t'}); ok && bytes.HasPrefix(meta, []byte("160000 ")) {
+			links = append(links, ":(top,literal)"+string(path))
+			r.Skipped = append(r.Skipped, string(path))
+		}
+	}
+	if len(links) > 0 {
+		args := append([]string{"rm", "-q", "--cached", "--"}, links...)
+		if _, err := s.repo.GitIndex(s.ctx, index, args...); err != nil {
+			return nil, err
+		}
+	}
+	out, err := s.repo.GitIndex(s.ctx, index, "write-tree")
+	if err != nil {
+		return nil, err
+	}
+	tree := strings.TrimSpace(string(out))
+	for {
+		prev, err := s.repo.ReadRef(ListRef)
+		if err != nil {
+			return nil, err
+		}
+		if prev != "" {
+			last, err := s.read(prev)
+			if err != nil {
+				return nil, err
+			}
+			if last.Tree == tree {
+				r.Checkpoint, r.Unchanged = *last, true
+				return r, nil
+			}
+		}
+		c, err := s.commit(tree, prev, reason, source)
+		if err != nil {
+			return nil, err
+		}
+		err = s.repo.UpdateRef(ListRef, c.ID, prev)
+		if errors.Is(err, gitext.ErrRefChanged) {
+			continue // another checkpoint landed first; ours goes on top
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Checkpoint = *c
+		return r, nil
+	}
+}
+
+// lock serialises the shadow's writers. It is an flock, which the kernel
+// releases when its holder dies, so a killed create never blocks the next.
+func (s *Shadow) lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.repo.GitDir, "crucible.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+func (s *Shadow) addArgs() []string {
+	args := []string{"add", "-A", "--ignore-errors"}
+	if f := s.excludesFile(); f != "" {
+		args = append([]string{"-c", "core.excludesFile=" + f}, args...)
+	}
+	return append(args, "--", ":/") // the whole work tree, from any subdirectory
+}
+
+// excludesFile is the user's core.excludesFile as the main repository
+// sees it (its local config included), or "" for git's default.
+func (s *Shadow) excludesFile() string {
+	out, err := s.main.Git(s.ctx, "config", "--path", "--get", "core.excludesFile")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// syncExcludes makes the shadow ignore what .git/info/exclude ignores,
+// and the nested repositories.
+func (s *Shadow) syncExcludes(nested []string) error {
+	b, err := os.ReadFile(filepath.Join(s.main.CommonDir, "info", "exclude"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if len(nested) > 0 {
+		b = append(append([]byte(nil), b...), "\n# nested repositories, left out by git-crucible\n"...)
+		for _, n := range nested {
+			b = append(b, "/"+escapeGlob(n)+"/\n"...)
+		}
+	}
+	path := filepath.Join(s.repo.GitDir, "info", "exclude")
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// escapeGlob quotes the pattern characters of an exclude line.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[]\!# `, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// commit records tree as a checkpoint on top of parent.
+func (s *Shadow) commit(tree, parent, reason, source string) (*Checkpoint, error) {
+	now, err := gitext.Now()
+	if err != nil {
+		return nil, err
+	}
+	branch, _ := s.main.HeadBranch()
+	head, _ := s.main.HeadCommit()
+	c := &Checkpoint{Tree: tree, Reason: reason, Source: source, Branch: branch, Head: head, Time: now.UTC().Format(time.RFC3339)}
+	msg := fmt.Sprintf("checkpoint: %s\n\nReason: %s\nSource: %s\nBranch: %s\nHead: %s\nTime: %s\n",
+		reason, reason, source, branch, head, c.Time)
+	sig := gitext.Signature("git-crucible", "checkpoint@git-crucible", now)
+	obj := gitext.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
+	if parent != "" {
+		obj.Parents = []string{parent}
+	}
+	if c.ID, err = s.repo.WriteObject("commit", obj.Encode()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// read parses a checkpoint commit.
+func (s *Shadow) read(id string) (*Checkpoint, error) {
+	out, err := s.repo.Git(s.ctx, "cat-file", "commit", id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := gitext.DecodeCommit(out)
+	if err != nil {
+		return nil, err
+	}
+	return parse(id, c), nil
+}
+
+func parse(id string, c *gitext.Commit) *Checkpoint {
+	cp := &Checkpoint{ID: id, Tree: c.Tree}
+	for _, line := range strings.Split(c.Message, "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		switch k {
+		case "Reason":
+			cp.Reason = v
+		case "Source":
+			cp.Source = v
+		case "Branch":
+			cp.Branch = v
+		case "Head":
+			cp.Head = v
+		case "Time":
+			cp.Time = v
+		}
+	}
+	return cp
+}
+
+// List returns every checkpoint, newest first.
+func (s *Shadow) List() ([]Checkpoint, error) {
+	tip, err := s.repo.ReadRef(ListRef)
+	if err != nil || tip == "" {
+		return []Checkpoint{}, err
+	}
+	out, err := s.repo.Git(s.ctx, "log", "--format=%H%x00%T%x00%B%x00", tip)
+	if err != nil {
+		return nil, err
+	}
+	var list []Checkpoint
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+2 < len(fields); i += 3 {
+		id := strings.TrimSpace(fields[i])
+		list = append(list, *parse(id, &gitext.Commit{Tree: fields[i+1], Message: fields[i+2]}))
+	}
+	return list, nil
+}
+
+// Find names a checkpoint by id prefix, or by reason (the newest with it).
+func (s *Shadow) Find(name string) (*Checkpoint, error) {
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var byPrefix []Checkpoint
+	for _, c := range list {
+		if c.Reason == name {
+			return &c, nil
+		}
+		if len(name) >= 4 && strings.HasPrefix(c.ID, name) {
+			byPrefix = append(byPrefix, c)
+		}
+	}
+	switch len(byPrefix) {
+	case 0:
+		return nil, fmt.Errorf("no checkpoint %q (by id prefix or reason)", name)
+	case 1:
+		return &byPrefix[0], nil
+	}
+	return nil, fmt.Errorf("checkpoint %q is ambiguous (%d match)", name, len(byPrefix))
+}
+
+// Files lists the paths a checkpoint holds, with their modes.
+func (s *Shadow) Files(c *Checkpoint) ([]string, error) {
+	out, err := s.repo.Git(s.ctx, "ls-tree", "-r", "-z", "--full-tree", c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		meta, path, ok := strings.Cut(f, "\t")
+		if mode, _, _ := strings.Cut(meta, " "); ok {
+			files = append(files, mode+" "+path)
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/checkpoint"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func checkpointCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "checkpoint",
+		Usage: "snapshot the working tree into a shadow repository, list and show snapshots",
+		Description: "A checkpoint holds the whole working tree — tracked and untracked files, honouring\n" +
+			".gitignore, .git/info/exclude and core.excludesFile — in a shadow repository of its own under\n" +
+			".git/crucible/shadow, one per worktree: your index, refs and objects are never touched, and\n" +
+			"git gc cannot prune it. Nested repositories are left out, with a warning. When a pipeline is\n" +
+			"active, the checkpoint is also recorded in it. Restore, diff and prune come next.",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "create",
+				Usage:     "snapshot the working tree and print the checkpoint's id",
+				ArgsUsage: "<reason>",
+				Flags: commonFlags(&cli.StringFlag{Name: "source", Value: "git-crucible",
+					Usage: "the `SKILL` taking it (crucible's source column)"}),
+				Action: checkpointCreate,
+			},
+			{
+				Name:      "list",
+				Usage:     "list checkpoints, newest first",
+				ArgsUsage: " ",
+				Flags:     commonFlags(),
+				Action:    checkpointList,
+			},
+			{
+				Name:      "show",
+				Usage:     "show a checkpoint (by id prefix, or the newest with a reason) and its files",
+				ArgsUsage: "<checkpoint>",
+				Flags:     commonFlags(),
+				Action:    checkpointShow,
+			},
+		},
+	}
+}
+
+func openShadow(s *session) (*checkpoint.Shadow, error) {
+	return checkpoint.Open(s.svc.Store.Context(), s.svc.Repo)
+}
+
+func checkpointCreate(c *cli.Context) error {
+	if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
+		return usageErrorf("want exactly one argument, the reason (pre-wave-3, pre-code-review, ...)")
+	}
+	reason := oneLine(c.Args().First())
+	return withRepo(c, func(s *session) error {
+		sh, err := openShadow(s)
+		if err != nil {
+			return err
+		}
+		r, err := sh.Create(reason, c.String("source"))
+		if err != nil {
+			return err
+		}
+		for _, p := range r.Skipped {
+			fmt.Fprintf(s.err(), "warning: %s is a nested repository; its files are not in the checkpoint\n", p)
+		}
+		// Recorded in the pipeline when one is active (or named).
+		id, err := s.pipelineID()
+		var none *pipeline.NoActiveError
+		recorded := ""
+		switch {
+		case errors.As(err, &none) && s.pipeline == "":
+		case err != nil:
+			return err
+		case !r.Unchanged:
+			if _, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeCheckpoint, Data: pipeline.CheckpointData{
+				ID: r.ID, Reason: reason, Source: r.Source, Branch: r.Branch, Head: r.Head}}); err != nil {
+				return err
+			}
+			recorded = id
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"checkpoint": r, "pipeline": recorded})
+		}
+		if r.Unchanged {
+			fmt.Fprintf(s.err(), "Nothing changed since checkpoint %s (%s)\n", r.ID[:12], r.Reason)
+		}
+		fmt.Fprintln(s.out(), r.ID[:12])
+		return nil
+	})
+}
+
+func checkpointList(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	return withRepo(c, func(s *session) error {
+		sh, err := openShadow(s)
+		if err != nil {
+			return err
+		}
+		list, err := sh.List()
+		if err != nil {
+			return err
+		}
+		if s.jsonOut() {
+			return s.printJSON(list)
+		}
+		for _, cp := range list {
+			fmt.Fprintf(s.out(), "%s  %s  %-22s %-14s %s\n", cp.ID[:12], cp.Time, cp.Reason, cp.Source, cp.Branch)
+		}
+		return nil
+	})
+}
+
+func checkpointShow(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErrorf("want exactly one argument, the checkpoint (id prefix or reason)")
+	}
+	return withRepo(c, func(s *session) error {
+		sh, err := openShadow(s)
+		if err != nil {
+			return err
+		}
+		cp, err := sh.Find(c.Args().First())
+		if err != nil {
+			return &refused{err: err}
+		}
+		files, err := sh.Files(cp)
+		if err != nil {
+			return err
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"checkpoint": cp, "files": files})
+		}
+		fmt.Fprintf(s.out(), "Checkpoint: %s\nReason:     %s\nSource:     %s\nBranch:     %s\nHead:       %s\nTime:       %s\nFiles:      %d\n\n",
+			cp.ID, cp.Reason, cp.Source, cp.Branch, cp.Head, cp.Time, len(files))
+		for _, f := range files {
+			fmt.Fprintf(s.out(), "  %s\n", f)
+		}
+		return nil
+	})
+}
