@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -19,7 +20,7 @@ func checkpointCommand() *cli.Command {
 			".gitignore, .git/info/exclude and core.excludesFile — in a shadow repository of its own under\n" +
 			".git/crucible/shadow, one per worktree: your index, refs and objects are never touched, and\n" +
 			"git gc cannot prune it. Nested repositories are left out, with a warning. When a pipeline is\n" +
-			"active, the checkpoint is also recorded in it. Restore, diff and prune come next.",
+			"active, the checkpoint is also recorded in it. restore is undoable; diff and prune come next.",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "create",
@@ -35,6 +36,22 @@ func checkpointCommand() *cli.Command {
 				ArgsUsage: " ",
 				Flags:     commonFlags(),
 				Action:    checkpointList,
+			},
+			{
+				Name:      "restore",
+				Usage:     "make the work tree match a checkpoint (undoable: a safety checkpoint is taken first)",
+				ArgsUsage: "<checkpoint>",
+				Description: "Refuses on another branch than the checkpoint's. Takes a pre-restore-safety checkpoint,\n" +
+					"shows what will change and asks (or takes --yes), then makes the work tree match exactly:\n" +
+					"files created since are removed (the safety checkpoint has them), ignored files are never\n" +
+					"touched, nothing is written through a symbolic link or outside the work tree. The branch\n" +
+					"moves back to the checkpoint's HEAD (reflog kept) unless --keep-head.",
+				Flags: commonFlags(
+					&cli.StringSliceFlag{Name: "path", Usage: "restore only `PATH` (repeatable)"},
+					&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask"},
+					&cli.BoolFlag{Name: "keep-head", Usage: "leave the branch where it is"},
+				),
+				Action: checkpointRestore,
 			},
 			{
 				Name:      "show",
@@ -142,6 +159,66 @@ func checkpointShow(c *cli.Context) error {
 		for _, f := range files {
 			fmt.Fprintf(s.out(), "  %s\n", f)
 		}
+		return nil
+	})
+}
+
+func checkpointRestore(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErrorf("want exactly one argument, the checkpoint (id prefix or reason)")
+	}
+	if !c.Bool("yes") && !isTerminal(os.Stdin) {
+		return withHints(usageErrorf("restore asks before it changes the work tree, and there is no terminal to ask on"),
+			"pass --yes to restore without asking")
+	}
+	return withRepo(c, func(s *session) error {
+		sh, err := openShadow(s)
+		if err != nil {
+			return err
+		}
+		cp, err := sh.Find(c.Args().First())
+		if err != nil {
+			return &refused{err: err}
+		}
+		safety, changes, err := sh.Plan(cp, c.StringSlice("path"))
+		var branch *checkpoint.BranchError
+		if errors.As(err, &branch) {
+			return &refused{err: err}
+		}
+		if err != nil {
+			return err
+		}
+		undo := fmt.Sprintf("git crucible checkpoint restore %s --yes --keep-head", safety.ID[:12])
+		fmt.Fprintf(s.err(), "About to restore working directory to checkpoint %s (taken at %s, branch %s). This will reset uncommitted changes.\n",
+			cp.Reason, cp.Time, cp.Branch)
+		for _, ch := range changes {
+			fmt.Fprintf(s.err(), "  %s %s\n", ch.Op, ch.Path)
+		}
+		if !c.Bool("yes") {
+			fmt.Fprint(s.err(), "Proceed? [yes / no] ")
+			var answer string
+			fmt.Fscanln(c.App.Reader, &answer)
+			if a := strings.ToLower(strings.TrimSpace(answer)); a != "yes" && a != "y" {
+				return &refused{err: errors.New("restore cancelled; nothing changed")}
+			}
+		}
+		refusedPaths, err := sh.Apply(cp, changes, c.StringSlice("path"))
+		for _, r := range refusedPaths {
+			fmt.Fprintf(s.err(), "warning: not removed: %s\n", r)
+		}
+		if err != nil {
+			return withHints(err, "the safety checkpoint undoes what was done: "+undo)
+		}
+		if !c.Bool("keep-head") && len(c.StringSlice("path")) == 0 {
+			if err := sh.ResetBranch(cp.Head); err != nil {
+				return withHints(err, "the work tree is restored; the branch did not move")
+			}
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"checkpoint": cp, "safety": safety.Checkpoint, "changes": changes, "refused": refusedPaths})
+		}
+		fmt.Fprintf(s.out(), "Restored checkpoint %s (%s): %d paths changed\n", cp.ID[:12], cp.Reason, len(changes))
+		fmt.Fprintf(s.out(), "Undo with: %s\n", undo)
 		return nil
 	})
 }

@@ -166,13 +166,17 @@ func watchStatus(ctx context.Context, s *session) error {
 	}
 }
 
-func isTerminal(w io.Writer) bool {
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull) // a character device too, but nobody to ask
+	return err != nil || !os.SameFile(fi, null)
 }
 
 func orGreen(level string) string {

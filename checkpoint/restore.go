@@ -1,0 +1,138 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Change is one path a restore changes: A (comes back), M (content or mode
+// goes back) or D (created since; removed, kept in the safety checkpoint).
+type Change struct {
+	Op   string `json:"op"`
+	Path string `json:"path"`
+}
+
+// BranchError refuses a restore on another branch than the checkpoint's.
+type BranchError struct{ Want, Have string }
+
+func (e *BranchError) Error() string {
+	return fmt.Sprintf("Pipeline was running on branch %s but you are on %s. Switch to %s before resuming — "+
+		"restoring a checkpoint from a different branch would contaminate your working directory.", e.Want, e.Have, e.Want)
+}
+
+// Plan takes the pre-restore-safety checkpoint and returns it with the
+// changes restoring cp would make, limited to paths when any are given.
+// Nothing in the work tree has changed yet.
+func (s *Shadow) Plan(cp *Checkpoint, paths []string) (*Result, []Change, error) {
+	branch, err := s.main.HeadBranch()
+	if err != nil {
+		return nil, nil, err
+	}
+	if branch != cp.Branch {
+		return nil, nil, &BranchError{Want: cp.Branch, Have: branch}
+	}
+	safety, err := s.Create("pre-restore-safety", "git-crucible")
+	if err != nil {
+		return nil, nil, fmt.Errorf("taking the safety checkpoint: %w", err)
+	}
+	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--name-status", safety.Tree, cp.Tree, "--"}
+	args = append(args, pathspecs(paths)...)
+	out, err := s.repo.Git(s.ctx, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var changes []Change
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		changes = append(changes, Change{Op: fields[i], Path: fields[i+1]})
+	}
+	return safety, changes, nil
+}
+
+func pathspecs(paths []string) []string {
+	if len(paths) == 0 {
+		return []string{":/"}
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = ":(top,literal)" + filepath.ToSlash(p)
+	}
+	return out
+}
+
+// Apply makes the work tree match cp for the planned changes: files
+// created since are removed first (deepest first), then git writes cp's
+// files. It never removes through a symbolic link or outside the work
+// tree; such a path is returned as refused. Ignored files are never in a
+// plan, so they are never touched.
+func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refused []string, err error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var removals []string
+	for _, c := range changes {
+		if c.Op == "D" {
+			removals = append(removals, c.Path)
+		}
+	}
+	sort.Slice(removals, func(i, j int) bool { return strings.Count(removals[i], "/") > strings.Count(removals[j], "/") })
+	for _, p := range removals {
+		if err := s.removeInside(p); err != nil {
+			refused = append(refused, fmt.Sprintf("%s: %v", p, err))
+		}
+	}
+	if len(changes) > len(removals) {
+		index := filepath.Join(s.repo.GitDir, "index")
+		args := append([]string{"checkout", cp.ID, "--"}, pathspecs(paths)...)
+		if _, err := s.repo.GitIndex(s.ctx, index, args...); err != nil {
+			return refused, err
+		}
+	}
+	return refused, nil
+}
+
+// removeInside removes a work-tree file, and the directories it leaves
+// empty, provided no directory on its way is a symbolic link.
+func (s *Shadow) removeInside(rel string) error {
+	top := s.main.WorkTree
+	parts := strings.Split(rel, "/")
+	dir := top
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // already gone
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return errors.New("a directory on its path is a symbolic link or a file; left alone")
+		}
+	}
+	if err := os.Remove(filepath.Join(top, filepath.FromSlash(rel))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for d := filepath.Dir(filepath.Join(top, filepath.FromSlash(rel))); d != top && strings.HasPrefix(d, top); d = filepath.Dir(d) {
+		if os.Remove(d) != nil { // not empty: stop
+			break
+		}
+	}
+	return nil
+}
+
+// ResetBranch moves the current branch (and the index, not the work tree)
+// to head, through git so that the reflog keeps where it was.
+func (s *Shadow) ResetBranch(head string) error {
+	if head == "" {
+		return nil
+	}
+	_, err := s.main.Git(s.ctx, "reset", "-q", "--mixed", head)
+	return err
+}
