@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,8 +20,9 @@ import (
 	"github.com/git-crucible/git-crucible/gitext"
 )
 
-// ListRef is the shadow ref whose history is the list of checkpoints.
-const ListRef = "refs/checkpoints/all"
+// RefPrefix holds one ref per checkpoint, named by its id. Checkpoint
+// commits have no parents, so deleting a ref frees exactly that snapshot.
+const RefPrefix = "refs/checkpoints/"
 
 // Shadow is one worktree's shadow repository.
 type Shadow struct {
@@ -95,6 +98,9 @@ type Checkpoint struct {
 	Branch string `json:"branch"`
 	Head   string `json:"head"`
 	Time   string `json:"time"`
+	Seq    int    `json:"seq"` // creation order in this shadow
+	// Pipeline is the pipeline that was active when it was taken, if any.
+	Pipeline string `json:"pipeline,omitempty"`
 }
 
 // Result is what Create did.
@@ -107,7 +113,7 @@ type Result struct {
 // Create snapshots the whole work tree — tracked and untracked files,
 // honouring .gitignore, .git/info/exclude and core.excludesFile — unless
 // nothing changed since the newest checkpoint, whose id it then returns.
-func (s *Shadow) Create(reason, source string) (*Result, error) {
+func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
@@ -165,35 +171,27 @@ func (s *Shadow) Create(reason, source string) (*Result, error) {
 		return nil, err
 	}
 	tree := strings.TrimSpace(string(out))
-	for {
-		prev, err := s.repo.ReadRef(ListRef)
-		if err != nil {
-			return nil, err
-		}
-		if prev != "" {
-			last, err := s.read(prev)
-			if err != nil {
-				return nil, err
-			}
-			if last.Tree == tree {
-				r.Checkpoint, r.Unchanged = *last, true
-				return r, nil
-			}
-		}
-		c, err := s.commit(tree, prev, reason, source)
-		if err != nil {
-			return nil, err
-		}
-		err = s.repo.UpdateRef(ListRef, c.ID, prev)
-		if errors.Is(err, gitext.ErrRefChanged) {
-			continue // another checkpoint landed first; ours goes on top
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.Checkpoint = *c
-		return r, nil
+	list, err := s.List() // under the lock: nobody adds one meanwhile
+	if err != nil {
+		return nil, err
 	}
+	seq := 1
+	if len(list) > 0 {
+		if list[0].Tree == tree {
+			r.Checkpoint, r.Unchanged = list[0], true
+			return r, nil
+		}
+		seq = list[0].Seq + 1
+	}
+	c, err := s.commit(tree, seq, reason, source, pipeline)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.repo.UpdateRef(RefPrefix+c.ID, c.ID, ""); err != nil {
+		return nil, err
+	}
+	r.Checkpoint = *c
+	return r, nil
 }
 
 // lock serialises the shadow's writers. It is an flock, which the kernel
@@ -263,39 +261,24 @@ func escapeGlob(p string) string {
 	return b.String()
 }
 
-// commit records tree as a checkpoint on top of parent.
-func (s *Shadow) commit(tree, parent, reason, source string) (*Checkpoint, error) {
+// commit records tree as checkpoint number seq.
+func (s *Shadow) commit(tree string, seq int, reason, source, pipeline string) (*Checkpoint, error) {
 	now, err := gitext.Now()
 	if err != nil {
 		return nil, err
 	}
 	branch, _ := s.main.HeadBranch()
 	head, _ := s.main.HeadCommit()
-	c := &Checkpoint{Tree: tree, Reason: reason, Source: source, Branch: branch, Head: head, Time: now.UTC().Format(time.RFC3339)}
-	msg := fmt.Sprintf("checkpoint: %s\n\nReason: %s\nSource: %s\nBranch: %s\nHead: %s\nTime: %s\n",
-		reason, reason, source, branch, head, c.Time)
+	c := &Checkpoint{Tree: tree, Reason: reason, Source: source, Branch: branch, Head: head,
+		Time: now.UTC().Format(time.RFC3339), Seq: seq, Pipeline: pipeline}
+	msg := fmt.Sprintf("checkpoint: %s\n\nReason: %s\nSource: %s\nBranch: %s\nHead: %s\nTime: %s\nSeq: %d\nPipeline: %s\n",
+		reason, reason, source, branch, head, c.Time, seq, pipeline)
 	sig := gitext.Signature("git-crucible", "checkpoint@git-crucible", now)
 	obj := gitext.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
-	if parent != "" {
-		obj.Parents = []string{parent}
-	}
 	if c.ID, err = s.repo.WriteObject("commit", obj.Encode()); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// read parses a checkpoint commit.
-func (s *Shadow) read(id string) (*Checkpoint, error) {
-	out, err := s.repo.Git(s.ctx, "cat-file", "commit", id)
-	if err != nil {
-		return nil, err
-	}
-	c, err := gitext.DecodeCommit(out)
-	if err != nil {
-		return nil, err
-	}
-	return parse(id, c), nil
 }
 
 func parse(id string, c *gitext.Commit) *Checkpoint {
@@ -313,6 +296,10 @@ func parse(id string, c *gitext.Commit) *Checkpoint {
 			cp.Head = v
 		case "Time":
 			cp.Time = v
+		case "Seq":
+			cp.Seq, _ = strconv.Atoi(v)
+		case "Pipeline":
+			cp.Pipeline = v
 		}
 	}
 	return cp
@@ -320,20 +307,17 @@ func parse(id string, c *gitext.Commit) *Checkpoint {
 
 // List returns every checkpoint, newest first.
 func (s *Shadow) List() ([]Checkpoint, error) {
-	tip, err := s.repo.ReadRef(ListRef)
-	if err != nil || tip == "" {
-		return []Checkpoint{}, err
-	}
-	out, err := s.repo.Git(s.ctx, "log", "--format=%H%x00%T%x00%B%x00", tip)
+	out, err := s.repo.Git(s.ctx, "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", RefPrefix)
 	if err != nil {
 		return nil, err
 	}
-	var list []Checkpoint
+	list := []Checkpoint{}
 	fields := strings.Split(string(out), "\x00")
 	for i := 0; i+2 < len(fields); i += 3 {
 		id := strings.TrimSpace(fields[i])
 		list = append(list, *parse(id, &gitext.Commit{Tree: fields[i+1], Message: fields[i+2]}))
 	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Seq > list[j].Seq })
 	return list, nil
 }
 
@@ -375,4 +359,47 @@ func (s *Shadow) Files(c *Checkpoint) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// Prune deletes all but the newest keep checkpoints of each pipeline (and
+// of none), sparing every pre-restore-safety checkpoint younger than
+// safetyAge, then lets the shadow's gc free their objects. It returns the
+// checkpoints it deleted.
+func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	now, err := gitext.Now()
+	if err != nil {
+		return nil, err
+	}
+	kept := map[string]int{}
+	var gone []Checkpoint
+	for _, c := range list { // newest first
+		if c.Reason == "pre-restore-safety" {
+			if t, err := time.Parse(time.RFC3339, c.Time); err == nil && now.Sub(t) < safetyAge {
+				continue
+			}
+		}
+		if kept[c.Pipeline] < keep {
+			kept[c.Pipeline]++
+			continue
+		}
+		if _, err := s.repo.Git(s.ctx, "update-ref", "-d", RefPrefix+c.ID, c.ID); err != nil {
+			return gone, err
+		}
+		gone = append(gone, c)
+	}
+	if len(gone) > 0 {
+		if _, err := s.repo.Git(s.ctx, "gc", "-q", "--prune=now"); err != nil {
+			return gone, err
+		}
+	}
+	return gone, nil
 }

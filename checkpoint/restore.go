@@ -35,7 +35,7 @@ func (s *Shadow) Plan(cp *Checkpoint, paths []string) (*Result, []Change, error)
 	if branch != cp.Branch {
 		return nil, nil, &BranchError{Want: cp.Branch, Have: branch}
 	}
-	safety, err := s.Create("pre-restore-safety", "git-crucible")
+	safety, err := s.Create("pre-restore-safety", "git-crucible", cp.Pipeline)
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking the safety checkpoint: %w", err)
 	}

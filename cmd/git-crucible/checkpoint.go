@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -54,6 +55,16 @@ func checkpointCommand() *cli.Command {
 				Action: checkpointRestore,
 			},
 			{
+				Name:      "prune",
+				Usage:     "delete old checkpoints and free their objects",
+				ArgsUsage: " ",
+				Flags:     commonFlags(&cli.IntFlag{Name: "keep", Value: 50, Usage: "keep the newest `N` of each pipeline"}),
+				Description: "Keeps the newest --keep checkpoints of each pipeline (and of checkpoints taken outside one),\n" +
+					"and every pre-restore-safety checkpoint of the last 7 days; deletes the rest and runs gc in\n" +
+					"the shadow repository so that their objects are freed.",
+				Action: checkpointPrune,
+			},
+			{
 				Name:      "show",
 				Usage:     "show a checkpoint (by id prefix, or the newest with a reason) and its files",
 				ArgsUsage: "<checkpoint>",
@@ -74,26 +85,28 @@ func checkpointCreate(c *cli.Context) error {
 	}
 	reason := oneLine(c.Args().First())
 	return withRepo(c, func(s *session) error {
+		// Recorded in the pipeline when one is active (or named).
+		id, err := s.pipelineID()
+		var none *pipeline.NoActiveError
+		if errors.As(err, &none) && s.pipeline == "" {
+			id, err = "", nil
+		}
+		if err != nil {
+			return err
+		}
 		sh, err := openShadow(s)
 		if err != nil {
 			return err
 		}
-		r, err := sh.Create(reason, c.String("source"))
+		r, err := sh.Create(reason, c.String("source"), id)
 		if err != nil {
 			return err
 		}
 		for _, p := range r.Skipped {
 			fmt.Fprintf(s.err(), "warning: %s is a nested repository; its files are not in the checkpoint\n", p)
 		}
-		// Recorded in the pipeline when one is active (or named).
-		id, err := s.pipelineID()
-		var none *pipeline.NoActiveError
 		recorded := ""
-		switch {
-		case errors.As(err, &none) && s.pipeline == "":
-		case err != nil:
-			return err
-		case !r.Unchanged:
+		if id != "" && !r.Unchanged {
 			if _, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeCheckpoint, Data: pipeline.CheckpointData{
 				ID: r.ID, Reason: reason, Source: r.Source, Branch: r.Branch, Head: r.Head}}); err != nil {
 				return err
@@ -219,6 +232,33 @@ func checkpointRestore(c *cli.Context) error {
 		}
 		fmt.Fprintf(s.out(), "Restored checkpoint %s (%s): %d paths changed\n", cp.ID[:12], cp.Reason, len(changes))
 		fmt.Fprintf(s.out(), "Undo with: %s\n", undo)
+		return nil
+	})
+}
+
+func checkpointPrune(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	if c.Int("keep") < 1 {
+		return usageErrorf("--keep must be at least 1")
+	}
+	return withRepo(c, func(s *session) error {
+		sh, err := openShadow(s)
+		if err != nil {
+			return err
+		}
+		gone, err := sh.Prune(c.Int("keep"), 7*24*time.Hour)
+		if err != nil {
+			return err
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"deleted": gone})
+		}
+		for _, g := range gone {
+			fmt.Fprintf(s.out(), "deleted %s  %s  %s\n", g.ID[:12], g.Time, g.Reason)
+		}
+		fmt.Fprintf(s.err(), "Pruned %d checkpoint(s)\n", len(gone))
 		return nil
 	})
 }
