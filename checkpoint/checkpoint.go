@@ -119,53 +119,17 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 		return nil, err
 	}
 	defer unlock()
-	if err := s.syncExcludes(nil); err != nil {
-		return nil, err
-	}
 	index := filepath.Join(s.repo.GitDir, "index")
 	// Under the lock no other git-crucible works in the shadow, so an index
 	// lock left there is a killed create's: git's own, in our repository.
 	if err := os.Remove(index + ".lock"); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	// Nested repositories show as "dir/" among the untracked files. They
-	// are excluded before adding: git cannot add one with no commit.
-	untracked, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-o", "-z", "--full-name", "--exclude-standard", "--", ":/")
+	skipped, err := s.stage(index)
 	if err != nil {
 		return nil, err
 	}
-	var nested []string
-	for _, p := range strings.Split(string(untracked), "\x00") {
-		if strings.HasSuffix(p, "/") {
-			nested = append(nested, strings.TrimSuffix(p, "/"))
-		}
-	}
-	if err := s.syncExcludes(nested); err != nil {
-		return nil, err
-	}
-	if _, err := s.repo.GitIndex(s.ctx, index, s.addArgs()...); err != nil {
-		return nil, err
-	}
-	r := &Result{Skipped: append([]string{}, nested...)}
-	// A nested repository would be a link to commits the shadow does not
-	// have: leave it out, and say so.
-	staged, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
-	if err != nil {
-		return nil, err
-	}
-	var links []string
-	for _, entry := range bytes.Split(staged, []byte{0}) {
-		if meta, path, ok := bytes.Cut(entry, []byte{'\t'}); ok && bytes.HasPrefix(meta, []byte("160000 ")) {
-			links = append(links, ":(top,literal)"+string(path))
-			r.Skipped = append(r.Skipped, string(path))
-		}
-	}
-	if len(links) > 0 {
-		args := append([]string{"rm", "-q", "--cached", "--"}, links...)
-		if _, err := s.repo.GitIndex(s.ctx, index, args...); err != nil {
-			return nil, err
-		}
-	}
+	r := &Result{Skipped: skipped}
 	out, err := s.repo.GitIndex(s.ctx, index, "write-tree")
 	if err != nil {
 		return nil, err
@@ -192,6 +156,50 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	}
 	r.Checkpoint = *c
 	return r, nil
+}
+
+// stage brings index up to the work tree, nested repositories left out
+// (they are returned): git cannot add one without a commit, and one with a
+// commit would be a link to commits the shadow does not have.
+func (s *Shadow) stage(index string) ([]string, error) {
+	// Nested repositories show as "dir/" among the untracked files, once
+	// the shadow's excludes are back to the user's alone.
+	if err := s.syncExcludes(nil); err != nil {
+		return nil, err
+	}
+	untracked, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-o", "-z", "--full-name", "--exclude-standard", "--", ":/")
+	if err != nil {
+		return nil, err
+	}
+	skipped := []string{}
+	for _, p := range strings.Split(string(untracked), "\x00") {
+		if strings.HasSuffix(p, "/") {
+			skipped = append(skipped, strings.TrimSuffix(p, "/"))
+		}
+	}
+	if err := s.syncExcludes(skipped); err != nil {
+		return nil, err
+	}
+	if _, err := s.repo.GitIndex(s.ctx, index, s.addArgs()...); err != nil {
+		return nil, err
+	}
+	staged, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
+	if err != nil {
+		return nil, err
+	}
+	var links []string
+	for _, entry := range bytes.Split(staged, []byte{0}) {
+		if meta, path, ok := bytes.Cut(entry, []byte{'\t'}); ok && bytes.HasPrefix(meta, []byte("160000 ")) {
+			links = append(links, ":(top,literal)"+string(path))
+			skipped = append(skipped, string(path))
+		}
+	}
+	if len(links) > 0 {
+		if _, err := s.repo.GitIndex(s.ctx, index, append([]string{"rm", "-q", "--cached", "--"}, links...)...); err != nil {
+			return nil, err
+		}
+	}
+	return skipped, nil
 }
 
 // lock serialises the shadow's writers. It is an flock, which the kernel

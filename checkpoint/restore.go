@@ -136,3 +136,57 @@ func (s *Shadow) ResetBranch(head string) error {
 	_, err := s.main.Git(s.ctx, "reset", "-q", "--mixed", head)
 	return err
 }
+
+// Diff returns the patch (or, with stat, the diffstat) from checkpoint a to
+// b, or to the work tree as it is now when b is nil. The work tree is
+// snapshotted through a temporary index, so the shadow's own stays as it is.
+func (s *Shadow) Diff(a, b *Checkpoint, stat bool) ([]byte, error) {
+	to := ""
+	if b != nil {
+		to = b.Tree
+	} else {
+		tree, err := s.worktreeTree()
+		if err != nil {
+			return nil, err
+		}
+		to = tree
+	}
+	args := []string{"diff-tree", "-r", "--no-renames", "--full-index"}
+	if stat {
+		args = append(args, "--stat")
+	} else {
+		args = append(args, "-p", "--binary")
+	}
+	return s.repo.Git(s.ctx, append(args, a.Tree, to, "--")...)
+}
+
+// worktreeTree writes the work tree as a tree of the shadow and returns it.
+func (s *Shadow) worktreeTree() (string, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	tmp, err := os.CreateTemp(s.repo.GitDir, "diff-index-")
+	if err != nil {
+		return "", err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	if b, err := os.ReadFile(filepath.Join(s.repo.GitDir, "index")); err == nil {
+		// Starting from the shadow's index makes this as cheap as a status.
+		if err := os.WriteFile(tmp.Name(), b, 0o644); err != nil {
+			return "", err
+		}
+	} else {
+		os.Remove(tmp.Name()) // git makes a fresh one
+	}
+	if _, err := s.stage(tmp.Name()); err != nil {
+		return "", err
+	}
+	out, err := s.repo.GitIndex(s.ctx, tmp.Name(), "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -55,6 +55,13 @@ func checkpointCommand() *cli.Command {
 				Action: checkpointRestore,
 			},
 			{
+				Name:      "diff",
+				Usage:     "show what changed from a checkpoint to another, or to the work tree",
+				ArgsUsage: "<checkpoint> [<checkpoint>]",
+				Flags:     commonFlags(&cli.BoolFlag{Name: "stat", Usage: "show a diffstat instead of the patch"}),
+				Action:    checkpointDiff,
+			},
+			{
 				Name:      "prune",
 				Usage:     "delete old checkpoints and free their objects",
 				ArgsUsage: " ",
@@ -260,5 +267,36 @@ func checkpointPrune(c *cli.Context) error {
 		}
 		fmt.Fprintf(s.err(), "Pruned %d checkpoint(s)\n", len(gone))
 		return nil
+	})
+}
+
+func checkpointDiff(c *cli.Context) error {
+	if c.NArg() < 1 || c.NArg() > 2 {
+		return usageErrorf("want one or two checkpoints")
+	}
+	return withRepo(c, func(s *session) error {
+		sh, err := openShadow(s)
+		if err != nil {
+			return err
+		}
+		a, err := sh.Find(c.Args().Get(0))
+		if err != nil {
+			return &refused{err: err}
+		}
+		var b *checkpoint.Checkpoint
+		if c.NArg() == 2 {
+			if b, err = sh.Find(c.Args().Get(1)); err != nil {
+				return &refused{err: err}
+			}
+		}
+		out, err := sh.Diff(a, b, c.Bool("stat"))
+		if err != nil {
+			return err
+		}
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"from": a, "to": b, "diff": string(out)})
+		}
+		_, err = s.out().Write(out)
+		return err
 	})
 }
