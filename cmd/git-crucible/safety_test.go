@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -307,4 +308,62 @@ func TestConcurrentCheckpoints(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".git", "crucible", "shadow", "main", "index.lock")); err == nil {
 		t.Fatal("a lock was left behind")
 	}
+}
+
+// TestKillDuringCheckpoints kills creates at random moments: every
+// checkpoint that was acknowledged stays listed and readable, the shadow
+// passes fsck, and the next create works (the flock died with its holder,
+// and a stale index.lock of the shadow is cleared under it).
+func TestKillDuringCheckpoints(t *testing.T) {
+	dir := gittest.Init(t)
+	for i := 0; i < 30; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("file%02d.txt", i)), []byte(strings.Repeat("x", 1000)), 0o644)
+	}
+	t0 := time.Now()
+	gitCrucible(t, dir, "checkpoint", "create", "warm-up")
+	typical := time.Since(t0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	acked := map[string]bool{}
+	killed := 0
+	for n := 0; n < 25; n++ {
+		os.WriteFile(filepath.Join(dir, "changing.txt"), []byte(fmt.Sprint(n)), 0o644)
+		cmd := exec.Command("git", "crucible", "checkpoint", "create", fmt.Sprint("round-", n))
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err == nil {
+				acked[strings.TrimSpace(out.String())] = true
+			}
+		case <-time.After(time.Duration(rng.Int64N(int64(typical) * 3 / 2))):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			if err := <-done; err == nil {
+				acked[strings.TrimSpace(out.String())] = true
+			} else {
+				killed++
+			}
+		}
+	}
+	t.Logf("%d of 25 creates killed", killed)
+	if killed == 0 || killed == 25 {
+		t.Fatalf("%d of 25 creates killed: the kill points did not spread over a create", killed)
+	}
+	list := gitCrucible(t, dir, "checkpoint", "list")
+	for id := range acked {
+		if !strings.Contains(list, id) {
+			t.Errorf("checkpoint %s was acknowledged but is not listed", id)
+		}
+		gitCrucible(t, dir, "checkpoint", "show", id)
+	}
+	shadow := filepath.Join(dir, ".git", "crucible", "shadow", "main")
+	gittest.Git(t, dir, "--git-dir="+shadow, "fsck", "--no-dangling")
+	os.WriteFile(filepath.Join(dir, "changing.txt"), []byte("after"), 0o644)
+	gitCrucible(t, dir, "checkpoint", "create", "after-the-kills")
 }
