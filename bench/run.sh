@@ -250,6 +250,37 @@ verdict=PASS
 [ "$metrics_ms" -le 1000 ] || verdict=MISS
 bench -row "metrics ($n_disp dispatches)" "$metrics_ms ms" "-" "-" "<=1000 ms" "$verdict"
 
+# 6. Checkpoints of a 20,000-file tree (2,000 in quick mode).
+n_files=20000
+[ "$quick" = 1 ] && n_files=2000
+cp_repo="$tmp/cp-repo"
+mkdir -p "$cp_repo" && cd "$cp_repo"
+git init -q -b main
+for ((d = 0; d < n_files / 100; d++)); do
+	mkdir -p "dir$d"
+	for ((f = 0; f < 100; f++)); do echo "file $d $f" >"dir$d/f$f.txt"; done
+done
+git add -A && git commit -q -m tree
+# First checkpoint against adding everything into a fresh index plus write-tree.
+cat >"$tmp/fresh-add.sh" <<SH
+rm -f "$tmp/fresh-index" && GIT_INDEX_FILE="$tmp/fresh-index" git add -A && GIT_INDEX_FILE="$tmp/fresh-index" git write-tree >/dev/null
+SH
+cat >"$tmp/first-cp.sh" <<SH
+rm -rf "$cp_repo/.git/crucible/shadow" && git-crucible checkpoint create first >/dev/null 2>&1
+SH
+bench -name "checkpoint: first ($n_files files)" -n 5 -warmup 1 -goal 1.5 -a "sh $tmp/first-cp.sh" -b "sh $tmp/fresh-add.sh"
+# The last run above left the "first" checkpoint for the restores below.
+# A checkpoint after 10 files changed against git status.
+cat >"$tmp/ten-changes.sh" <<SH
+for i in 0 1 2 3 4 5 6 7 8 9; do echo "\$\$-\$i" >"$cp_repo/dir\$i/f1.txt"; done
+SH
+bench -name "checkpoint: after 10 changes" -n 20 -warmup 2 -goal 2 -pre-a "sh $tmp/ten-changes.sh" \
+	-a "git-crucible checkpoint create ten" -b "git status --porcelain"
+# Restoring 10 changed files against git checkout -f.
+bench -name "checkpoint: restore 10 files" -n 10 -warmup 1 -goal 2 -pre-a "sh $tmp/ten-changes.sh" -pre-b "sh $tmp/ten-changes.sh" \
+	-a "git-crucible checkpoint restore first --yes --keep-head" -b "git checkout -f -q"
+cd "$repo"
+
 echo
 misses=$(grep -c ' MISS ' "$tmp/results" || true)
 goals=$(grep -c -E ' (PASS|MISS) ' "$tmp/results" || true)
