@@ -261,9 +261,14 @@ for ((d = 0; d < n_files / 100; d++)); do
 	for ((f = 0; f < 100; f++)); do echo "file $d $f" >"dir$d/f$f.txt"; done
 done
 git add -A && git commit -q -m tree
-# First checkpoint against adding everything into a fresh index plus write-tree.
+# First checkpoint against adding everything into a fresh index plus
+# write-tree. Both write every blob: git into an empty object directory
+# (the tree is committed, so its own store already has them), the
+# checkpoint into the shadow's.
 cat >"$tmp/fresh-add.sh" <<SH
-rm -f "$tmp/fresh-index" && GIT_INDEX_FILE="$tmp/fresh-index" git add -A && GIT_INDEX_FILE="$tmp/fresh-index" git write-tree >/dev/null
+rm -rf "$tmp/fresh-index" "$tmp/fresh-objects" && mkdir "$tmp/fresh-objects" &&
+GIT_OBJECT_DIRECTORY="$tmp/fresh-objects" GIT_INDEX_FILE="$tmp/fresh-index" git add -A &&
+GIT_OBJECT_DIRECTORY="$tmp/fresh-objects" GIT_INDEX_FILE="$tmp/fresh-index" git write-tree >/dev/null
 SH
 cat >"$tmp/first-cp.sh" <<SH
 rm -rf "$cp_repo/.git/crucible/shadow" && git-crucible checkpoint create first >/dev/null 2>&1
