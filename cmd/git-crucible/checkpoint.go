@@ -86,6 +86,19 @@ func openShadow(s *session) (*checkpoint.Shadow, error) {
 	return checkpoint.Open(s.svc.Store.Context(), s.svc.Repo)
 }
 
+// findCheckpoint opens the shadow and finds a checkpoint by id prefix or reason.
+func findCheckpoint(s *session, name string) (*checkpoint.Shadow, *checkpoint.Checkpoint, error) {
+	sh, err := openShadow(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := sh.Find(name)
+	if err != nil {
+		return nil, nil, &refused{err: err}
+	}
+	return sh, cp, nil
+}
+
 func checkpointCreate(c *cli.Context) error {
 	if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
 		return usageErrorf("want exactly one argument, the reason (pre-wave-3, pre-code-review, ...)")
@@ -159,13 +172,9 @@ func checkpointShow(c *cli.Context) error {
 		return usageErrorf("want exactly one argument, the checkpoint (id prefix or reason)")
 	}
 	return withRepo(c, func(s *session) error {
-		sh, err := openShadow(s)
+		sh, cp, err := findCheckpoint(s, c.Args().First())
 		if err != nil {
 			return err
-		}
-		cp, err := sh.Find(c.Args().First())
-		if err != nil {
-			return &refused{err: err}
 		}
 		files, err := sh.Files(cp)
 		if err != nil {
@@ -192,13 +201,9 @@ func checkpointRestore(c *cli.Context) error {
 			"pass --yes to restore without asking")
 	}
 	return withRepo(c, func(s *session) error {
-		sh, err := openShadow(s)
+		sh, cp, err := findCheckpoint(s, c.Args().First())
 		if err != nil {
 			return err
-		}
-		cp, err := sh.Find(c.Args().First())
-		if err != nil {
-			return &refused{err: err}
 		}
 		safety, changes, err := sh.Plan(cp, c.StringSlice("path"))
 		var branch *checkpoint.BranchError
@@ -275,13 +280,9 @@ func checkpointDiff(c *cli.Context) error {
 		return usageErrorf("want one or two checkpoints")
 	}
 	return withRepo(c, func(s *session) error {
-		sh, err := openShadow(s)
+		sh, a, err := findCheckpoint(s, c.Args().Get(0))
 		if err != nil {
 			return err
-		}
-		a, err := sh.Find(c.Args().Get(0))
-		if err != nil {
-			return &refused{err: err}
 		}
 		var b *checkpoint.Checkpoint
 		if c.NArg() == 2 {

@@ -137,26 +137,12 @@ func TestKillDuringAppends(t *testing.T) {
 	const rounds = 40
 	killed, staleLocks := 0, 0
 	for n := 1; n <= rounds; n++ {
-		cmd := exec.Command("git", "crucible", "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n))
-		cmd.Dir = dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err == nil {
-				acked[n] = true
-			}
-		case <-time.After(time.Duration(rng.Int64N(int64(typical) * 3 / 2))):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // git and git-crucible alike
-			if err := <-done; err == nil {
-				acked[n] = true
-			} else {
-				killed++
-			}
+		_, ok := runOrKill(t, dir, time.Duration(rng.Int64N(int64(typical)*3/2)),
+			"gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n))
+		if ok {
+			acked[n] = true
+		} else {
+			killed++
 		}
 		if _, err := os.Stat(lock); err == nil {
 			staleLocks++
@@ -177,6 +163,31 @@ func TestKillDuringAppends(t *testing.T) {
 	// The pipeline still takes appends.
 	gitCrucible(t, dir, "gate", "verdict", "1", "--verdict", "PASS")
 	gitCrucible(t, dir, "ledger", "pass", "1")
+}
+
+// runOrKill runs git crucible args in dir and kills it, with everything it
+// started, after the given time unless it has finished. ok reports a
+// successful finish; its stdout is returned.
+func runOrKill(t *testing.T, dir string, after time.Duration, args ...string) (stdout string, ok bool) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"crucible"}, args...)...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.String(), err == nil
+	case <-time.After(after):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // git and git-crucible alike
+		err := <-done
+		return out.String(), err == nil
+	}
 }
 
 // TestStaleLockReported: a lock left by a killed writer is reported with
@@ -327,28 +338,12 @@ func TestKillDuringCheckpoints(t *testing.T) {
 	killed := 0
 	for n := 0; n < 25; n++ {
 		os.WriteFile(filepath.Join(dir, "changing.txt"), []byte(fmt.Sprint(n)), 0o644)
-		cmd := exec.Command("git", "crucible", "checkpoint", "create", fmt.Sprint("round-", n))
-		cmd.Dir = dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err == nil {
-				acked[strings.TrimSpace(out.String())] = true
-			}
-		case <-time.After(time.Duration(rng.Int64N(int64(typical) * 3 / 2))):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			if err := <-done; err == nil {
-				acked[strings.TrimSpace(out.String())] = true
-			} else {
-				killed++
-			}
+		out, ok := runOrKill(t, dir, time.Duration(rng.Int64N(int64(typical)*3/2)),
+			"checkpoint", "create", fmt.Sprint("round-", n))
+		if ok {
+			acked[strings.TrimSpace(out)] = true
+		} else {
+			killed++
 		}
 	}
 	t.Logf("%d of 25 creates killed", killed)
