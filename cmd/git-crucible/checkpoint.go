@@ -21,7 +21,7 @@ func checkpointCommand() *cli.Command {
 			".gitignore, .git/info/exclude and core.excludesFile — in a shadow repository of its own under\n" +
 			".git/crucible/shadow, one per worktree: your index, refs and objects are never touched, and\n" +
 			"git gc cannot prune it. Nested repositories are left out, with a warning. When a pipeline is\n" +
-			"active, the checkpoint is also recorded in it. restore is undoable; diff and prune come next.",
+			"active, the checkpoint is also recorded in it. A restore is undone by its safety checkpoint.",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "create",
