@@ -108,6 +108,7 @@ type Result struct {
 	Checkpoint
 	Unchanged bool     `json:"unchanged"` // the tree matched the newest checkpoint, which is returned
 	Skipped   []string `json:"skipped"`   // nested repositories left out
+	TooLarge  []string `json:"too_large"` // files over crucible.checkpoint.maxFileSize, left out
 }
 
 // Create snapshots the whole work tree — tracked and untracked files,
@@ -125,11 +126,11 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	if err := os.Remove(index + ".lock"); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	skipped, err := s.stage(index)
+	skipped, tooLarge, err := s.stage(index)
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Skipped: skipped}
+	r := &Result{Skipped: skipped, TooLarge: tooLarge}
 	out, err := s.repo.GitIndex(s.ctx, index, "write-tree")
 	if err != nil {
 		return nil, err
@@ -161,31 +162,41 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 // stage brings index up to the work tree, nested repositories left out
 // (they are returned): git cannot add one without a commit, and one with a
 // commit would be a link to commits the shadow does not have.
-func (s *Shadow) stage(index string) ([]string, error) {
+func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
+	settings := s.settings()
 	// Nested repositories show as "dir/" among the untracked files, once
 	// the shadow's excludes are back to the user's alone.
 	if err := s.syncExcludes(nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	untracked, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-o", "-z", "--full-name", "--exclude-standard", "--", ":/")
+	changed, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-o", "-m", "-z", "--full-name", "--exclude-standard", "--", ":/")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	skipped := []string{}
-	for _, p := range strings.Split(string(untracked), "\x00") {
-		if strings.HasSuffix(p, "/") {
+	skipped, tooLarge = []string{}, []string{}
+	var exclusions []string
+	for _, p := range strings.Split(string(changed), "\x00") {
+		switch {
+		case strings.HasSuffix(p, "/"):
 			skipped = append(skipped, strings.TrimSuffix(p, "/"))
+		case p != "" && settings.maxFileSize > 0:
+			fi, err := os.Lstat(filepath.Join(s.main.WorkTree, filepath.FromSlash(p)))
+			if err == nil && fi.Mode().IsRegular() && fi.Size() > settings.maxFileSize {
+				// A file that grew past the cap keeps its last checkpointed version.
+				tooLarge = append(tooLarge, fmt.Sprintf("%s (%d bytes)", p, fi.Size()))
+				exclusions = append(exclusions, ":(exclude,top,literal)"+p)
+			}
 		}
 	}
 	if err := s.syncExcludes(skipped); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := s.repo.GitIndex(s.ctx, index, s.addArgs()...); err != nil {
-		return nil, err
+	if _, err := s.repo.GitIndex(s.ctx, index, s.addArgs(settings, exclusions)...); err != nil {
+		return nil, nil, err
 	}
 	staged, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var links []string
 	for _, entry := range bytes.Split(staged, []byte{0}) {
@@ -196,10 +207,10 @@ func (s *Shadow) stage(index string) ([]string, error) {
 	}
 	if len(links) > 0 {
 		if _, err := s.repo.GitIndex(s.ctx, index, append([]string{"rm", "-q", "--cached", "--"}, links...)...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return skipped, nil
+	return skipped, tooLarge, nil
 }
 
 // lock serialises the shadow's writers. It is an flock, which the kernel
@@ -216,22 +227,67 @@ func (s *Shadow) lock() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-func (s *Shadow) addArgs() []string {
+func (s *Shadow) addArgs(settings settings, exclusions []string) []string {
 	args := []string{"add", "-A", "--ignore-errors"}
-	if f := s.excludesFile(); f != "" {
-		args = append([]string{"-c", "core.excludesFile=" + f}, args...)
+	if settings.excludesFile != "" {
+		args = append([]string{"-c", "core.excludesFile=" + settings.excludesFile}, args...)
 	}
-	return append(args, "--", ":/") // the whole work tree, from any subdirectory
+	// The whole work tree, from any subdirectory, less what is too large.
+	return append(append(args, "--", ":/"), exclusions...)
 }
 
-// excludesFile is the user's core.excludesFile as the main repository
-// sees it (its local config included), or "" for git's default.
-func (s *Shadow) excludesFile() string {
-	out, err := s.main.Git(s.ctx, "config", "--path", "--get", "core.excludesFile")
+// DefaultMaxFileSize is the per-file cap when crucible.checkpoint.maxFileSize is unset.
+const DefaultMaxFileSize = 100 << 20
+
+type settings struct {
+	excludesFile string // the user's core.excludesFile, "" for git's default
+	maxFileSize  int64  // 0: no cap
+}
+
+// settings reads, in one git process, what the main repository's config
+// (its local file included) says for checkpoints.
+func (s *Shadow) settings() settings {
+	st := settings{maxFileSize: DefaultMaxFileSize}
+	out, err := s.main.Git(s.ctx, "config", "--get-regexp", `^(core\.excludesfile|crucible\.checkpoint\.maxfilesize)$`)
 	if err != nil {
-		return ""
+		return st
 	}
-	return strings.TrimSpace(string(out))
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		key, value, _ := strings.Cut(line, " ")
+		switch key {
+		case "core.excludesfile":
+			if rest, ok := strings.CutPrefix(value, "~/"); ok {
+				if home, err := os.UserHomeDir(); err == nil {
+					value = filepath.Join(home, rest)
+				}
+			}
+			st.excludesFile = value
+		case "crucible.checkpoint.maxfilesize":
+			if n, ok := parseSize(value); ok {
+				st.maxFileSize = n
+			}
+		}
+	}
+	return st
+}
+
+// parseSize reads git's integer syntax: digits with an optional k, m or g.
+func parseSize(v string) (int64, bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(v, "k"):
+		mult, v = 1<<10, strings.TrimSuffix(v, "k")
+	case strings.HasSuffix(v, "m"):
+		mult, v = 1<<20, strings.TrimSuffix(v, "m")
+	case strings.HasSuffix(v, "g"):
+		mult, v = 1<<30, strings.TrimSuffix(v, "g")
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n * mult, true
 }
 
 // syncExcludes makes the shadow ignore what .git/info/exclude ignores,

@@ -181,7 +181,7 @@ func (s *Shadow) worktreeTree() (string, error) {
 	} else {
 		os.Remove(tmp.Name()) // git makes a fresh one
 	}
-	if _, err := s.stage(tmp.Name()); err != nil {
+	if _, _, err := s.stage(tmp.Name()); err != nil {
 		return "", err
 	}
 	out, err := s.repo.GitIndex(s.ctx, tmp.Name(), "write-tree")

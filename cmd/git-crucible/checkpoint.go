@@ -25,7 +25,7 @@ func checkpointCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "create",
-				Usage:     "snapshot the working tree and print the checkpoint's id",
+				Usage:     "snapshot the working tree and print the checkpoint's id (files over crucible.checkpoint.maxFileSize, default 100m, are left out and listed)",
 				ArgsUsage: "<reason>",
 				Flags: commonFlags(&cli.StringFlag{Name: "source", Value: "git-crucible",
 					Usage: "the `SKILL` taking it (crucible's source column)"}),
@@ -124,6 +124,9 @@ func checkpointCreate(c *cli.Context) error {
 		}
 		for _, p := range r.Skipped {
 			fmt.Fprintf(s.err(), "warning: %s is a nested repository; its files are not in the checkpoint\n", p)
+		}
+		for _, p := range r.TooLarge {
+			fmt.Fprintf(s.err(), "warning: %s is over crucible.checkpoint.maxFileSize; left out\n", p)
 		}
 		recorded := ""
 		if id != "" && !r.Unchanged {
