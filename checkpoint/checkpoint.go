@@ -29,6 +29,14 @@ type Shadow struct {
 	ctx  context.Context
 	main *gitext.Repo
 	repo *gitext.Repo // the shadow, with the user's worktree as its work tree
+	// Progress, when set, hears each step of a long operation.
+	Progress func(step string)
+}
+
+func (s *Shadow) step(what string) {
+	if s.Progress != nil {
+		s.Progress(what)
+	}
 }
 
 // Open returns the shadow of main's worktree, creating it on first use. A
@@ -131,6 +139,7 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 		return nil, err
 	}
 	r := &Result{Skipped: skipped, TooLarge: tooLarge}
+	s.step("writing the tree")
 	out, err := s.repo.GitIndex(s.ctx, index, "write-tree")
 	if err != nil {
 		return nil, err
@@ -169,6 +178,7 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	if err := s.syncExcludes(nil); err != nil {
 		return nil, nil, err
 	}
+	s.step("looking for changes")
 	changed, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-o", "-m", "-z", "--full-name", "--exclude-standard", "--", ":/")
 	if err != nil {
 		return nil, nil, err
@@ -191,6 +201,7 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	if err := s.syncExcludes(skipped); err != nil {
 		return nil, nil, err
 	}
+	s.step("adding files")
 	if _, err := s.repo.GitIndex(s.ctx, index, s.addArgs(settings, exclusions)...); err != nil {
 		return nil, nil, err
 	}

@@ -80,3 +80,15 @@ func TestDamagedShadowIsReported(t *testing.T) {
 		t.Fatal("the damaged shadow's objects were touched")
 	}
 }
+
+func TestProgressSteps(t *testing.T) {
+	s, _ := openShadow(t)
+	var steps []string
+	s.Progress = func(step string) { steps = append(steps, step) }
+	if _, err := s.Create("r", "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(steps, ", "); got != "looking for changes, adding files, writing the tree" {
+		t.Fatalf("steps: %s", got)
+	}
+}

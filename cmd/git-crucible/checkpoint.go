@@ -82,8 +82,21 @@ func checkpointCommand() *cli.Command {
 	}
 }
 
+// openShadow opens the worktree's shadow; on a terminal, its long steps
+// show on stderr, on one line that the command's own output then replaces.
 func openShadow(s *session) (*checkpoint.Shadow, error) {
-	return checkpoint.Open(s.svc.Store.Context(), s.svc.Repo)
+	sh, err := checkpoint.Open(s.svc.Store.Context(), s.svc.Repo)
+	if err == nil && isTerminal(s.err()) {
+		sh.Progress = func(step string) { fmt.Fprintf(s.err(), "\r\x1b[Kcheckpoint: %s...", step) }
+	}
+	return sh, err
+}
+
+// endProgress clears the progress line, if one was drawn.
+func endProgress(s *session) {
+	if isTerminal(s.err()) {
+		fmt.Fprint(s.err(), "\r\x1b[K")
+	}
 }
 
 // findCheckpoint opens the shadow and finds a checkpoint by id prefix or reason.
@@ -119,6 +132,7 @@ func checkpointCreate(c *cli.Context) error {
 			return err
 		}
 		r, err := sh.Create(reason, c.String("source"), id)
+		endProgress(s)
 		if err != nil {
 			return err
 		}
@@ -209,6 +223,7 @@ func checkpointRestore(c *cli.Context) error {
 			return err
 		}
 		safety, changes, err := sh.Plan(cp, c.StringSlice("path"))
+		endProgress(s)
 		var branch *checkpoint.BranchError
 		if errors.As(err, &branch) {
 			return &refused{err: err}
