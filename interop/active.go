@@ -104,6 +104,10 @@ func parseActiveJSON(text []byte) (Active, error) {
 		return fail(err)
 	}
 	var a activeJSON
+	fields := map[string]*string{
+		"pipeline_id": &a.PipelineID, "skill": &a.Skill, "phase": &a.Phase, "start_time": &a.StartTime,
+		"scratch_dir": &a.ScratchDir, "dispatch_dir": &a.DispatchDir, "branch": &a.Branch, "baseline_sha": &a.BaselineSHA,
+	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -115,25 +119,8 @@ func parseActiveJSON(text []byte) (Active, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return fail(err)
 		}
-		var dst *string
-		switch key {
-		case "pipeline_id":
-			dst = &a.PipelineID
-		case "skill":
-			dst = &a.Skill
-		case "phase":
-			dst = &a.Phase
-		case "start_time":
-			dst = &a.StartTime
-		case "scratch_dir":
-			dst = &a.ScratchDir
-		case "dispatch_dir":
-			dst = &a.DispatchDir
-		case "branch":
-			dst = &a.Branch
-		case "baseline_sha":
-			dst = &a.BaselineSHA
-		default:
+		dst, known := fields[key]
+		if !known {
 			continue
 		}
 		if key == "phase" {

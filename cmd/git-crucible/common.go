@@ -187,6 +187,18 @@ func phaseLabel(p ledger.Phase) string { return fmt.Sprintf("Phase %d (%s)", p, 
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// withPipeline runs body on the pipeline the command names (--pipeline, or
+// the one active on the current branch).
+func withPipeline(c *cli.Context, body func(s *session, id string) error) error {
+	return withRepo(c, func(s *session) error {
+		id, err := s.pipelineID()
+		if err != nil {
+			return err
+		}
+		return body(s, id)
+	})
+}
+
 // withRepo runs body in the repository the command was started in.
 func withRepo(c *cli.Context, body func(*session) error) error {
 	s, err := open(c)

@@ -125,11 +125,7 @@ func dispatchStart(c *cli.Context) error {
 			return err
 		}
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		seq, err := s.svc.StartDispatch(id, r)
 		if err != nil {
 			return ruleError(err, s.explicitPipeline(id))
@@ -159,11 +155,7 @@ func dispatchFinish(c *cli.Context) error {
 			return err
 		}
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		d, err := s.svc.FinishDispatch(id, seq, r)
 		if err != nil {
 			return &refused{err: err}
@@ -180,11 +172,7 @@ func dispatchList(c *cli.Context) error {
 	if err := wantArgs(c, 0); err != nil {
 		return err
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		entries, err := s.svc.Manifest(id)
 		if err != nil {
 			return err
@@ -218,11 +206,7 @@ func dispatchShow(c *cli.Context) error {
 	if c.Bool("prompt") && c.Bool("output") {
 		return usageErrorf("--prompt and --output cannot be used together")
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		entries, err := s.svc.Manifest(id)
 		if err != nil {
 			return err

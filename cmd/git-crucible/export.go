@@ -41,11 +41,7 @@ func exportCommand() *cli.Command {
 			default:
 				return usageErrorf("want [<pipeline>] <dir>")
 			}
-			return withRepo(c, func(s *session) error {
-				id, err := s.pipelineID()
-				if err != nil {
-					return err
-				}
+			return withPipeline(c, func(s *session, id string) error {
 				now, err := pipeline.Now()
 				if err != nil {
 					return err

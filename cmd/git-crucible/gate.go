@@ -57,11 +57,7 @@ func verdictAction(c *cli.Context) error {
 	case data.Rounds < 0 || data.Score < 0:
 		return usageErrorf("--rounds and --score cannot be negative")
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		data.PipelineID = id
 		if marker != "" {
 			if err := readMarker(marker, id, p, &data); err != nil {

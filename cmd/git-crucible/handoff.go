@@ -103,11 +103,7 @@ func handoffWrite(c *cli.Context) error {
 			d.Shed = append(d.Shed, interop.ParseHandoffShed(oneLine(sh)))
 		}
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		_, doc, err := s.svc.WriteHandoff(id, d)
 		if err != nil {
 			return &refused{err: err}
@@ -125,11 +121,7 @@ func handoffShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		doc, err := s.svc.ReadKept(id, pipeline.HandoffPath(from))
 		if err != nil {
 			return &refused{err: fmt.Errorf("pipeline %s has no handoff %d → %d", id, from, from+1)}

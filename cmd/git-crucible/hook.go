@@ -61,11 +61,7 @@ func recordAgentCall(c *cli.Context) error {
 			return err
 		}
 	}
-	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
-		if err != nil {
-			return err
-		}
+	return withPipeline(c, func(s *session, id string) error {
 		st, err := s.load()
 		if err != nil {
 			return err

@@ -100,11 +100,7 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 					return err
 				}
 			}
-			return withRepo(c, func(s *session) error {
-				id, err := s.pipelineID()
-				if err != nil {
-					return err
-				}
+			return withPipeline(c, func(s *session, id string) error {
 				st, warnings, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.LedgerType(kind), Data: data})
 				if err != nil {
 					return ruleError(err, s.explicitPipeline(id))

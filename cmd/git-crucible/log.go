@@ -23,17 +23,13 @@ func logCommand() *cli.Command {
 			if limit < 0 {
 				return usageErrorf("--max-count cannot be negative")
 			}
-			return withRepo(c, func(s *session) error {
-				id, err := s.pipelineID()
-				if err != nil {
-					return err
-				}
+			return withPipeline(c, func(s *session, id string) error {
 				type entry struct {
 					pipeline.Event
 					Commit string `json:"commit"`
 				}
 				var out []entry
-				err = s.svc.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
+				err := s.svc.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
 					events, err := pipeline.DecodeEvents(blob)
 					if err != nil {
 						return false, fmt.Errorf("commit %s: %w", commit, err)

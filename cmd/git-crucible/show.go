@@ -28,11 +28,7 @@ func showCommand() *cli.Command {
 					return err
 				}
 			}
-			return withRepo(c, func(s *session) error {
-				id, err := s.pipelineID()
-				if err != nil {
-					return err
-				}
+			return withPipeline(c, func(s *session, id string) error {
 				st, head, err := s.svc.Load(id)
 				if err != nil {
 					return err
