@@ -14,11 +14,36 @@ import (
 // a hook's whole run. It accepts exactly what DecodeState accepts and gives
 // the same ledger (a fuzz test holds it to that).
 func LedgerOf(b []byte) (ledger.Ledger, error) {
-	var l ledger.Ledger
+	l, _, err := GatesOf(b)
+	return l, err
+}
+
+// GatesOf is LedgerOf that also returns the conflicts that block gates.
+func GatesOf(b []byte) (ledger.Ledger, []Conflict, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return l, fmt.Errorf("state.json: %w", err)
+		return ledger.Ledger{}, nil, fmt.Errorf("state.json: %w", err)
 	}
+	l, err := ledgerOf(v)
+	if err != nil {
+		return l, nil, err
+	}
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	var conflicts []Conflict
+	list, _ := v.(map[string]any)["conflicts"].([]any)
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		phase, _ := m["phase"].(float64)
+		c := Conflict{Phase: ledger.Phase(phase), Event: str(m, "event"), Type: str(m, "type"), Writer: str(m, "writer"), Message: str(m, "message")}
+		if c.Blocks() {
+			conflicts = append(conflicts, c)
+		}
+	}
+	return l, conflicts, nil
+}
+
+func ledgerOf(v any) (ledger.Ledger, error) {
+	var l ledger.Ledger
 	top, _ := v.(map[string]any)
 	if f, _ := top["format"].(float64); f != StateFormat {
 		return l, fmt.Errorf("state.json: unknown format %v (this git-crucible reads %d)", top["format"], StateFormat)
@@ -41,15 +66,16 @@ func LedgerOf(b []byte) (ledger.Ledger, error) {
 	return l, nil
 }
 
-// LoadLedger returns pipeline id's gate ledger the hot-path way.
-func (s *Service) LoadLedger(id string) (ledger.Ledger, error) {
+// LoadGates returns pipeline id's gate ledger and the merge conflicts that
+// block it, the hot-path way.
+func (s *Service) LoadGates(id string) (ledger.Ledger, []Conflict, error) {
 	h, err := s.Store.Head(id)
 	if err != nil {
-		return ledger.Ledger{}, err
+		return ledger.Ledger{}, nil, err
 	}
-	l, err := LedgerOf(h.State)
+	l, conflicts, err := GatesOf(h.State)
 	if err != nil {
-		return l, fmt.Errorf("pipeline %s: %w", id, err)
+		return l, nil, fmt.Errorf("pipeline %s: %w", id, err)
 	}
-	return l, nil
+	return l, conflicts, nil
 }

@@ -43,6 +43,8 @@ type State struct {
 	Dispatch Dispatches     `json:"dispatch"`
 	View     View           `json:"view"`
 	Import   Imports        `json:"import"`
+	// Conflicts are events a merge of two clones' chains could not apply.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
 }
 
 // Encode renders state.json canonically.
@@ -145,6 +147,10 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		}
 	case strings.HasPrefix(e.Type, "import."):
 		if err := next.applyImport(e); err != nil {
+			return nil, err
+		}
+	case e.Type == TypeResolve:
+		if err := next.applyResolve(e); err != nil {
 			return nil, err
 		}
 	case e.Type == TypeHandoff:

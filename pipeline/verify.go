@@ -39,27 +39,21 @@ const dispatchDir, handoffsDir, importDir = "dispatch", "handoffs", "import"
 
 // Verify replays pipeline id's chain from its root and reports every
 // structural fault, illegal transition and state that its events do not
-// produce. No problems means every transition on the chain was legal.
+// produce. A merge commit must carry the state Merged computes from every
+// event it reaches. No problems means every transition on the chain was
+// legal.
 func (s *Service) Verify(id string) ([]Problem, error) {
-	var chain []*refs.ChainCommit
-	if err := s.Store.Walk(id, func(c *refs.ChainCommit) (bool, error) {
-		chain = append(chain, c)
-		return true, nil
-	}); err != nil {
-		return nil, err
-	}
 	var problems []Problem
 	report := func(commit string, seq int64, format string, args ...any) {
 		problems = append(problems, Problem{Pipeline: id, Commit: commit, Seq: seq, Message: fmt.Sprintf(format, args...)})
 	}
-	st := &State{}
+	states := map[string]*State{}
+	events := map[string][]Event{} // by commit, to replay merges
+	parents := map[string][]string{}
 	var header string // pipeline.toml blob of the root, which no commit may change
-	for i := len(chain) - 1; i >= 0; i-- {
-		c := chain[i]
-		root := i == len(chain)-1
-		if n := len(c.Commit.Parents); root && n != 0 || !root && n != 1 {
-			report(c.OID, 0, "has %d parents; a chain is linear", n)
-		}
+	roots := 0
+	err := s.Store.Walk(id, func(c *refs.ChainCommit) (bool, error) {
+		parents[c.OID] = c.Commit.Parents
 		files := map[string]gitext.TreeEntry{}
 		for _, e := range c.Entries {
 			files[e.Name] = e
@@ -81,23 +75,60 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 		}
 		if f := read(refs.FormatFile); f != nil && string(f) != refs.FormatV1 {
 			report(c.OID, 0, "unknown format %q", bytes.TrimSpace(f))
-			return problems, nil // nothing further can be trusted to mean what this version thinks
+			return false, nil // nothing further can be trusted to mean what this version thinks
 		}
 		if e, ok := files[HeaderFile]; ok {
-			if root {
+			if header == "" {
 				header = e.OID
 			} else if e.OID != header {
 				report(c.OID, 0, "%s changed after the pipeline started", HeaderFile)
 			}
 		}
-		events, err := DecodeEvents(read(refs.EventsFile))
+		own, err := DecodeEvents(read(refs.EventsFile))
 		if err != nil {
 			report(c.OID, 0, "%s: %v", refs.EventsFile, err)
 		}
-		if len(events) == 0 && err == nil {
+		events[c.OID] = own
+		st := &State{}
+		switch n := len(c.Commit.Parents); {
+		case n == 0:
+			if roots++; roots > 1 {
+				report(c.OID, 0, "a second root; a chain has one")
+			}
+		case n == 1:
+			if prev, ok := states[c.Commit.Parents[0]]; ok {
+				copied := *prev
+				st = &copied
+			}
+		case n == 2:
+			if len(own) != 0 {
+				report(c.OID, 0, "a merge commit records events of its own")
+			}
+			base, err := s.Store.MergeBase(c.Commit.Parents[0], c.Commit.Parents[1])
+			if err != nil {
+				return false, err
+			}
+			baseState, ok := states[base]
+			if !ok {
+				report(c.OID, 0, "merges two chains that share no history")
+				return true, nil
+			}
+			ours := since(c.Commit.Parents[0], base, parents, events)
+			theirs := since(c.Commit.Parents[1], base, parents, events)
+			merged, err := Merged(baseState, ours, theirs)
+			if err != nil {
+				report(c.OID, 0, "cannot merge: %v", err)
+				return true, nil
+			}
+			st = merged
+		default:
+			report(c.OID, 0, "has %d parents; a chain merges two at most", n)
+		}
+		states[c.OID] = st
+		if len(own) == 0 && err == nil && len(c.Commit.Parents) < 2 {
 			report(c.OID, 0, "records no events")
 		}
-		for _, e := range events {
+		for _, e := range own {
 			if err := e.checkID(); err != nil {
 				report(c.OID, e.Seq, "%v", err)
 			}
@@ -109,7 +140,7 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 			}
 		}
 		if st.Seq == 0 {
-			continue // nothing valid to compare against yet
+			return true, nil // nothing valid to compare against yet
 		}
 		if st.ID != id {
 			report(c.OID, 0, "chain of %s records pipeline %q", id, st.ID)
@@ -120,6 +151,32 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 		if b := read(LedgerFile); b != nil && !bytes.Equal(b, ledger.Render(&st.Gates.Ledger)) {
 			report(c.OID, 0, "%s does not match what the events produce", LedgerFile)
 		}
+		return true, nil
+	})
+	return problems, err
+}
+
+// since gathers the events of the commits reachable from tip but not from
+// base, as a rev-list tip ^base would list them.
+func since(tip, base string, parents map[string][]string, events map[string][]Event) []Event {
+	excluded := ancestry(base, parents, nil)
+	var out []Event
+	for c := range ancestry(tip, parents, excluded) {
+		out = append(out, events[c]...)
 	}
-	return problems, nil
+	return out
+}
+
+// ancestry is the set of commits reachable from tip, not entering excluded.
+func ancestry(tip string, parents map[string][]string, excluded map[string]bool) map[string]bool {
+	seen := map[string]bool{}
+	for queue := []string{tip}; len(queue) > 0; queue = queue[1:] {
+		c := queue[0]
+		if seen[c] || excluded[c] {
+			continue
+		}
+		seen[c] = true
+		queue = append(queue, parents[c]...)
+	}
+	return seen
 }

@@ -209,9 +209,9 @@ func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error
 }
 
 // writeCommit writes the batch's blobs, the trees on their paths and the
-// commit object. The returned builder holds the new subtree listings, to be
-// cached once the ref has moved.
-func (s *Store) writeCommit(head *Head, b *Batch, who Identity) (*Head, *treeBuilder, error) {
+// commit object, whose parents are head and merged. The returned builder
+// holds the new subtree listings, to be cached once the ref has moved.
+func (s *Store) writeCommit(head *Head, b *Batch, who Identity, merged ...string) (*Head, *treeBuilder, error) {
 	files := map[string][]byte{EventsFile: joinLines(b.Events)}
 	if head.Commit == "" {
 		files[FormatFile] = []byte(FormatV1)
@@ -236,7 +236,7 @@ func (s *Store) writeCommit(head *Head, b *Batch, who Identity) (*Head, *treeBui
 	c := gitext.Commit{Tree: tree, Author: sig, Committer: sig,
 		Message: b.Subject + "\n\nCrucible-Pipeline: " + head.ID + "\n"}
 	if head.Commit != "" {
-		c.Parents = []string{head.Commit}
+		c.Parents = append([]string{head.Commit}, merged...)
 	}
 	oid, err := s.repo.WriteObject("commit", c.Encode())
 	if err != nil {
@@ -303,39 +303,40 @@ type ChainCommit struct {
 	Entries []gitext.TreeEntry
 }
 
-// Walk yields pipeline id's commits from the tip back to the root along
-// first parents, until fn returns false or an error.
+// Walk yields pipeline id's commits oldest first, every parent before its
+// children (both sides of a merge included), until fn returns false or an
+// error.
 func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
-	oid, err := s.repo.ReadRef(PipelineRef(id))
+	tip, err := s.repo.ReadRef(PipelineRef(id))
 	if err != nil {
 		return err
 	}
-	if oid == "" {
+	if tip == "" {
 		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
 	}
-	for oid != "" {
+	out, err := s.repo.Git(s.ctx, "rev-list", "--topo-order", "--reverse", tip)
+	if err != nil {
+		return err
+	}
+	for _, oid := range strings.Fields(string(out)) {
 		c, entries, err := s.ReadCommit(oid)
 		if err != nil {
 			return err
 		}
-		more, err := fn(&ChainCommit{OID: oid, Commit: c, Entries: entries})
-		if err != nil || !more {
+		if more, err := fn(&ChainCommit{OID: oid, Commit: c, Entries: entries}); err != nil || !more {
 			return err
-		}
-		oid = ""
-		if len(c.Parents) > 0 {
-			oid = c.Parents[0]
 		}
 	}
 	return nil
 }
 
-// EventLog yields pipeline id's commits from the tip back to the root along
-// first parents, each with its events.jsonl, until fn returns false or an
-// error: one rev-list and one object read per commit, where Walk needs three.
+// EventLog yields pipeline id's commits from the tip back to the root, each
+// with its events.jsonl, until fn returns false or an error: one rev-list
+// and one object read per commit, where Walk needs three. Commits come in
+// git's topological order, so both sides of a merge are visited.
 func (s *Store) EventLog(id string, fn func(commit string, events []byte) (bool, error)) error {
 	if err := ValidateID(id); err != nil {
 		return err
@@ -347,7 +348,12 @@ func (s *Store) EventLog(id string, fn func(commit string, events []byte) (bool,
 	if tip == "" {
 		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
 	}
-	out, err := s.repo.Git(s.ctx, "rev-list", "--first-parent", tip)
+	return s.eventLog([]string{"rev-list", "--topo-order", tip}, fn)
+}
+
+// eventLog runs a rev-list and reads each listed commit's events.jsonl.
+func (s *Store) eventLog(revList []string, fn func(commit string, events []byte) (bool, error)) error {
+	out, err := s.repo.Git(s.ctx, revList...)
 	if err != nil {
 		return err
 	}

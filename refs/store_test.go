@@ -230,7 +230,7 @@ func TestListAndWalk(t *testing.T) {
 		seen = append(seen, strings.TrimSpace(strings.SplitN(c.Commit.Message, "\n", 2)[0]))
 		return true, nil
 	})
-	if err != nil || strings.Join(seen, ",") != "y,x" {
+	if err != nil || strings.Join(seen, ",") != "x,y" {
 		t.Fatalf("Walk saw %v, %v", seen, err)
 	}
 	if _, err := os.Stat(filepath.Join(s.repo.CrucibleDir(), "cache", "a")); err != nil {
@@ -239,7 +239,8 @@ func TestListAndWalk(t *testing.T) {
 }
 
 // TestEventLogMatchesWalk: the fast event reader sees the same commits and
-// events.jsonl blobs as Walk, newest first, and stops when told to.
+// events.jsonl blobs as Walk, newest first where Walk goes oldest first, and
+// stops when told to.
 func TestEventLogMatchesWalk(t *testing.T) {
 	s, _ := openStore(t)
 	for _, e := range []string{"a", "b", "c"} {
@@ -250,7 +251,7 @@ func TestEventLogMatchesWalk(t *testing.T) {
 	var walked, logged []string
 	if err := s.Walk("p1", func(c *ChainCommit) (bool, error) {
 		b, err := s.ReadFile(c.Entries, EventsFile)
-		walked = append(walked, c.OID+" "+string(b))
+		walked = append([]string{c.OID + " " + string(b)}, walked...)
 		return true, err
 	}); err != nil {
 		t.Fatal(err)

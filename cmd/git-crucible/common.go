@@ -131,9 +131,14 @@ func requireFlags(c *cli.Context, names ...string) error {
 func ruleError(err error, id string) error {
 	var blocked *ledger.Blocked
 	var illegal *ledger.IllegalError
+	var conflict *pipeline.ConflictError
 	switch {
 	case errors.As(err, &blocked):
 		return withHints(&refused{err: blocked}, fixHints(blocked, id)...)
+	case errors.As(err, &conflict):
+		phase := conflict.Conflicts[0].Phase
+		return withHints(&refused{err: conflict}, "see both records with: git crucible status"+pipelineArg(id),
+			fmt.Sprintf(`once the gate's status is right, run: git crucible resolve --phase %d --reason "<why>"%s`, phase, pipelineArg(id)))
 	case errors.As(err, &illegal):
 		return &refused{err: illegal}
 	case errors.Is(err, pipeline.ErrAbandoned):

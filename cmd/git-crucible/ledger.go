@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -173,9 +174,44 @@ func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.svc.LoadLedger(id)
+	l, phase, refusal, err := gateCheck(s, id, phase)
 	if err != nil {
 		return err
+	}
+	if s.jsonOut() {
+		var blocked any
+		var b *ledger.Blocked
+		var c *pipeline.ConflictError
+		switch {
+		case errors.As(refusal, &b):
+			blocked = blockedJSON(b)
+		case errors.As(refusal, &c):
+			blocked = map[string]any{"conflicts": c.Conflicts, "message": c.Error()}
+		}
+		if err := s.printJSON(map[string]any{"pipeline": id, "phase": phase, "allowed": refusal == nil, "blocked": blocked}); err != nil {
+			return err
+		}
+		if refusal != nil {
+			return &silentExit{code: exitRefused}
+		}
+		return nil
+	}
+	if refusal != nil {
+		return ruleError(refusal, s.explicitPipeline(id))
+	}
+	if !quiet {
+		fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), l.Entry(phase).Status)
+	}
+	return nil
+}
+
+// gateCheck asks whether phase may start (0: whether the current phase may
+// go on) in pipeline id. refusal is a *ledger.Blocked or, while a merge
+// conflict about a gate is open, a *pipeline.ConflictError.
+func gateCheck(s *session, id string, phase ledger.Phase) (l ledger.Ledger, _ ledger.Phase, refusal, err error) {
+	l, conflicts, err := s.svc.LoadGates(id)
+	if err != nil {
+		return l, phase, nil, err
 	}
 	var blocked *ledger.Blocked
 	if phase == 0 {
@@ -183,20 +219,11 @@ func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
 	} else {
 		blocked = l.CanBegin(phase)
 	}
-	if s.jsonOut() {
-		if err := s.printJSON(map[string]any{"pipeline": id, "phase": phase, "allowed": blocked == nil, "blocked": blockedJSON(blocked)}); err != nil {
-			return err
-		}
-		if blocked != nil {
-			return &silentExit{code: exitRefused}
-		}
-		return nil
+	switch {
+	case len(conflicts) > 0:
+		return l, phase, &pipeline.ConflictError{Pipeline: id, Conflicts: conflicts}, nil
+	case blocked != nil:
+		return l, phase, blocked, nil
 	}
-	if blocked != nil {
-		return ruleError(blocked, s.explicitPipeline(id))
-	}
-	if !quiet {
-		fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), l.Entry(phase).Status)
-	}
-	return nil
+	return l, phase, nil, nil
 }

@@ -93,6 +93,12 @@ func printStatus(s *session, w io.Writer) error {
 	if blocked != nil {
 		fmt.Fprintf(w, "\n%s\n", blocked.Error())
 	}
+	if len(st.Conflicts) > 0 {
+		fmt.Fprintf(w, "\nConflicts from merging clones (resolve with: git crucible resolve --phase N --reason \"<why>\"):\n")
+		for _, c := range st.Conflicts {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+	}
 	if len(v.Recent) > 0 {
 		fmt.Fprintf(w, "\nRecent events:\n")
 		for _, r := range v.Recent {

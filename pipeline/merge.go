@@ -1,0 +1,317 @@
+package pipeline
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// TypeResolve clears conflicts a merge recorded, once a person has looked.
+const TypeResolve = "pipeline.resolve"
+
+// ResolveData is the payload of pipeline.resolve: the phase whose conflicts
+// are settled (0: all of them) and why the current state stands.
+type ResolveData struct {
+	Phase  ledger.Phase `json:"phase,omitempty"`
+	Reason string       `json:"reason"`
+}
+
+// Conflict is an event from one clone that could not apply on top of what
+// another clone recorded, found when their chains were merged. The event
+// stays in history; the state goes on without it until a person resolves
+// the conflict. A conflict with a phase blocks that pipeline's gates.
+type Conflict struct {
+	Phase   ledger.Phase `json:"phase,omitempty"`
+	Event   string       `json:"event"`
+	Type    string       `json:"type"`
+	Writer  string       `json:"writer,omitempty"`
+	Message string       `json:"message"`
+}
+
+// Blocks reports whether the conflict is about a gate, and so blocks.
+func (c Conflict) Blocks() bool { return c.Phase != 0 }
+
+func (c Conflict) String() string {
+	where := c.Type
+	if c.Phase != 0 {
+		where = fmt.Sprintf("Phase %d %s", c.Phase, c.Type)
+	}
+	if c.Writer != "" {
+		where += " from writer " + c.Writer
+	}
+	return where + ": " + c.Message
+}
+
+// ConflictError refuses gates while a merge conflict about them is open.
+type ConflictError struct {
+	Pipeline  string
+	Conflicts []Conflict
+}
+
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "PHASE GATE BLOCKED: pipeline %s has conflicting gate records from two clones.", e.Pipeline)
+	for _, c := range e.Conflicts {
+		b.WriteString("\n  " + c.String())
+	}
+	return b.String()
+}
+
+// GateConflicts returns the conflicts that block gates.
+func GateConflicts(all []Conflict) []Conflict {
+	var out []Conflict
+	for _, c := range all {
+		if c.Blocks() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *State) applyResolve(e Event) error {
+	var d ResolveData
+	if err := strictUnmarshal(e.Data, &d); err != nil {
+		return fmt.Errorf("%s: %w", e.Type, err)
+	}
+	if strings.TrimSpace(d.Reason) == "" {
+		return errors.New("resolving a conflict needs a reason")
+	}
+	var kept []Conflict
+	for _, c := range s.Conflicts {
+		if d.Phase != 0 && c.Phase != d.Phase {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == len(s.Conflicts) {
+		if d.Phase != 0 {
+			return fmt.Errorf("Phase %d has no conflict to resolve", d.Phase)
+		}
+		return errors.New("there is no conflict to resolve")
+	}
+	s.Conflicts = kept
+	return nil
+}
+
+// Merged is the state where two clones' chains join: base is the state at
+// their merge base, ours and theirs the events each side recorded since.
+// The union is replayed on base in (Lamport clock, writer, id) order, each
+// event taking the next seq, so either clone computes the same state from
+// the same sides. An event that cannot apply where it falls becomes a
+// Conflict; so do different gate outcomes for one phase recorded on both
+// sides — never a silent winner.
+func Merged(base *State, ours, theirs []Event) (*State, error) {
+	if base.Seq == 0 {
+		return nil, fmt.Errorf("the merge base has no %s", TypeStart)
+	}
+	events := slices.Concat(ours, theirs)
+	slices.SortFunc(events, func(a, b Event) int {
+		return cmp.Or(cmp.Compare(a.Lamport, b.Lamport), cmp.Compare(a.Writer, b.Writer), cmp.Compare(a.ID, b.ID))
+	})
+	events = slices.CompactFunc(events, func(a, b Event) bool { return a.ID == b.ID })
+	st := *base
+	for _, e := range events {
+		renumbered := e
+		renumbered.Seq, renumbered.Lamport = st.Seq+1, max(e.Lamport, st.Lamport+1)
+		if _, err := st.Apply(renumbered); err != nil {
+			st.Conflicts = append(slices.Clip(st.Conflicts), conflictOf(e, err))
+		}
+	}
+	st.Conflicts = append(slices.Clip(st.Conflicts), outcomeConflicts(ours, theirs)...)
+	return &st, nil
+}
+
+// outcome is the last gate outcome one side recorded for a phase.
+type outcome struct {
+	value string
+	event Event
+}
+
+// gateOutcomes returns, per phase, the last verdict or closing ledger
+// action among events.
+func gateOutcomes(events []Event) map[ledger.Phase]outcome {
+	closing := map[string]string{LedgerType(ledger.PassGate): "PASS", LedgerType(ledger.FailPhase): "FAIL",
+		LedgerType(ledger.Skip): "SKIPPED", LedgerType(ledger.CompletePhase): "COMPLETE"}
+	out := map[ledger.Phase]outcome{}
+	for _, e := range events {
+		var d struct {
+			Phase   ledger.Phase `json:"phase"`
+			Verdict string       `json:"verdict"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil {
+			continue
+		}
+		value := closing[e.Type]
+		if e.Type == TypeVerdict {
+			value = d.Verdict
+		}
+		if value == "" {
+			continue
+		}
+		if prev, ok := out[d.Phase]; !ok || e.Lamport > prev.event.Lamport || e.Lamport == prev.event.Lamport && e.ID > prev.event.ID {
+			out[d.Phase] = outcome{value: value, event: e}
+		}
+	}
+	return out
+}
+
+// outcomeConflicts finds phases whose gate both sides closed differently.
+func outcomeConflicts(ours, theirs []Event) []Conflict {
+	a, b := gateOutcomes(ours), gateOutcomes(theirs)
+	var out []Conflict
+	for phase := ledger.Design; phase <= ledger.Completion; phase++ {
+		x, okA := a[phase]
+		y, okB := b[phase]
+		if !okA || !okB || x.value == y.value {
+			continue
+		}
+		if x.event.Writer > y.event.Writer || x.event.Writer == y.event.Writer && x.event.ID > y.event.ID {
+			x, y = y, x // the same words whichever side merges
+		}
+		out = append(out, Conflict{Phase: phase, Type: "gate", Event: x.event.ID + " " + y.event.ID,
+			Message: fmt.Sprintf("one clone recorded %s (writer %s), another %s (writer %s)", x.value, x.event.Writer, y.value, y.event.Writer)})
+	}
+	return out
+}
+
+// conflictOf describes an event that a merge could not apply.
+func conflictOf(e Event, err error) Conflict {
+	c := Conflict{Event: e.ID, Type: e.Type, Writer: e.Writer, Message: err.Error()}
+	if e.Type == TypeVerdict || strings.HasPrefix(e.Type, ledgerType) {
+		var d struct {
+			Phase ledger.Phase `json:"phase"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Phase.Valid() {
+			c.Phase = d.Phase
+		}
+	}
+	return c
+}
+
+// generated are the files of a chain's tree that the state determines; a
+// merge writes them anew instead of taking either side's.
+var generated = map[string]bool{refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, LedgerFile: true}
+
+// Integration is what Integrate did.
+type Integration struct {
+	Outcome refs.Outcome
+	State   *State
+	// Files both sides wrote differently: the merge kept ours; theirs stays
+	// in history, as the merge commit's second parent.
+	FileConflicts []string
+}
+
+// Integrate brings another clone's tip of pipeline id into the local chain
+// (see refs.Store.Integrate). A merge recomputes the state from the union
+// of both sides' events, and keeps every file either side kept.
+func (s *Service) Integrate(id, theirs string) (*Integration, error) {
+	w, err := s.writer()
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	outcome, head, err := s.Store.Integrate(id, theirs, w.identity(), func(ours, their *refs.Head) (*refs.Batch, error) {
+		b, conflicts, err := s.mergeBatch(ours, their)
+		files = conflicts
+		return b, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	st, err := DecodeState(head.State)
+	if err != nil {
+		return nil, err
+	}
+	if outcome != refs.Merged {
+		files = nil
+	}
+	return &Integration{Outcome: outcome, State: st, FileConflicts: files}, nil
+}
+
+func (s *Service) mergeBatch(ours, theirs *refs.Head) (*refs.Batch, []string, error) {
+	base, err := s.Store.MergeBase(ours.Commit, theirs.Commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if base == "" {
+		return nil, nil, fmt.Errorf("pipeline %s: the two chains share no history", ours.ID)
+	}
+	baseHead, err := s.Store.HeadAt(ours.ID, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	baseState, err := DecodeState(baseHead.State)
+	if err != nil {
+		return nil, nil, err
+	}
+	ourEvents, err := s.eventsSince(base, ours.Commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	theirEvents, err := s.eventsSince(base, theirs.Commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := Merged(baseState, ourEvents, theirEvents)
+	if err != nil {
+		return nil, nil, err
+	}
+	ourFiles, err := s.Store.Files(ours.Commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	theirFiles, err := s.Store.Files(theirs.Commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &refs.Batch{Files: map[string][]byte{}, Blobs: map[string]string{},
+		Subject: "merge " + short(theirs.Commit) + " from another clone"}
+	var conflicts []string
+	for _, p := range sortedKeys(theirFiles) {
+		mine, ok := ourFiles[p]
+		switch {
+		case generated[p] || mine == theirFiles[p]:
+		case !ok:
+			b.Blobs[p] = theirFiles[p]
+		default:
+			conflicts = append(conflicts, p)
+		}
+	}
+	if len(conflicts) > 0 {
+		b.Subject += "\n\nKept ours where both clones wrote a file differently:\n  " + strings.Join(conflicts, "\n  ")
+	}
+	b.Files[refs.StateFile] = st.Encode()
+	b.Files[LedgerFile] = ledger.Render(&st.Gates.Ledger)
+	return b, conflicts, nil
+}
+
+// eventsSince decodes the events of the commits reachable from tip but not
+// from base.
+func (s *Service) eventsSince(base, tip string) ([]Event, error) {
+	var all []Event
+	err := s.Store.Events([]string{tip, "^" + base}, func(commit string, blob []byte) (bool, error) {
+		events, err := DecodeEvents(blob)
+		if err != nil {
+			return false, fmt.Errorf("commit %s: %w", short(commit), err)
+		}
+		all = append(all, events...)
+		return true, nil
+	})
+	return all, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func short(oid string) string { return oid[:min(12, len(oid))] }

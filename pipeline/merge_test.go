@@ -1,0 +1,143 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/ledger"
+)
+
+// evBy makes a sealed event following st, written by writer: what one
+// clone appends on its side of a divergence.
+func evBy(t *testing.T, st *State, writer, typ string, data any) Event {
+	t.Helper()
+	e := ev(t, st, typ, data)
+	e.Writer = writer
+	if err := e.seal(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// diverge starts a pipeline, begins Phase 1, then lets two clones append
+// on copies of that state. It returns the shared state and each side's
+// events.
+func diverge(t *testing.T, ours, theirs func(t *testing.T, st *State) []Event) (base *State, a, b []Event) {
+	t.Helper()
+	st := &State{}
+	evBy(t, st, "w-base", TypeStart, StartData{ID: "p1", Goal: "g", Mode: "feature", Branch: "main"})
+	evBy(t, st, "w-base", LedgerType(ledger.Begin), LedgerData{Phase: ledger.Design})
+	left, right := *st, *st
+	return st, ours(t, &left), theirs(t, &right)
+}
+
+func TestMergedIsTheSameFromEitherSide(t *testing.T) {
+	base, a, b := diverge(t,
+		func(t *testing.T, st *State) []Event {
+			return []Event{evBy(t, st, "w-a", TypeDecision, DecisionData{Type: "scope", Choice: "small"}),
+				evBy(t, st, "w-a", TypeDecision, DecisionData{Type: "tests", Choice: "table"})}
+		},
+		func(t *testing.T, st *State) []Event {
+			return []Event{evBy(t, st, "w-b", TypeCheckpoint, CheckpointData{ID: "abc", Reason: "pre-design-gate"})}
+		})
+	one, err := Merged(base, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Merged(base, slices.Concat(b, a), a) // from the other side, duplicates included
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(one.Encode(), other.Encode()) {
+		t.Fatalf("merge depends on order:\n%s\n%s", one.Encode(), other.Encode())
+	}
+	if one.Seq != 5 || one.Lamport != 5 || len(one.Conflicts) != 0 || one.Counters[TypeDecision] != 2 || one.Counters[TypeCheckpoint] != 1 {
+		t.Fatalf("merged state: seq %d lamport %d conflicts %v counters %v", one.Seq, one.Lamport, one.Conflicts, one.Counters)
+	}
+	// The next local event follows the merge.
+	next := ev(t, one, TypeDecision, DecisionData{Type: "x", Choice: "y"})
+	if _, err := one.Apply(next); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMergedConflictingVerdicts(t *testing.T) {
+	verdict := func(writer, v string) func(t *testing.T, st *State) []Event {
+		return func(t *testing.T, st *State) []Event {
+			return []Event{evBy(t, st, writer, TypeVerdict, VerdictData{Phase: ledger.Design, Verdict: v, PipelineID: "p1"})}
+		}
+	}
+	base, a, b := diverge(t, verdict("w-a", "PASS"), verdict("w-b", "FAIL"))
+	st, err := Merged(base, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped, err := Merged(base, b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(st.Encode(), swapped.Encode()) {
+		t.Fatalf("merge depends on the side:\n%s\n%s", st.Encode(), swapped.Encode())
+	}
+	gate := GateConflicts(st.Conflicts)
+	want := Conflict{Phase: ledger.Design, Type: "gate", Event: a[0].ID + " " + b[0].ID,
+		Message: "one clone recorded PASS (writer w-a), another FAIL (writer w-b)"}
+	if len(st.Conflicts) != 1 || len(gate) != 1 || gate[0] != want {
+		t.Fatalf("conflicts: %+v", st.Conflicts)
+	}
+	msg := (&ConflictError{Pipeline: "p1", Conflicts: gate}).Error()
+	if msg != "PHASE GATE BLOCKED: pipeline p1 has conflicting gate records from two clones.\n  Phase 1 gate: one clone recorded PASS (writer w-a), another FAIL (writer w-b)" {
+		t.Fatalf("message: %q", msg)
+	}
+	// Resolving needs a reason, then clears the phase's conflicts.
+	if _, err := st.Apply(ev(t, st, TypeResolve, ResolveData{Phase: ledger.Design})); err == nil {
+		t.Fatal("a resolve without a reason was accepted")
+	}
+	if _, err := st.Apply(ev(t, st, TypeResolve, ResolveData{Phase: ledger.Plan, Reason: "r"})); err == nil || err.Error() != "Phase 2 has no conflict to resolve" {
+		t.Fatalf("resolve of a phase without conflicts: %v", err)
+	}
+	if _, err := st.Apply(ev(t, st, TypeResolve, ResolveData{Phase: ledger.Design, Reason: "the re-run passed"})); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Conflicts) != 0 {
+		t.Fatalf("conflicts left: %v", st.Conflicts)
+	}
+	b2, _ := json.Marshal(st)
+	if bytes.Contains(b2, []byte(`"conflicts"`)) {
+		t.Fatal("an empty conflict list is still written to state.json")
+	}
+}
+
+func TestMergedAgreeingAndRefusedEvents(t *testing.T) {
+	// Both clones passed the same verdict: no conflict. One clone abandoned
+	// the pipeline while the other went on: what cannot apply is listed.
+	pass := func(writer string) func(t *testing.T, st *State) []Event {
+		return func(t *testing.T, st *State) []Event {
+			return []Event{evBy(t, st, writer, TypeVerdict, VerdictData{Phase: ledger.Design, Verdict: "PASS", PipelineID: "p1"})}
+		}
+	}
+	base, a, b := diverge(t, pass("w-a"), pass("w-b"))
+	st, err := Merged(base, a, b)
+	if err != nil || len(st.Conflicts) != 0 {
+		t.Fatalf("agreeing verdicts: %v %+v", err, st.Conflicts)
+	}
+	base, a, b = diverge(t, func(t *testing.T, st *State) []Event {
+		return []Event{evBy(t, st, "w-a", TypeAbandon, AbandonData{Reason: "r"})}
+	}, func(t *testing.T, st *State) []Event {
+		st.Lamport += 5 // written later
+		return []Event{evBy(t, st, "w-b", TypeDecision, DecisionData{Type: "t", Choice: "c"})}
+	})
+	st, err = Merged(base, a, b)
+	if err != nil || st.Status != StatusAbandoned || len(st.Conflicts) != 1 || st.Conflicts[0].Event != b[0].ID ||
+		st.Conflicts[0].Blocks() || st.Conflicts[0].Message != ErrAbandoned.Error() {
+		t.Fatalf("abandoned on one side: %v %+v", err, st.Conflicts)
+	}
+	if _, err := Merged(&State{}, a, b); err == nil || err.Error() != "the merge base has no pipeline.start" {
+		t.Fatalf("merge without a start: %v", err)
+	}
+}

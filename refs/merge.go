@@ -1,0 +1,165 @@
+package refs
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/git-crucible/git-crucible/gitext"
+)
+
+// Outcome says what Integrate did to a local chain.
+type Outcome string
+
+// Outcomes of Integrate.
+const (
+	UpToDate    Outcome = "up-to-date"   // theirs was already contained
+	Created     Outcome = "created"      // the pipeline was new here
+	FastForward Outcome = "fast-forward" // ours was contained in theirs
+	Merged      Outcome = "merged"       // a merge commit joins both
+)
+
+// MergeFunc builds the merge commit of two divergent chain tips: ours is the
+// local head, theirs the other clone's. The batch records no events of its
+// own; its files replace ours in the merged tree.
+type MergeFunc func(ours, theirs *Head) (*Batch, error)
+
+// Integrate brings commit theirs — another clone's tip of pipeline id — into
+// the local chain: it creates the ref, fast-forwards it, or writes a merge
+// commit with parents (ours, theirs) built by merge. Every move is a
+// compare-and-swap; when the local chain moves meanwhile, it starts over.
+func (s *Store) Integrate(id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
+	if err := ValidateID(id); err != nil {
+		return "", nil, err
+	}
+	ref := PipelineRef(id)
+	for attempt := 1; ; attempt++ {
+		outcome, next, err := s.integrateOnce(ref, id, theirs, who, merge)
+		if err == nil {
+			return outcome, next, nil
+		}
+		if !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
+			return "", nil, err
+		}
+		time.Sleep(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond)
+	}
+}
+
+func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
+	ours, err := s.repo.ReadRef(ref)
+	if err != nil {
+		return "", nil, err
+	}
+	var outcome Outcome
+	switch {
+	case ours == theirs:
+		outcome = UpToDate
+	case ours == "":
+		outcome = Created
+	default:
+		if contained, err := s.IsAncestor(theirs, ours); err != nil {
+			return "", nil, err
+		} else if contained {
+			outcome = UpToDate
+		} else if behind, err := s.IsAncestor(ours, theirs); err != nil {
+			return "", nil, err
+		} else if behind {
+			outcome = FastForward
+		} else {
+			outcome = Merged
+		}
+	}
+	switch outcome {
+	case UpToDate:
+		h, err := s.headAt(id, ours)
+		return outcome, h, err
+	case Created, FastForward:
+		h, err := s.readHead(id, theirs)
+		if err != nil {
+			return "", nil, err
+		}
+		if err := s.repo.UpdateRef(ref, theirs, ours); err != nil {
+			return "", nil, err
+		}
+		s.writeCache(h)
+		return outcome, h, nil
+	}
+	oursHead, err := s.headAt(id, ours)
+	if err != nil {
+		return "", nil, err
+	}
+	theirsHead, err := s.readHead(id, theirs)
+	if err != nil {
+		return "", nil, err
+	}
+	batch, err := merge(oursHead, theirsHead)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(batch.Events) != 0 {
+		return "", nil, errors.New("a merge commit records no events of its own")
+	}
+	next, tb, err := s.writeCommit(oursHead, batch, who, theirs)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := s.repo.UpdateRef(ref, next.Commit, ours); err != nil {
+		return "", nil, err
+	}
+	s.writeCache(next)
+	tb.saveListings()
+	return Merged, next, nil
+}
+
+// IsAncestor reports whether commit a is reachable from commit b.
+func (s *Store) IsAncestor(a, b string) (bool, error) {
+	_, err := s.repo.Git(s.ctx, "merge-base", "--is-ancestor", a, b)
+	var gerr *gitext.Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// MergeBase returns the best common ancestor of commits a and b, or "".
+func (s *Store) MergeBase(a, b string) (string, error) {
+	out, err := s.repo.Git(s.ctx, "merge-base", a, b)
+	var gerr *gitext.Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return "", nil
+	}
+	return strings.TrimSpace(string(out)), err
+}
+
+// HeadAt reads pipeline id's chain at commit oid, which need not be its tip.
+func (s *Store) HeadAt(id, oid string) (*Head, error) { return s.readHead(id, oid) }
+
+// Files lists every file of a chain commit's tree by path, with its blob id.
+func (s *Store) Files(commit string) (map[string]string, error) {
+	out, err := s.repo.Git(s.ctx, "ls-tree", "-r", "-z", "--full-tree", commit)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]string{}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		meta, path, ok := strings.Cut(rec, "\t")
+		fields := strings.Fields(meta)
+		if !ok || len(fields) != 3 || fields[1] != "blob" {
+			return nil, fmt.Errorf("ls-tree %s: unexpected entry %q", short(commit), rec)
+		}
+		files[path] = fields[2]
+	}
+	return files, nil
+}
+
+// Events yields the events.jsonl of every commit a rev-list of revs names
+// (e.g. tip and ^base), in no particular order, until fn returns false or an error. Merge commits
+// record none and yield an empty blob.
+func (s *Store) Events(revs []string, fn func(commit string, events []byte) (bool, error)) error {
+	return s.eventLog(append([]string{"rev-list"}, revs...), fn)
+}
