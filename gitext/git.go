@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -69,6 +70,11 @@ func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, er
 }
 
 func runEnv(ctx context.Context, r *Repo, extra []string, stdin []byte, args ...string) ([]byte, error) {
+	return runTee(ctx, r, extra, stdin, nil, args...)
+}
+
+// runTee is runEnv that also copies git's stderr to progress, when given.
+func runTee(ctx context.Context, r *Repo, extra []string, stdin []byte, progress io.Writer, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Env = Env(r, extra...)
 	if stdin != nil {
@@ -76,6 +82,9 @@ func runEnv(ctx context.Context, r *Repo, extra []string, stdin []byte, args ...
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if progress != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, progress)
+	}
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -89,6 +98,12 @@ func runEnv(ctx context.Context, r *Repo, extra []string, stdin []byte, args ...
 // Git runs a git command against r and returns its stdout.
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return run(ctx, r, nil, args...)
+}
+
+// GitProgress is Git for commands that talk to remotes: git's stderr, where
+// it reports progress, is also copied to progress (nil: kept quiet).
+func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...string) ([]byte, error) {
+	return runTee(ctx, r, nil, nil, progress, args...)
 }
 
 // InitBare creates a bare repository at dir with the given object format

@@ -305,6 +305,10 @@ func Describe(e Event) string {
 		return "import"
 	case e.Type == TypeCheckpoint:
 		return "checkpoint " + d.Reason
+	case e.Type == TypeResolve && d.Phase != 0:
+		return fmt.Sprintf("resolve Phase %d conflicts: %s", d.Phase, LedgerGoal(d.Reason))
+	case e.Type == TypeResolve:
+		return "resolve conflicts: " + LedgerGoal(d.Reason)
 	case e.Type == TypeDecision:
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case e.Type == TypeVerdict:

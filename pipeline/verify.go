@@ -43,6 +43,19 @@ const dispatchDir, handoffsDir, importDir = "dispatch", "handoffs", "import"
 // event it reaches. No problems means every transition on the chain was
 // legal.
 func (s *Service) Verify(id string) ([]Problem, error) {
+	tip, err := s.Repo.ReadRef(refs.PipelineRef(id))
+	if err != nil {
+		return nil, err
+	}
+	if tip == "" {
+		return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
+	}
+	return s.VerifyAt(id, tip)
+}
+
+// VerifyAt is Verify of pipeline id's chain as it is at commit tip, e.g. a
+// chain just fetched and not yet taken in.
+func (s *Service) VerifyAt(id, tip string) ([]Problem, error) {
 	var problems []Problem
 	report := func(commit string, seq int64, format string, args ...any) {
 		problems = append(problems, Problem{Pipeline: id, Commit: commit, Seq: seq, Message: fmt.Sprintf(format, args...)})
@@ -52,7 +65,7 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 	parents := map[string][]string{}
 	var header string // pipeline.toml blob of the root, which no commit may change
 	roots := 0
-	err := s.Store.Walk(id, func(c *refs.ChainCommit) (bool, error) {
+	err := s.Store.WalkFrom(tip, func(c *refs.ChainCommit) (bool, error) {
 		parents[c.OID] = c.Commit.Parents
 		files := map[string]gitext.TreeEntry{}
 		for _, e := range c.Entries {

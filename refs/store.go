@@ -317,6 +317,11 @@ func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
 	if tip == "" {
 		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
 	}
+	return s.WalkFrom(tip, fn)
+}
+
+// WalkFrom is Walk from any commit, e.g. a chain fetched from a remote.
+func (s *Store) WalkFrom(tip string, fn func(*ChainCommit) (bool, error)) error {
 	out, err := s.repo.Git(s.ctx, "rev-list", "--topo-order", "--reverse", tip)
 	if err != nil {
 		return err

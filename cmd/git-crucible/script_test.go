@@ -1,9 +1,14 @@
 package main
 
 import (
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -23,6 +28,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:   filepath.Join("..", "..", "testdata", "script"),
 		Setup: hermeticGit,
+		Cmds:  map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon},
 	})
 }
 
@@ -39,4 +45,42 @@ func hermeticGit(env *testscript.Env) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gittest.GitConfig), 0o644)
+}
+
+// gitDaemon serves the repositories under DIR with git daemon on
+// 127.0.0.1 (pushes allowed), sets PORTVAR to its port once it listens, and
+// stops it — with its children, which hold the output pipes — when the
+// scenario ends.
+func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gitdaemon DIR PORTVAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	ts.Check(l.Close())
+	dir := ts.MkAbs(args[0])
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+		"--base-path="+dir, "--listen=127.0.0.1", "--port="+port, dir)
+	cmd.Dir = dir
+	for _, kv := range []string{"HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "PATH"} {
+		cmd.Env = append(cmd.Env, kv+"="+ts.Getenv(kv))
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ts.Check(cmd.Start())
+	ts.Defer(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			ts.Check(c.Close())
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			ts.Fatalf("git daemon does not listen on port %s: %v", port, err)
+		}
+	}
+	ts.Setenv(args[1], port)
 }

@@ -1,0 +1,370 @@
+// Package remote carries pipeline history to and from git remotes, through
+// the git CLI so that ssh config and credential helpers apply. A fetch lands
+// in a tracking namespace (refs/crucible-remote/<remote>/...), is verified,
+// and is then integrated into the local chains (fast-forward or merge);
+// pushes are atomic and never forced. Plain git push and fetch are never
+// changed: nothing here writes remote configuration.
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// Namespaces on both sides. Notes travel as their whole subtree.
+const (
+	notesPrefix    = "refs/notes/crucible/"
+	trackingPrefix = "refs/crucible-remote/"
+)
+
+// TrackingPrefix is where remote's pipeline refs are fetched to.
+func TrackingPrefix(remote string) string { return trackingPrefix + remote + "/pipelines/" }
+
+// TrackingNotes is where remote's notes refs are fetched to.
+func TrackingNotes(remote string) string { return trackingPrefix + remote + "/notes/" }
+
+// Syncer moves pipeline history between this repository and its remotes.
+type Syncer struct {
+	Svc *pipeline.Service
+	// Progress receives git's progress output; nil keeps it quiet.
+	Progress io.Writer
+	// MergeNotes merges a fetched notes commit into a local notes ref.
+	MergeNotes func(ctx context.Context, notesRef, theirs string) error
+}
+
+// PipelineResult is what a fetch did to one pipeline.
+type PipelineResult struct {
+	ID            string       `json:"id"`
+	Outcome       refs.Outcome `json:"outcome,omitempty"`
+	Conflicts     int          `json:"conflicts,omitempty"` // open merge conflicts after it
+	FileConflicts []string     `json:"file_conflicts,omitempty"`
+	Activated     string       `json:"activated,omitempty"` // branch it became active on
+	// Rejected holds why the fetched chain was not taken in.
+	Rejected []string `json:"rejected,omitempty"`
+}
+
+// FetchReport is what Fetch did.
+type FetchReport struct {
+	Remote    string           `json:"remote"`
+	Pipelines []PipelineResult `json:"pipelines"`
+	Notes     []string         `json:"notes"` // local notes refs that took in remote notes
+}
+
+// Rejected counts the pipelines whose fetched chains failed verification.
+func (r *FetchReport) Rejected() int {
+	n := 0
+	for _, p := range r.Pipelines {
+		if len(p.Rejected) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckName refuses a remote name that cannot name a tracking namespace.
+func CheckName(remote string) error {
+	if remote == "" || strings.HasPrefix(remote, "-") || strings.ContainsAny(remote, " ~^:?*[\\\x7f") ||
+		strings.Contains(remote, "..") || strings.Contains(remote, "//") || strings.HasSuffix(remote, "/") {
+		return fmt.Errorf("'%s' is not a usable remote name", remote)
+	}
+	return nil
+}
+
+// Fetch copies remote's pipeline refs and notes into the tracking
+// namespace, verifies every chain that moved, and integrates the sound ones
+// into the local refs. A chain that fails verification stays in the
+// tracking namespace only, and is reported.
+func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error) {
+	if err := CheckName(remote); err != nil {
+		return nil, err
+	}
+	repo := x.Svc.Repo
+	args := []string{"fetch", "--atomic", "--no-tags", "--no-write-fetch-head", "--prune", "--quiet"}
+	if x.Progress != nil {
+		args = append(args[:len(args)-1], "--progress")
+	}
+	args = append(args, remote,
+		"+"+refs.PipelinePrefix+"*:"+TrackingPrefix(remote)+"*",
+		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*")
+	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
+		return nil, err
+	}
+	report := &FetchReport{Remote: remote, Pipelines: []PipelineResult{}, Notes: []string{}}
+	fetched, err := repo.ListRefs(ctx, TrackingPrefix(remote))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range fetched {
+		id := strings.TrimPrefix(r.Name, TrackingPrefix(remote))
+		res, err := x.integrate(id, r.OID)
+		if err != nil {
+			return report, fmt.Errorf("pipeline %s: %w", id, err)
+		}
+		report.Pipelines = append(report.Pipelines, res)
+	}
+	if x.MergeNotes == nil {
+		return report, nil
+	}
+	notes, err := repo.ListRefs(ctx, TrackingNotes(remote))
+	if err != nil {
+		return report, err
+	}
+	for _, r := range notes {
+		local := notesPrefix + strings.TrimPrefix(r.Name, TrackingNotes(remote))
+		if cur, err := repo.ReadRef(local); err != nil {
+			return report, err
+		} else if cur == r.OID {
+			continue
+		}
+		if err := x.MergeNotes(ctx, local, r.OID); err != nil {
+			return report, fmt.Errorf("%s: %w", local, err)
+		}
+		report.Notes = append(report.Notes, local)
+	}
+	return report, nil
+}
+
+func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
+	res := PipelineResult{ID: id}
+	if err := refs.ValidateID(id); err != nil {
+		res.Rejected = []string{err.Error()}
+		return res, nil
+	}
+	local, err := x.Svc.Repo.ReadRef(refs.PipelineRef(id))
+	if err != nil {
+		return res, err
+	}
+	if local == tip {
+		res.Outcome = refs.UpToDate
+		return res, nil
+	}
+	problems, err := x.Svc.VerifyAt(id, tip)
+	if err != nil {
+		return res, err
+	}
+	for _, p := range problems {
+		res.Rejected = append(res.Rejected, p.String())
+	}
+	if len(problems) > 0 {
+		return res, nil
+	}
+	in, err := x.Svc.Integrate(id, tip)
+	if err != nil {
+		return res, err
+	}
+	res.Outcome, res.Conflicts, res.FileConflicts = in.Outcome, len(in.State.Conflicts), in.FileConflicts
+	if in.Outcome == refs.Created {
+		res.Activated, err = x.adopt(in.State)
+	}
+	return res, err
+}
+
+// adopt makes a pipeline that arrived from another clone active on its
+// branch, when it is open and nothing is active there, so that the clone
+// that checks out the branch carries on where the other stopped.
+func (x *Syncer) adopt(st *pipeline.State) (string, error) {
+	if st.Finished() || st.Branch == "" {
+		return "", nil
+	}
+	active, err := x.Svc.Store.Active(st.Branch)
+	if err != nil || active != "" {
+		return "", err
+	}
+	if err := x.Svc.Store.SetActive(st.Branch, st.ID, ""); err != nil {
+		if errors.Is(err, gitext.ErrRefChanged) {
+			return "", nil // another pipeline became active meanwhile: it stays
+		}
+		return "", err
+	}
+	return st.Branch, nil
+}
+
+// PushReport is what Push did.
+type PushReport struct {
+	Remote string   `json:"remote"`
+	Pushed []string `json:"pushed"` // refs the remote took
+	Same   []string `json:"same"`   // refs the remote already had
+}
+
+// ErrRemoteMoved says the remote holds history this clone has not taken in
+// yet; a sync (fetch, integrate, push) resolves it.
+var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does not have yet")
+
+// Push sends the local pipeline refs (those of branch, or all when branch
+// is "") and notes to remote in one atomic, never-forced push.
+func (x *Syncer) Push(ctx context.Context, remote, branch string) (*PushReport, error) {
+	if err := CheckName(remote); err != nil {
+		return nil, err
+	}
+	specs, err := x.pushSpecs(ctx, branch)
+	if err != nil {
+		return nil, err
+	}
+	report := &PushReport{Remote: remote, Pushed: []string{}, Same: []string{}}
+	if len(specs) == 0 {
+		return report, nil
+	}
+	args := []string{"push", "--atomic", "--porcelain"}
+	if x.Progress != nil {
+		args = append(args, "--progress")
+	}
+	args = append(args, remote)
+	out, err := x.Svc.Repo.GitProgress(ctx, x.Progress, append(args, specs...)...)
+	lines, parseErr := parsePorcelain(out)
+	var gerr *gitext.Error
+	if err != nil && errors.As(err, &gerr) {
+		for _, l := range lines {
+			if l.flag == '!' && (strings.Contains(l.summary, "fetch first") || strings.Contains(l.summary, "non-fast-forward")) {
+				return nil, fmt.Errorf("%w: %s", ErrRemoteMoved, l.ref)
+			}
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if parseErr != nil {
+		return nil, parseErr
+	}
+	for _, l := range lines {
+		switch l.flag {
+		case '=':
+			report.Same = append(report.Same, l.ref)
+		default:
+			report.Pushed = append(report.Pushed, l.ref)
+		}
+		if err := x.track(remote, l); err != nil {
+			return report, err
+		}
+	}
+	return report, nil
+}
+
+// pushSpecs lists what a push sends: the pipeline refs of branch (all of
+// them when branch is ""), each to the same name, never forced, and the
+// notes. Active markers (refs/crucible/active/*) are this clone's own.
+func (x *Syncer) pushSpecs(ctx context.Context, branch string) ([]string, error) {
+	repo := x.Svc.Repo
+	pipelines, err := repo.ListRefs(ctx, refs.PipelinePrefix)
+	if err != nil {
+		return nil, err
+	}
+	var specs []string
+	for _, r := range pipelines {
+		if branch != "" {
+			st, _, err := x.Svc.Load(strings.TrimPrefix(r.Name, refs.PipelinePrefix))
+			if err != nil {
+				return nil, err
+			}
+			if st.Branch != branch {
+				continue
+			}
+		}
+		specs = append(specs, r.Name+":"+r.Name)
+	}
+	notes, err := repo.ListRefs(ctx, notesPrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range notes {
+		specs = append(specs, r.Name+":"+r.Name)
+	}
+	sort.Strings(specs)
+	return specs, nil
+}
+
+// track records what the remote now has in the tracking namespace, so the
+// next fetch starts from it.
+func (x *Syncer) track(remote string, l porcelainLine) error {
+	var tracking string
+	switch {
+	case strings.HasPrefix(l.ref, refs.PipelinePrefix):
+		tracking = TrackingPrefix(remote) + strings.TrimPrefix(l.ref, refs.PipelinePrefix)
+	case strings.HasPrefix(l.ref, notesPrefix):
+		tracking = TrackingNotes(remote) + strings.TrimPrefix(l.ref, notesPrefix)
+	default:
+		return nil
+	}
+	repo := x.Svc.Repo
+	oid, err := repo.ReadRef(l.ref)
+	if err != nil {
+		return err
+	}
+	old, err := repo.ReadRef(tracking)
+	if err != nil || old == oid {
+		return err
+	}
+	return repo.UpdateRef(tracking, oid, old)
+}
+
+// porcelainLine is one ref line of `git push --porcelain`.
+type porcelainLine struct {
+	flag    byte
+	ref     string // the remote ref
+	summary string
+}
+
+// parsePorcelain reads `git push --porcelain` output: "To <url>", then
+// "<flag>\t<src>:<dst>\t<summary>" per ref, then "Done".
+func parsePorcelain(out []byte) ([]porcelainLine, error) {
+	var lines []porcelainLine
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" || line == "Done" || strings.HasPrefix(line, "To ") {
+			continue
+		}
+		fields := strings.SplitN(line, "\t", 3)
+		if len(fields) < 2 || len(fields[0]) != 1 {
+			return lines, fmt.Errorf("unexpected line from git push: %q", line)
+		}
+		_, dst, ok := strings.Cut(fields[1], ":")
+		if !ok {
+			return lines, fmt.Errorf("unexpected line from git push: %q", line)
+		}
+		l := porcelainLine{flag: fields[0][0], ref: dst}
+		if len(fields) == 3 {
+			l.summary = fields[2]
+		}
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
+// SyncReport is what Sync did.
+type SyncReport struct {
+	Fetch    *FetchReport `json:"fetch"`
+	Push     *PushReport  `json:"push"`
+	Attempts int          `json:"attempts"`
+}
+
+// maxSyncAttempts bounds how often Sync starts over because the remote
+// moved between its fetch and its push.
+const maxSyncAttempts = 5
+
+// Sync fetches and integrates remote's history, then pushes the result,
+// starting over (a bounded number of times) when the remote moved between.
+func (x *Syncer) Sync(ctx context.Context, remote, branch string) (*SyncReport, error) {
+	report := &SyncReport{}
+	for report.Attempts = 1; ; report.Attempts++ {
+		fetch, err := x.Fetch(ctx, remote)
+		report.Fetch = fetch
+		if err != nil {
+			return report, err
+		}
+		push, err := x.Push(ctx, remote, branch)
+		if err == nil {
+			report.Push = push
+			return report, nil
+		}
+		if !errors.Is(err, ErrRemoteMoved) || report.Attempts == maxSyncAttempts {
+			return report, err
+		}
+	}
+}
