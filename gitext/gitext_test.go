@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -237,5 +238,49 @@ func TestParseDate(t *testing.T) {
 	}
 	if _, err := ParseDate("next tuesday"); err == nil {
 		t.Error("ParseDate accepted nonsense")
+	}
+}
+
+// TestOperation: each multi-step command git can leave half-done is seen
+// from its own markers, and a clean worktree has none.
+func TestOperation(t *testing.T) {
+	dir := gittest.Init(t)
+	repo := &Repo{GitDir: filepath.Join(dir, ".git")}
+	if op := repo.Operation(); op != "" {
+		t.Fatalf("clean worktree: %q", op)
+	}
+	gittest.Git(t, dir, "checkout", "-q", "-b", "side")
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("side\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", "f")
+	gittest.Git(t, dir, "commit", "-q", "-m", "side")
+	gittest.Git(t, dir, "checkout", "-q", "main")
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", "f")
+	gittest.Git(t, dir, "commit", "-q", "-m", "main")
+	for _, c := range []struct {
+		args  []string
+		want  string
+		abort []string
+	}{
+		{[]string{"merge", "-q", "side"}, "merge", []string{"merge", "--abort"}},
+		{[]string{"cherry-pick", "side"}, "cherry-pick", []string{"cherry-pick", "--abort"}},
+		{[]string{"rebase", "-q", "side"}, "rebase", []string{"rebase", "--abort"}},
+	} {
+		cmd := exec.Command("git", c.args...)
+		cmd.Dir = dir
+		if err := cmd.Run(); err == nil {
+			t.Fatalf("git %v did not stop on the conflict", c.args)
+		}
+		if op := repo.Operation(); op != c.want {
+			t.Errorf("during git %v: %q", c.args, op)
+		}
+		gittest.Git(t, dir, c.abort...)
+		if op := repo.Operation(); op != "" {
+			t.Errorf("after git %v: %q", c.abort, op)
+		}
 	}
 }

@@ -1,0 +1,133 @@
+// Package enforce decides what the hooks allow: which commits may be made,
+// what provenance they carry, and whether a range of history was made with
+// its gates passed. It reads pipelines; it never prints.
+package enforce
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Trailer keys written on commits made inside a pipeline.
+const (
+	TrailerPipeline = "Crucible-Pipeline"
+	TrailerPhase    = "Crucible-Phase"
+	TrailerTask     = "Crucible-Task"
+	TrailerSeq      = "Crucible-Seq"
+)
+
+// Trailer is one "Key: value" line of a commit message's trailer block.
+type Trailer struct{ Key, Value string }
+
+// scissors starts the part of a message `git commit -v` shows and strips.
+const scissors = "# ------------------------ >8 ------------------------"
+
+// AddTrailers puts trailers at the end of a commit message as the commit-msg
+// hook sees it (comments and a scissors section may follow the text): into
+// the message's trailer block when it ends with one, replacing lines with
+// the same keys, else as a new block after a blank line. A message with no
+// text is returned unchanged with ok false, so that git still aborts the
+// commit for an empty message.
+func AddTrailers(msg []byte, add []Trailer) (out []byte, ok bool) {
+	lines := strings.SplitAfter(string(msg), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	// The text ends at the scissors line, before trailing comments and blanks.
+	end := len(lines)
+	for i, l := range lines {
+		if strings.TrimRight(l, "\r\n") == scissors {
+			end = i
+			break
+		}
+	}
+	last := -1
+	for i := 0; i < end; i++ {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(lines[i], "#") {
+			last = i
+		}
+	}
+	if last < 0 {
+		return msg, false
+	}
+	replace := map[string]bool{}
+	for _, t := range add {
+		replace[strings.ToLower(t.Key)] = true
+	}
+	// The last paragraph is a trailer block when every line in it is one.
+	start := last
+	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
+		start--
+	}
+	block := start > 0 // the subject paragraph is never a trailer block
+	for i := start; i <= last && block; i++ {
+		if !strings.HasPrefix(lines[i], "#") && !isTrailer(lines[i]) {
+			block = false
+		}
+	}
+	var b bytes.Buffer
+	for i := 0; i <= last; i++ {
+		if block && i >= start && isTrailer(lines[i]) && replace[strings.ToLower(trailerKey(lines[i]))] {
+			continue
+		}
+		b.WriteString(lines[i])
+		if !strings.HasSuffix(lines[i], "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if !block {
+		b.WriteByte('\n')
+	}
+	for _, t := range add {
+		b.WriteString(t.Key + ": " + t.Value + "\n")
+	}
+	for i := last + 1; i < len(lines); i++ {
+		b.WriteString(lines[i])
+	}
+	return b.Bytes(), true
+}
+
+// isTrailer reports whether a line looks like "Token: value", the token
+// made of letters, digits and hyphens, as git interpret-trailers reads it.
+func isTrailer(line string) bool {
+	key := trailerKey(line)
+	if key == "" {
+		return false
+	}
+	for _, r := range key {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func trailerKey(line string) string {
+	key, _, ok := strings.Cut(line, ":")
+	if !ok {
+		return ""
+	}
+	return key
+}
+
+// ParseTrailers returns the trailer block of a commit message (as git
+// stores it, without comments), keys as written.
+func ParseTrailers(msg string) []Trailer {
+	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+	start := len(lines)
+	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
+		start--
+	}
+	if start == 0 {
+		return nil // the subject paragraph only
+	}
+	var out []Trailer
+	for _, l := range lines[start:] {
+		if !isTrailer(l) {
+			return nil
+		}
+		k, v, _ := strings.Cut(l, ":")
+		out = append(out, Trailer{Key: k, Value: strings.TrimSpace(v)})
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package enforce
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+var crucible = []Trailer{{TrailerPipeline, "p1"}, {TrailerPhase, "3"}}
+
+func TestAddTrailers(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"subject only", "fix it\n", "fix it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"},
+		{"no final newline", "fix it", "fix it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"},
+		{"body", "fix it\n\nbecause.\n", "fix it\n\nbecause.\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"},
+		{"existing block", "fix it\n\nbody\n\nSigned-off-by: A <a@x>\n",
+			"fix it\n\nbody\n\nSigned-off-by: A <a@x>\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"},
+		{"amend replaces ours", "fix it\n\nCrucible-Pipeline: old\nCrucible-Phase: 2\nSigned-off-by: A <a@x>\n",
+			"fix it\n\nSigned-off-by: A <a@x>\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"},
+		{"subject looks like a trailer", "fix: it\n", "fix: it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"},
+		{"comments after the text", "fix it\n\n# Please enter the commit message\n#\n",
+			"fix it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n\n# Please enter the commit message\n#\n"},
+		{"scissors", "fix it\n" + scissors + "\n# Do not modify\ndiff --git a/x b/x\nKey: v\n",
+			"fix it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n" + scissors + "\n# Do not modify\ndiff --git a/x b/x\nKey: v\n"},
+		{"empty", "", ""},
+		{"only comments", "\n# Please enter the commit message\n", "\n# Please enter the commit message\n"},
+		{"only blank lines", "\n\n  \n", "\n\n  \n"},
+	}
+	for _, c := range cases {
+		got, ok := AddTrailers([]byte(c.in), crucible)
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+		if wantOK := c.in != c.want; ok != wantOK {
+			t.Errorf("%s: ok %v", c.name, ok)
+		}
+	}
+}
+
+// TestTrailersAsGitReadsThem: what AddTrailers writes, git's own trailer
+// parser reads back, after git's message clean-up.
+func TestTrailersAsGitReadsThem(t *testing.T) {
+	for _, in := range []string{"fix it\n", "fix it\n\nbody text\n", "fix it\n\nbody\n\nSigned-off-by: A <a@x>\n",
+		"fix it\n\n# comment\n", "subject\n\nCrucible-Phase: 1\n"} {
+		out, _ := AddTrailers([]byte(in), crucible)
+		cmd := exec.Command("git", "interpret-trailers", "--parse")
+		cmd.Stdin = bytes.NewReader(out)
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(string(got), "Crucible-Pipeline: p1\nCrucible-Phase: 3\n") || strings.Count(string(got), "Crucible-Phase") != 1 {
+			t.Errorf("%q: git reads trailers %q", in, got)
+		}
+	}
+}
+
+func TestParseTrailers(t *testing.T) {
+	got := ParseTrailers("subject\n\nbody\n\nCrucible-Pipeline: p1\nCrucible-Phase:  3 \n")
+	if len(got) != 2 || got[0] != (Trailer{"Crucible-Pipeline", "p1"}) || got[1] != (Trailer{"Crucible-Phase", "3"}) {
+		t.Fatalf("%+v", got)
+	}
+	for _, msg := range []string{"Key: subject only\n", "subject\n\nnot a trailer line\nKey: v\n", ""} {
+		if got := ParseTrailers(msg); got != nil {
+			t.Errorf("%q: %+v", msg, got)
+		}
+	}
+}
+
+// FuzzAddTrailers: never panics; a message without text is left alone;
+// adding twice is adding once; the trailers are what ParseTrailers reads
+// from the text part.
+func FuzzAddTrailers(f *testing.F) {
+	for _, s := range []string{"fix it\n", "a\n\nb\n\nK: v\n", "# c\n", "x\n" + scissors + "\ny\n", "a\r\n\r\nK: v\r\n", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		once, ok := AddTrailers([]byte(in), crucible)
+		if !ok {
+			if string(once) != in {
+				t.Fatalf("changed a message without text: %q", once)
+			}
+			return
+		}
+		twice, _ := AddTrailers(once, crucible)
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("not idempotent:\n%q\n%q", once, twice)
+		}
+	})
+}
