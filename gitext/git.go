@@ -65,11 +65,14 @@ func Env(r *Repo, extra ...string) []string {
 
 // run starts git with args in the current directory and returns stdout.
 func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, nil, stdin, args...)
+	return runEnv(ctx, r, "", nil, stdin, args...)
 }
 
-func runEnv(ctx context.Context, r *Repo, extra []string, stdin []byte, args ...string) ([]byte, error) {
+// runEnv runs git in dir ("" for the current directory) with extra
+// environment variables.
+func runEnv(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
 	cmd.Env = Env(r, extra...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -101,5 +104,5 @@ func InitBare(ctx context.Context, dir, format string) error {
 // GitIndex is Git with its own index file instead of the repository's (and
 // whatever GIT_INDEX_FILE a hook was given).
 func (r *Repo) GitIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, []string{"GIT_INDEX_FILE=" + index}, nil, args...)
+	return runEnv(ctx, r, "", []string{"GIT_INDEX_FILE=" + index}, nil, args...)
 }
