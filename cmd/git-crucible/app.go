@@ -48,7 +48,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			initCommand(), startCommand(), statusCommand(), ledgerCommand(), gateCommand(),
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
 			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
-			checkpointCommand(),
+			checkpointCommand(), hooksCommand(), doctorCommand(),
 		},
 	}
 	for _, c := range app.Commands {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
@@ -23,6 +25,12 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:   filepath.Join("..", "..", "testdata", "script"),
 		Setup: hermeticGit,
+		Condition: func(cond string) (bool, error) {
+			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
+				return hooks.Find(hooks.GUIPath) != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 
