@@ -15,15 +15,7 @@ import (
 // common one), with a relative core.hooksPath (the worktree's own), a
 // global one with ~, and in a bare repository.
 func TestHooksDir(t *testing.T) {
-	repo := gittest.Init(t)
-	sub := filepath.Join(repo, "a")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	wt := filepath.Join(t.TempDir(), "wt")
-	gittest.Git(t, repo, "worktree", "add", "-q", wt, "-b", "side")
-	bare := filepath.Join(t.TempDir(), "bare.git")
-	gittest.Git(t, repo, "clone", "-q", "--bare", repo, bare)
+	repo, sub, wt, bare := layouts(t)
 	home := os.Getenv("HOME")
 
 	cases := []struct {

@@ -3,8 +3,8 @@ package hooks
 import (
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,8 +44,17 @@ type Setup struct {
 	Binary     string               // the running git-crucible's absolute path
 }
 
-// ProvenanceRef is the notes ref whose notes must follow rewritten commits.
-const ProvenanceRef = "refs/notes/crucible/provenance"
+// provenanceRef is the notes ref whose notes must follow rewritten commits.
+const provenanceRef = "refs/notes/crucible/provenance"
+
+// refGlobMatch matches a ref against a glob as git does for
+// notes.rewriteRef: a * matches across slashes too (refs/notes/* covers
+// refs/notes/crucible/provenance).
+func refGlobMatch(glob, ref string) bool {
+	re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(glob))
+	ok, _ := regexp.MatchString("^"+re+"$", ref)
+	return ok
+}
 
 // Doctor checks that the hooks git runs are ours, that notes follow
 // rewritten commits, and that the hooks can find git-crucible.
@@ -143,9 +152,7 @@ func notesFindings(entries []gitext.ConfigEntry) []Finding {
 	for _, e := range entries {
 		switch e.Key {
 		case "notes.rewriteref":
-			if ok, _ := path.Match(e.Value, ProvenanceRef); ok {
-				covered = true
-			}
+			covered = covered || refGlobMatch(e.Value, provenanceRef)
 		case "notes.rewritemode":
 			mode = e.Value
 		}

@@ -46,11 +46,7 @@ func TestDoctorAllGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(f.hooks, "pre-push.crucible-chained"), "#!/bin/sh\n", 0o755)
-	got, err := Doctor(f.setup())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Finding{
+	sameFindings(t, doctor(t, f.setup()), []Finding{
 		{OK, "pre-commit", "git-crucible's hook", ""},
 		{OK, "commit-msg", "git-crucible's hook", ""},
 		{OK, "post-commit", "git-crucible's hook", ""},
@@ -60,16 +56,30 @@ func TestDoctorAllGood(t *testing.T) {
 		{OK, "notes.rewriteMode", "is cat_sort_uniq", ""},
 		{OK, "PATH", "git-crucible is " + f.binary, ""},
 		{OK, "GUI PATH", "git-crucible is not on a GUI client's PATH (" + f.empty + "); the hooks fall back to " + f.binary, ""},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("findings\n%s\nwant\n%s", show(got), show(want))
-	}
+	})
 	// On a GUI client's PATH, the fallback does not matter.
 	s := f.setup()
 	s.GUIPath = f.empty + ":" + f.bin
-	got, _ = Doctor(s)
+	got := doctor(t, s)
 	if last := got[len(got)-1]; last != (Finding{OK, "GUI PATH", "a GUI client's PATH (" + s.GUIPath + ") has git-crucible: " + f.binary, ""}) {
 		t.Fatalf("%+v", last)
+	}
+}
+
+// doctor runs Doctor, failing the test on an error.
+func doctor(t *testing.T, s Setup) []Finding {
+	t.Helper()
+	got, err := Doctor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func sameFindings(t *testing.T, got, want []Finding) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("findings\n%s\nwant\n%s", show(got), show(want))
 	}
 }
 
@@ -94,11 +104,7 @@ func TestDoctorProblems(t *testing.T) {
 	s := f.setup()
 	s.PATH = f.empty
 	s.Config = []gitext.ConfigEntry{{Key: "notes.rewriteref", Value: "refs/notes/commits"}}
-	got, err := Doctor(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Finding{
+	sameFindings(t, doctor(t, s), []Finding{
 		{Error, "pre-commit", "lefthook's hook that does not run git-crucible", "git crucible hooks install --chain pre-commit"},
 		{OK, "commit-msg", "git-crucible's hook", ""},
 		{Warning, "post-commit", "git-crucible's hook is not the one this version writes", "git crucible hooks install post-commit"},
@@ -109,25 +115,19 @@ func TestDoctorProblems(t *testing.T) {
 		{Warning, "PATH", "git-crucible is not on PATH; 'git crucible' does not work", `export PATH="` + f.bin + `:$PATH"   (in your shell's profile)`},
 		{Error, "GUI PATH", "git-crucible is not on a GUI client's PATH (" + f.empty + "), and the hooks' fallback /gone/git-crucible does not exist: the hooks refuse every commit from a GUI client",
 			"git crucible hooks install   (records " + f.binary + " as the fallback)"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("findings\n%s\nwant\n%s", show(got), show(want))
-	}
+	})
 }
 
 func TestDoctorNothingInstalled(t *testing.T) {
 	f := newDoctorFixture(t)
 	write(t, filepath.Join(f.hooks, "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
-	got, err := Doctor(f.setup())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := doctor(t, f.setup())
 	if got[0] != (Finding{Error, "hooks", "git-crucible's hooks are not installed in " + f.hooks, "git crucible hooks install"}) || len(got) != 4 {
 		t.Fatalf("\n%s", show(got))
 	}
 	// A hook of one's own that runs git-crucible counts as installed.
 	write(t, filepath.Join(f.hooks, "pre-commit"), "#!/bin/sh\n"+ManualLine("pre-commit")+"\n", 0o755)
-	got, _ = Doctor(f.setup())
+	got = doctor(t, f.setup())
 	if got[0] != (Finding{OK, "pre-commit", "your own hook, which runs git-crucible", ""}) || got[1].Message != "not installed" {
 		t.Fatalf("\n%s", show(got))
 	}
@@ -146,10 +146,7 @@ func TestDoctorHooksPath(t *testing.T) {
 	s := f.setup()
 	s.Dir = husky
 	s.HooksPath = &gitext.ConfigEntry{Key: "core.hookspath", Value: ".husky/_", Scope: "local", Origin: "file:.git/config"}
-	got, err := Doctor(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := doctor(t, s)
 	want := Finding{Error, "core.hooksPath",
 		`core.hooksPath is ".husky/_" (local config, file:.git/config), husky's: git runs hooks from ` + husky + " only, and git-crucible's are not there (those in " + f.hooks + " no longer run)",
 		"git crucible hooks install --hooks-path   (or, to call git-crucible from your own hooks: git crucible hooks install --manual)"}
@@ -160,7 +157,7 @@ func TestDoctorHooksPath(t *testing.T) {
 	if _, err := Install(husky, []string{"pre-commit"}, f.binary, Chain); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = Doctor(s)
+	got = doctor(t, s)
 	if got[0] != (Finding{OK, "core.hooksPath", `core.hooksPath is ".husky/_" (local config, file:.git/config), husky's; git-crucible's hooks are there`, ""}) ||
 		got[1] != (Finding{OK, "pre-commit", "git-crucible's hook, running pre-commit.crucible-chained first", ""}) ||
 		got[2].Hint != "git crucible hooks install --hooks-path commit-msg" {
@@ -175,10 +172,7 @@ func TestDoctorBare(t *testing.T) {
 	}
 	s := f.setup()
 	s.Bare, s.Config = true, nil // notes are not checked: nothing is rewritten there
-	got, err := Doctor(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := doctor(t, s)
 	if len(got) != 3 || got[0] != (Finding{OK, "pre-receive", "git-crucible's hook", ""}) || got[1].Topic != "PATH" || got[2].Topic != "GUI PATH" {
 		t.Fatalf("\n%s", show(got))
 	}
@@ -192,5 +186,25 @@ func TestFind(t *testing.T) {
 	}
 	if got := Find(f.empty); got != "" {
 		t.Fatalf("Find = %q", got)
+	}
+}
+
+func TestRefGlobMatch(t *testing.T) {
+	for _, c := range []struct {
+		glob string
+		want bool
+	}{
+		{"refs/notes/crucible/*", true},
+		{"refs/notes/*", true}, // git's * crosses slashes here
+		{"refs/*", true},
+		{"refs/notes/crucible/provenance", true},
+		{"refs/notes/crucible/provenanc?", true},
+		{"refs/notes/commits", false},
+		{"refs/notes/crucible", false},
+		{"refs/notes/crucible.*", false},
+	} {
+		if got := refGlobMatch(c.glob, provenanceRef); got != c.want {
+			t.Errorf("refGlobMatch(%q) = %v", c.glob, got)
+		}
 	}
 }

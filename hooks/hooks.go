@@ -19,14 +19,14 @@ import (
 // Binary is the command the hooks run, looked up on PATH.
 const Binary = "git-crucible"
 
-// Version is the version of the hook file this package writes.
-const Version = 1
+// version is the version of the hook file this package writes.
+const version = 1
 
 // markerPrefix starts the line that makes a hook file ours.
 const markerPrefix = "# git-crucible hook v"
 
-// Marker is the line that makes a hook file ours.
-var Marker = fmt.Sprintf(`%s%d — managed by "git crucible hooks"; remove with "git crucible hooks uninstall"`, markerPrefix, Version)
+// marker is the line that makes a hook file ours.
+var marker = fmt.Sprintf(`%s%d — managed by "git crucible hooks"; remove with "git crucible hooks uninstall"`, markerPrefix, version)
 
 // Suffixes of the files a foreign hook is moved to.
 const (

@@ -59,7 +59,7 @@ func Shim(name, fallback string) []byte {
 	if TakesStdin(name) {
 		chain = shimChainStdin
 	}
-	r := strings.NewReplacer("@MARKER@", Marker, "@NAME@", name, "@FALLBACK@", shQuote(fallback))
+	r := strings.NewReplacer("@MARKER@", marker, "@NAME@", name, "@FALLBACK@", shQuote(fallback))
 	return []byte(r.Replace(shimHead + chain + shimTail))
 }
 

@@ -75,9 +75,11 @@ func hooksCommand() *cli.Command {
 	}
 }
 
-// hookSite is where git runs a repository's hooks from.
+// hookSite is where git runs a repository's hooks from, and the hooks a
+// command works on.
 type hookSite struct {
 	repo       *gitext.Repo
+	names      []string // named on the command line, or the defaults
 	dir        string
 	defaultDir string              // the repository's own hooks directory
 	hooksPath  *gitext.ConfigEntry // the core.hooksPath that moved dir away from defaultDir
@@ -88,11 +90,18 @@ type hookSite struct {
 const hookConfig = `^(core\.hookspath|notes\.rewriteref|notes\.rewritemode)$`
 
 func findHooks(c *cli.Context) (*hookSite, error) {
+	names, err := hookNames(c) // a bad command line before a missing repository, as git does
+	if err != nil {
+		return nil, err
+	}
 	repo, err := gitext.Discover(c.Context)
 	if err != nil {
 		return nil, err
 	}
-	s := &hookSite{repo: repo, defaultDir: filepath.Join(repo.CommonDir, "hooks")}
+	if names == nil {
+		names = hooks.Defaults(repo.Bare)
+	}
+	s := &hookSite{repo: repo, names: names, defaultDir: filepath.Join(repo.CommonDir, "hooks")}
 	if s.dir, err = repo.HooksDir(c.Context); err != nil {
 		return nil, err
 	}
@@ -119,11 +128,8 @@ func samePath(a, b string) bool {
 	return resolve(a) == resolve(b)
 }
 
-// hookNames is the hooks named on the command line, or the defaults.
-func hookNames(c *cli.Context, bare bool) ([]string, error) {
-	if c.NArg() == 0 {
-		return hooks.Defaults(bare), nil
-	}
+// hookNames is the hooks named on the command line, each once.
+func hookNames(c *cli.Context) ([]string, error) {
 	var names []string
 	for _, n := range c.Args().Slice() {
 		if !hooks.Known(n) {
@@ -165,12 +171,8 @@ func hooksInstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := hookNames(c, s.repo.Bare)
-	if err != nil {
-		return err
-	}
 	if c.Bool("manual") {
-		return printManual(c, s, names)
+		return printManual(c, s)
 	}
 	if s.hooksPath != nil && !c.Bool("hooks-path") {
 		return hooksPathRefusal(s.hooksPath, s.dir)
@@ -179,7 +181,7 @@ func hooksInstall(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("cannot find this git-crucible's own path, to run when none is on PATH: %w", err)
 	}
-	results, err := hooks.Install(s.dir, names, binary, mode)
+	results, err := hooks.Install(s.dir, s.names, binary, mode)
 	if err != nil {
 		return installRefusal(c, err)
 	}
@@ -256,14 +258,14 @@ func installRefusal(c *cli.Context, err error) error {
 }
 
 // printManual prints, for each hook, the line to add to one's own.
-func printManual(c *cli.Context, s *hookSite, names []string) error {
+func printManual(c *cli.Context, s *hookSite) error {
 	type manual struct {
 		Name string `json:"name"`
 		Path string `json:"path"`
 		Line string `json:"line"`
 	}
 	var lines []manual
-	for _, n := range names {
+	for _, n := range s.names {
 		lines = append(lines, manual{n, filepath.Join(s.dir, n), hooks.ManualLine(n)})
 	}
 	if c.Bool("json") {
@@ -286,11 +288,7 @@ func hooksUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := hookNames(c, s.repo.Bare)
-	if err != nil {
-		return err
-	}
-	results, err := hooks.Uninstall(s.dir, names)
+	results, err := hooks.Uninstall(s.dir, s.names)
 	if err != nil {
 		return err
 	}
