@@ -66,16 +66,19 @@ func Env(r *Repo, extra ...string) []string {
 
 // run starts git with args in the current directory and returns stdout.
 func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, nil, stdin, args...)
+	return runEnv(ctx, r, "", nil, stdin, args...)
 }
 
-func runEnv(ctx context.Context, r *Repo, extra []string, stdin []byte, args ...string) ([]byte, error) {
-	return runTee(ctx, r, extra, stdin, nil, args...)
+// runEnv runs git in dir ("" for the current directory) with extra
+// environment variables.
+func runEnv(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
+	return runTee(ctx, r, dir, extra, stdin, nil, args...)
 }
 
 // runTee is runEnv that also copies git's stderr to progress, when given.
-func runTee(ctx context.Context, r *Repo, extra []string, stdin []byte, progress io.Writer, args ...string) ([]byte, error) {
+func runTee(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, progress io.Writer, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
 	cmd.Env = Env(r, extra...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -103,7 +106,7 @@ func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 // GitProgress is Git for commands that talk to remotes: git's stderr, where
 // it reports progress, is also copied to progress (nil: kept quiet).
 func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...string) ([]byte, error) {
-	return runTee(ctx, r, nil, nil, progress, args...)
+	return runTee(ctx, r, "", nil, nil, progress, args...)
 }
 
 // InitBare creates a bare repository at dir with the given object format
@@ -116,5 +119,5 @@ func InitBare(ctx context.Context, dir, format string) error {
 // GitIndex is Git with its own index file instead of the repository's (and
 // whatever GIT_INDEX_FILE a hook was given).
 func (r *Repo) GitIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, []string{"GIT_INDEX_FILE=" + index}, nil, args...)
+	return runEnv(ctx, r, "", []string{"GIT_INDEX_FILE=" + index}, nil, args...)
 }

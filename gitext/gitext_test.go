@@ -16,15 +16,7 @@ import (
 // TestDiscoverMatchesGit checks the in-process discovery against git's own
 // answer in every layout the fast path claims, and that it declines the rest.
 func TestDiscoverMatchesGit(t *testing.T) {
-	repo := gittest.Init(t)
-	sub := filepath.Join(repo, "a", "b")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	wt := filepath.Join(t.TempDir(), "wt")
-	gittest.Git(t, repo, "worktree", "add", "-q", wt, "-b", "side")
-	bare := filepath.Join(t.TempDir(), "bare.git")
-	gittest.Git(t, repo, "clone", "-q", "--bare", repo, bare)
+	repo, sub, wt, bare := layouts(t)
 
 	cases := []struct {
 		name   string
@@ -64,6 +56,21 @@ func TestDiscoverMatchesGit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// layouts makes a repository with a subdirectory, a linked worktree and
+// a bare clone.
+func layouts(t *testing.T) (repo, sub, wt, bare string) {
+	repo = gittest.Init(t)
+	sub = filepath.Join(repo, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wt = filepath.Join(t.TempDir(), "wt")
+	gittest.Git(t, repo, "worktree", "add", "-q", wt, "-b", "side")
+	bare = filepath.Join(t.TempDir(), "bare.git")
+	gittest.Git(t, repo, "clone", "-q", "--bare", repo, bare)
+	return repo, sub, wt, bare
 }
 
 func TestDiscoverOutsideRepository(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
-		Usage: "entry points for hooks (Claude Code today)",
+		Usage: "entry points for hooks: Claude Code's, and git's (see 'git crucible hooks')",
 		Subcommands: []*cli.Command{{
 			Name:      "claude",
 			Usage:     "record Agent tool calls from a Claude Code hook payload on stdin",
@@ -29,7 +29,7 @@ func hookCommand() *cli.Command {
 				"--strict reports those as errors instead (for tests).",
 			Flags:  commonFlags(&cli.BoolFlag{Name: "strict", Usage: "fail on payloads that are not recorded"}),
 			Action: hookClaude,
-		}},
+		}, hookRunCommand()},
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
@@ -29,6 +31,12 @@ func TestScripts(t *testing.T) {
 		Dir:   filepath.Join("..", "..", "testdata", "script"),
 		Setup: hermeticGit,
 		Cmds:  map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon},
+		Condition: func(cond string) (bool, error) {
+			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
+				return hooks.Find(hooks.GUIPath) != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/hooks"
+)
+
+// hookRunCommand is the entry point of the git hooks that 'hooks install'
+// writes; it is listed under 'hook', not among the commands people run.
+func hookRunCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "git-crucible's part of a git hook: what the installed hooks run",
+		ArgsUsage: "<hook> [-- <arg>...]",
+		Description: "The hooks that 'git crucible hooks install' writes run 'git-crucible hook run <hook> -- \"$@\"'\n" +
+			"with git's arguments and standard input, and fail when it fails. Not meant to be run by hand.\n" +
+			"Hooks: " + strings.Join(hooks.All(), ", ") + ".",
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			if len(args) == 0 {
+				return usageErrorf("missing <hook> (one of %s)", strings.Join(hooks.All(), ", "))
+			}
+			if !hooks.Known(args[0]) {
+				return usageErrorf("unknown hook '%s' (one of %s)", args[0], strings.Join(hooks.All(), ", "))
+			}
+			rest := args[1:]
+			if len(rest) > 0 && rest[0] == "--" {
+				rest = rest[1:]
+			}
+			return runHook(c.Context, args[0], rest, c.App.Reader, c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+// runHook is git-crucible's part of the git hook name, given git's
+// arguments and input. For now it reads the input, which git expects to be
+// read whole, and lets everything through.
+func runHook(_ context.Context, name string, _ []string, stdin io.Reader, _, _ io.Writer) error {
+	if hooks.TakesStdin(name) {
+		_, err := io.Copy(io.Discard, stdin)
+		return err
+	}
+	return nil
+}

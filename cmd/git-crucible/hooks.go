@@ -1,0 +1,360 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/hooks"
+)
+
+func hooksCommand() *cli.Command {
+	hookArgs := "[<hook>...]"
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "install, remove or show the git hooks that enforce the gates",
+		Description: "The hooks are pre-commit, commit-msg, post-commit, post-rewrite and pre-push (pre-receive in a\n" +
+			"bare repository; it can be named anywhere). Each is a small sh script, marked as git-crucible's by\n" +
+			"its second line, that runs 'git-crucible hook run <hook>': found on PATH, else at the path of\n" +
+			"the git-crucible that installed it, so GUI clients with a short PATH work too. When neither\n" +
+			"exists the hook fails, and says how to install git-crucible or remove the hook.\n\n" +
+			"They go where git runs hooks from ('git rev-parse --git-path hooks'): the repository's hooks\n" +
+			"directory, shared by its linked worktrees, or core.hooksPath when that is set — which install\n" +
+			"refuses unless --hooks-path, since that directory may belong to another tool or serve every\n" +
+			"repository.\n\n" +
+			"EXIT STATUS: 0 done; 1 refused (a hook that is not ours, core.hooksPath, a file in the way);\n" +
+			"128 not a git repository; 129 usage error (an unknown hook, contradictory options).",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "install",
+				Usage:     "install git-crucible's hooks (again: rewrites only what changed)",
+				ArgsUsage: hookArgs,
+				Description: "A hook that is not git-crucible's is never overwritten: install refuses, changing\n" +
+					"nothing, and shows its first lines. Then choose:\n" +
+					"   --chain   move it to <hook>.crucible-chained; ours runs it first with the same arguments\n" +
+					"             and input, and fails as it does when it fails\n" +
+					"   --force   move it to <hook>.crucible-backup (never over an existing backup) and replace it\n" +
+					"   --manual  change nothing; print the line to add to it\n" +
+					"A hook of yours that already runs 'git-crucible hook run' is kept as it is. 'hooks uninstall'\n" +
+					"puts back what --chain and --force moved aside.",
+				Flags: []cli.Flag{jsonFlag,
+					&cli.BoolFlag{Name: "chain", Usage: "keep a foreign hook and run it first"},
+					&cli.BoolFlag{Name: "force", Usage: "replace a foreign hook, keeping a backup"},
+					&cli.BoolFlag{Name: "manual", Usage: "change nothing; print the line to add to your own hooks"},
+					&cli.BoolFlag{Name: "hooks-path", Usage: "install into core.hooksPath's directory when it is set"},
+				},
+				Action: hooksInstall,
+			},
+			{
+				Name:      "uninstall",
+				Usage:     "remove git-crucible's hooks and put back what they had moved aside",
+				ArgsUsage: hookArgs,
+				Description: "Removes only hook files that carry git-crucible's marker. Where install moved a hook\n" +
+					"aside, it is put back: the chained one, else the backup.",
+				Flags:  []cli.Flag{jsonFlag},
+				Action: hooksUninstall,
+			},
+			{
+				Name:      "status",
+				Usage:     "show each hook: ours, ours-chained, foreign, missing or outdated",
+				ArgsUsage: " ",
+				Description: "Shows the directory git runs hooks from (and the core.hooksPath that chose it), then each\n" +
+					"hook: ours; ours-chained (ours, running a foreign hook first); foreign; missing; outdated\n" +
+					"(ours, but not what this version writes, or not executable: 'hooks install' rewrites it).",
+				Flags:  []cli.Flag{jsonFlag},
+				Action: hooksStatus,
+			},
+		},
+	}
+}
+
+// hookSite is where git runs a repository's hooks from, and the hooks a
+// command works on.
+type hookSite struct {
+	repo       *gitext.Repo
+	names      []string // named on the command line, or the defaults
+	dir        string
+	defaultDir string              // the repository's own hooks directory
+	hooksPath  *gitext.ConfigEntry // the core.hooksPath that moved dir away from defaultDir
+	config     []gitext.ConfigEntry
+}
+
+// hookConfig is what the hook commands read of git's configuration.
+const hookConfig = `^(core\.hookspath|notes\.rewriteref|notes\.rewritemode)$`
+
+func findHooks(c *cli.Context) (*hookSite, error) {
+	names, err := hookNames(c) // a bad command line before a missing repository, as git does
+	if err != nil {
+		return nil, err
+	}
+	repo, err := gitext.Discover(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	if names == nil {
+		names = hooks.Defaults(repo.Bare)
+	}
+	s := &hookSite{repo: repo, names: names, defaultDir: filepath.Join(repo.CommonDir, "hooks")}
+	if s.dir, err = repo.HooksDir(c.Context); err != nil {
+		return nil, err
+	}
+	if s.config, err = repo.ConfigEntries(c.Context, hookConfig); err != nil {
+		return nil, err
+	}
+	if !samePath(s.dir, s.defaultDir) {
+		for i := range s.config {
+			if s.config[i].Key == "core.hookspath" {
+				s.hooksPath = &s.config[i] // the last one wins
+			}
+		}
+	}
+	return s, nil
+}
+
+func samePath(a, b string) bool {
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	return resolve(a) == resolve(b)
+}
+
+// hookNames is the hooks named on the command line, each once.
+func hookNames(c *cli.Context) ([]string, error) {
+	var names []string
+	for _, n := range c.Args().Slice() {
+		if !hooks.Known(n) {
+			return nil, withHints(usageErrorf("unknown hook '%s'", n),
+				"git-crucible's hooks: "+strings.Join(hooks.All(), ", "))
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// print starts the text output of the hook commands.
+func (s *hookSite) print(w io.Writer) {
+	fmt.Fprintf(w, "hooks directory: %s", s.dir)
+	if hp := s.hooksPath; hp != nil {
+		fmt.Fprintf(w, " (core.hooksPath, %s config, %s)", hp.Scope, hp.Origin)
+	}
+	fmt.Fprintln(w)
+}
+
+// printJSON prints the hook commands' JSON: the site and one object per hook.
+func (s *hookSite) printJSON(w io.Writer, hooks any) error {
+	return writeJSON(w, map[string]any{"hooks_dir": s.dir, "hooks_path": s.hooksPath, "hooks": hooks}, "  ")
+}
+
+func hooksInstall(c *cli.Context) error {
+	mode := hooks.Refuse
+	switch {
+	case c.Bool("chain") && c.Bool("force"), c.Bool("manual") && (c.Bool("chain") || c.Bool("force")):
+		return usageErrorf("--chain, --force and --manual cannot be used together")
+	case c.Bool("chain"):
+		mode = hooks.Chain
+	case c.Bool("force"):
+		mode = hooks.Force
+	}
+	s, err := findHooks(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("manual") {
+		return printManual(c, s)
+	}
+	if s.hooksPath != nil && !c.Bool("hooks-path") {
+		return hooksPathRefusal(s.hooksPath, s.dir)
+	}
+	binary, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find this git-crucible's own path, to run when none is on PATH: %w", err)
+	}
+	results, err := hooks.Install(s.dir, s.names, binary, mode)
+	if err != nil {
+		return installRefusal(c, err)
+	}
+	if c.Bool("json") {
+		return s.printJSON(c.App.Writer, results)
+	}
+	s.print(c.App.Writer)
+	for _, r := range results {
+		what := string(r.Action)
+		switch r.Action {
+		case hooks.Chained:
+			what += ": runs " + filepath.Base(r.Chained) + " first"
+		case hooks.Replaced:
+			what += ": the old one is kept as " + filepath.Base(r.Backup)
+		case hooks.Kept:
+			what += ": yours, and it already runs git-crucible"
+		}
+		fmt.Fprintf(c.App.Writer, "%-13s %s\n", r.Name, what)
+	}
+	return nil
+}
+
+// hooksPathRefusal says where core.hooksPath is set and how to go on.
+func hooksPathRefusal(hp *gitext.ConfigEntry, dir string) error {
+	there := "install there anyway: git crucible hooks install --hooks-path"
+	if hp.Scope == "global" || hp.Scope == "system" {
+		there = "install there anyway (every repository that uses it runs them): git crucible hooks install --hooks-path"
+	}
+	hints := []string{there, "or call git-crucible from the hooks there: git crucible hooks install --manual"}
+	if hp.Scope != "command" {
+		hints = append(hints, fmt.Sprintf("or stop using it: git config --%s --unset core.hooksPath", hp.Scope))
+	}
+	return withHints(&refused{err: fmt.Errorf("core.hooksPath is set to '%s' (%s config, %s), so git runs hooks from %s",
+		hp.Value, hp.Scope, hp.Origin, dir)}, hints...)
+}
+
+// installRefusal explains why nothing was installed, and what to run.
+func installRefusal(c *cli.Context, err error) error {
+	var foreign *hooks.ForeignError
+	var aside *hooks.AsideError
+	switch {
+	case errors.As(err, &foreign):
+		var msg strings.Builder
+		for i, h := range foreign.Hooks {
+			if i > 0 {
+				msg.WriteString("\nerror: ")
+			}
+			fmt.Fprintf(&msg, "%s is not git-crucible's hook; it begins:", h.Path)
+			if len(h.Head) == 0 {
+				msg.WriteString("\n    (it is empty)")
+			}
+			for _, l := range h.Head {
+				msg.WriteString("\n    " + l)
+			}
+		}
+		msg.WriteString("\nerror: nothing was installed")
+		again := "git crucible hooks install"
+		if c.Bool("hooks-path") {
+			again += " --hooks-path"
+		}
+		args := ""
+		if c.NArg() > 0 {
+			args = " " + strings.Join(c.Args().Slice(), " ")
+		}
+		return withHints(&refused{err: errors.New(msg.String())},
+			"to keep it and run it first:      "+again+" --chain"+args,
+			"to replace it, keeping a backup:  "+again+" --force"+args,
+			"to call git-crucible from it:     "+again+" --manual"+args)
+	case errors.As(err, &aside):
+		return withHints(&refused{err: fmt.Errorf("cannot move %s aside: %s is in the way; nothing was installed", aside.Hook.Path, aside.Path)},
+			"look at it, move it away or delete it, then run the command again")
+	}
+	return err
+}
+
+// printManual prints, for each hook, the line to add to one's own.
+func printManual(c *cli.Context, s *hookSite) error {
+	type manual struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+		Line string `json:"line"`
+	}
+	var lines []manual
+	for _, n := range s.names {
+		lines = append(lines, manual{n, filepath.Join(s.dir, n), hooks.ManualLine(n)})
+	}
+	if c.Bool("json") {
+		return s.printJSON(c.App.Writer, lines)
+	}
+	w := c.App.Writer
+	s.print(w)
+	for _, m := range lines {
+		fmt.Fprintf(w, "%s: to run git-crucible from your own %s, add this line where it should run:\n    %s\n", m.Name, m.Path, m.Line)
+		if hooks.TakesStdin(m.Name) {
+			fmt.Fprintf(w, "  It reads the hook's standard input: if your hook reads it too, save it to a file first\n"+
+				"  and give each of them a copy (\"< file\").\n")
+		}
+	}
+	return nil
+}
+
+func hooksUninstall(c *cli.Context) error {
+	s, err := findHooks(c)
+	if err != nil {
+		return err
+	}
+	results, err := hooks.Uninstall(s.dir, s.names)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return s.printJSON(c.App.Writer, results)
+	}
+	s.print(c.App.Writer)
+	for _, r := range results {
+		var what string
+		switch r.Action {
+		case hooks.Restored:
+			what = "restored from " + filepath.Base(r.From)
+		case hooks.Removed:
+			what = "removed"
+		case hooks.LeftAlone:
+			what = "left alone: not git-crucible's"
+		case hooks.Absent:
+			what = "not installed"
+		}
+		if r.Backup != "" {
+			what += " (" + filepath.Base(r.Backup) + " is still there)"
+		}
+		fmt.Fprintf(c.App.Writer, "%-13s %s\n", r.Name, what)
+	}
+	return nil
+}
+
+func hooksStatus(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	s, err := findHooks(c)
+	if err != nil {
+		return err
+	}
+	var list []hooks.Hook
+	for _, name := range hooks.All() {
+		h, err := hooks.Inspect(s.dir, name)
+		if err != nil {
+			return err
+		}
+		// Only the hooks that matter here, and any other that is there.
+		if slices.Contains(hooks.Defaults(s.repo.Bare), name) || h.State != hooks.Missing {
+			list = append(list, h)
+		}
+	}
+	if c.Bool("json") {
+		return s.printJSON(c.App.Writer, list)
+	}
+	s.print(c.App.Writer)
+	for _, h := range list {
+		what := string(h.State)
+		switch {
+		case h.State == hooks.OursChained:
+			what += ": runs " + filepath.Base(h.Chained) + " first"
+		case h.State == hooks.Outdated:
+			what += ": 'git crucible hooks install " + h.Name + "' rewrites it"
+		case h.State == hooks.Foreign && h.RunsCrucible:
+			what += ": runs git-crucible"
+		case h.State == hooks.Foreign && h.Tool != "":
+			what += " (" + h.Tool + ")"
+		}
+		if h.Backup != "" {
+			what += " (" + filepath.Base(h.Backup) + " is kept)"
+		}
+		fmt.Fprintf(c.App.Writer, "%-13s %s\n", h.Name, what)
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package gitext
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ConfigEntry is one value of a configuration key and where git read it.
+type ConfigEntry struct {
+	Key    string `json:"key"`    // as git prints it: section and name lower-cased
+	Value  string `json:"value"`  // "" for a key given without "=" (true)
+	Scope  string `json:"scope"`  // system, global, local, worktree or command
+	Origin string `json:"origin"` // as git shows it: file:<path>, command line:, ...
+}
+
+// ConfigEntries returns the values of the keys that match pattern (a
+// regular expression, as for git config --get-regexp) in the order git
+// reads them, so that for a single-valued key the last one wins, each with
+// its scope and origin.
+func (r *Repo) ConfigEntries(ctx context.Context, pattern string) ([]ConfigEntry, error) {
+	out, err := runEnv(ctx, r, r.top(), nil, nil, "config", "-z", "--show-origin", "--show-scope", "--get-regexp", pattern)
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
+		return nil, nil // nothing matched
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfigZ(out)
+}
+
+// ParseConfigZ reads the output of git config -z --show-scope --show-origin
+// --get-regexp: per value, "scope NUL origin NUL key [LF value] NUL".
+func ParseConfigZ(out []byte) ([]ConfigEntry, error) {
+	fields := strings.Split(string(out), "\x00")
+	if fields[len(fields)-1] != "" {
+		return nil, fmt.Errorf("git config output does not end with NUL: %q", out)
+	}
+	fields = fields[:len(fields)-1]
+	if len(fields)%3 != 0 {
+		return nil, fmt.Errorf("git config output has %d fields, not scope, origin and key for each value: %q", len(fields), out)
+	}
+	var entries []ConfigEntry
+	for i := 0; i < len(fields); i += 3 {
+		key, value, _ := strings.Cut(fields[i+2], "\n")
+		entries = append(entries, ConfigEntry{Key: key, Value: value, Scope: fields[i], Origin: fields[i+1]})
+	}
+	return entries, nil
+}
+
+// HooksDir is the directory git runs this repository's hooks from, found
+// as git finds it: core.hooksPath when set (a relative one is relative to
+// the top of the work tree), else the common dir's hooks directory, which
+// linked worktrees share.
+func (r *Repo) HooksDir(ctx context.Context) (string, error) {
+	out, err := runEnv(ctx, r, r.top(), nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(out), "\n"), nil
+}
+
+// top is the directory git runs hooks in and resolves the repository's
+// relative paths from: the top of the work tree, or the git dir when there
+// is none.
+func (r *Repo) top() string {
+	if r.WorkTree != "" {
+		return r.WorkTree
+	}
+	return r.GitDir
+}

@@ -1,0 +1,134 @@
+package gitext
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/internal/gittest"
+)
+
+// TestHooksDir checks that the hooks directory is the one git runs hooks
+// from in every layout: from a subdirectory, in a linked worktree (the
+// common one), with a relative core.hooksPath (the worktree's own), a
+// global one with ~, and in a bare repository.
+func TestHooksDir(t *testing.T) {
+	repo, sub, wt, bare := layouts(t)
+	home := os.Getenv("HOME")
+
+	cases := []struct {
+		name, dir string
+		config    [][]string // git config arguments, run in dir
+		want      string
+	}{
+		{"top", repo, nil, filepath.Join(repo, ".git", "hooks")},
+		{"subdir", sub, nil, filepath.Join(repo, ".git", "hooks")},
+		{"linked worktree", wt, nil, filepath.Join(repo, ".git", "hooks")},
+		{"relative hooksPath from a subdir", sub, [][]string{{"core.hooksPath", ".husky"}}, filepath.Join(repo, ".husky")},
+		{"relative hooksPath in a linked worktree", wt, [][]string{{"core.hooksPath", ".husky"}}, filepath.Join(wt, ".husky")},
+		{"global hooksPath with ~", sub, [][]string{{"--global", "core.hooksPath", "~/hooks"}}, filepath.Join(home, "hooks")},
+		{"bare", bare, nil, filepath.Join(bare, "hooks")},
+		{"bare with hooksPath", bare, [][]string{{"core.hooksPath", "server-hooks"}}, filepath.Join(bare, "server-hooks")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, args := range c.config {
+				gittest.Git(t, c.dir, append([]string{"config"}, args...)...)
+				defer gittest.Git(t, c.dir, append([]string{"config", "--unset"}, args[:len(args)-1]...)...)
+			}
+			t.Chdir(c.dir)
+			r, err := Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.HooksDir(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Fatalf("hooks dir %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestConfigEntries(t *testing.T) {
+	r, dir := openRepo(t)
+	ctx := context.Background()
+	const pattern = `^(core\.hookspath|notes\.rewriteref)$`
+	got, err := r.ConfigEntries(ctx, pattern)
+	if err != nil || got != nil {
+		t.Fatalf("unset: %v, %v", got, err)
+	}
+	gittest.Git(t, dir, "config", "--global", "core.hooksPath", "~/global hooks")
+	gittest.Git(t, dir, "config", "--add", "notes.rewriteRef", "refs/notes/commits")
+	gittest.Git(t, dir, "config", "--add", "notes.rewriteRef", "refs/notes/crucible/*")
+	gittest.Git(t, dir, "config", "core.hooksPath", ".husky")
+	got, err = r.ConfigEntries(ctx, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	global := "file:" + filepath.Join(os.Getenv("HOME"), ".gitconfig")
+	local := "file:" + filepath.Join(dir, ".git", "config")
+	// In the order of the files: git adds core.hooksPath to the [core]
+	// section at the top of the local one.
+	want := []ConfigEntry{
+		{Key: "core.hookspath", Value: "~/global hooks", Scope: "global", Origin: global},
+		{Key: "core.hookspath", Value: ".husky", Scope: "local", Origin: local},
+		{Key: "notes.rewriteref", Value: "refs/notes/commits", Scope: "local", Origin: local},
+		{Key: "notes.rewriteref", Value: "refs/notes/crucible/*", Scope: "local", Origin: local},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("entries\n%+v\nwant\n%+v", got, want)
+	}
+	if _, err := r.ConfigEntries(ctx, "^("); err == nil {
+		t.Fatal("a bad pattern was not reported")
+	}
+}
+
+func TestParseConfigZ(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []ConfigEntry
+		bad  bool
+	}{
+		{in: "", want: nil},
+		{in: "command\x00command line:\x00core.hookspath\n.husky\x00",
+			want: []ConfigEntry{{Key: "core.hookspath", Value: ".husky", Scope: "command", Origin: "command line:"}}},
+		{in: "local\x00file:.git/config\x00core.bare\x00", // no "=": true
+			want: []ConfigEntry{{Key: "core.bare", Scope: "local", Origin: "file:.git/config"}}},
+		{in: "local\x00file:x\x00a.b\nline one\nline two\x00",
+			want: []ConfigEntry{{Key: "a.b", Value: "line one\nline two", Scope: "local", Origin: "file:x"}}},
+		{in: "local\x00file:x\x00a.b\nv", bad: true},
+		{in: "local\x00file:x\x00", bad: true},
+	}
+	for _, c := range cases {
+		got, err := ParseConfigZ([]byte(c.in))
+		if (err != nil) != c.bad || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ParseConfigZ(%q) = %+v, %v; want %+v, error %v", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
+
+// FuzzParseConfigZ checks that any input parses or is refused without a
+// panic, and that what parses has one entry per three fields.
+func FuzzParseConfigZ(f *testing.F) {
+	f.Add([]byte("local\x00file:.git/config\x00core.hookspath\n.husky\x00"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		entries, err := ParseConfigZ(in)
+		if err != nil {
+			return
+		}
+		nuls := 0
+		for _, b := range in {
+			if b == 0 {
+				nuls++
+			}
+		}
+		if len(entries)*3 != nuls {
+			t.Fatalf("%d entries from %d fields", len(entries), nuls)
+		}
+	})
+}

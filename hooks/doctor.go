@@ -1,0 +1,217 @@
+package hooks
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+)
+
+// GUIPath is the PATH a GUI git client started from a desktop session
+// often has: no ~/go/bin, no ~/.local/bin.
+const GUIPath = "/usr/local/bin:/usr/bin:/bin"
+
+// Severity of a finding: OK, or a problem (Warning, Error).
+type Severity string
+
+const (
+	OK      Severity = "ok"
+	Warning Severity = "warning" // works, but something is lost or may fail
+	Error   Severity = "error"   // a gate is not enforced, or a hook will fail
+)
+
+// Finding is one result of Doctor.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	Topic    string   `json:"topic"` // a hook name, a config key, PATH
+	Message  string   `json:"message"`
+	Hint     string   `json:"hint,omitempty"` // the command that fixes it
+}
+
+// Setup is what Doctor examines.
+type Setup struct {
+	Dir        string              // where git runs hooks from
+	DefaultDir string              // the repository's own hooks directory
+	HooksPath  *gitext.ConfigEntry // the core.hooksPath that moved Dir away from DefaultDir, or nil
+	Bare       bool
+	Config     []gitext.ConfigEntry // at least the notes.rewriteRef and notes.rewriteMode values
+	PATH       string               // the current PATH
+	GUIPath    string               // a GUI client's PATH: GUIPath
+	Binary     string               // the running git-crucible's absolute path
+}
+
+// provenanceRef is the notes ref whose notes must follow rewritten commits.
+const provenanceRef = "refs/notes/crucible/provenance"
+
+// refGlobMatch matches a ref against a glob as git does for
+// notes.rewriteRef: a * matches across slashes too (refs/notes/* covers
+// refs/notes/crucible/provenance).
+func refGlobMatch(glob, ref string) bool {
+	re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(glob))
+	ok, _ := regexp.MatchString("^"+re+"$", ref)
+	return ok
+}
+
+// Doctor checks that the hooks git runs are ours, that notes follow
+// rewritten commits, and that the hooks can find git-crucible.
+func Doctor(s Setup) ([]Finding, error) {
+	var hooks []Hook
+	integrated := 0 // hooks that run git-crucible
+	for _, name := range Defaults(s.Bare) {
+		h, err := Inspect(s.Dir, name)
+		if err != nil {
+			return nil, err
+		}
+		hooks = append(hooks, h)
+		if h.Ours() || h.RunsCrucible {
+			integrated++
+		}
+	}
+	var f []Finding
+	hooksPathFlag := ""
+	if s.HooksPath != nil {
+		hooksPathFlag = " --hooks-path"
+		hp, err := hooksPathFinding(s, integrated > 0)
+		if err != nil {
+			return nil, err
+		}
+		f = append(f, hp)
+	} else if integrated == 0 {
+		f = append(f, Finding{Error, "hooks", fmt.Sprintf("git-crucible's hooks are not installed in %s", s.Dir), "git crucible hooks install"})
+	}
+	if integrated > 0 {
+		for _, h := range hooks {
+			f = append(f, hookFinding(h, hooksPathFlag))
+		}
+	}
+	if !s.Bare { // notes are rewritten by commands that need a work tree
+		f = append(f, notesFindings(s.Config)...)
+	}
+	f = append(f, binaryFindings(s, hooks, hooksPathFlag)...)
+	return f, nil
+}
+
+// hooksPathFinding says where core.hooksPath sends git, and whether our
+// hooks are there.
+func hooksPathFinding(s Setup, ours bool) (Finding, error) {
+	hp := s.HooksPath
+	where := fmt.Sprintf("core.hooksPath is %q (%s config, %s)", hp.Value, hp.Scope, hp.Origin)
+	if tool := identify(s.Dir, nil); tool != "" {
+		where += ", " + tool + "'s"
+	}
+	if ours {
+		return Finding{OK, "core.hooksPath", where + "; git-crucible's hooks are there", ""}, nil
+	}
+	msg := fmt.Sprintf("%s: git runs hooks from %s only, and git-crucible's are not there", where, s.Dir)
+	for _, name := range Defaults(s.Bare) {
+		h, err := Inspect(s.DefaultDir, name)
+		if err != nil {
+			return Finding{}, err
+		}
+		if h.Ours() {
+			msg += fmt.Sprintf(" (those in %s no longer run)", s.DefaultDir)
+			break
+		}
+	}
+	return Finding{Error, "core.hooksPath", msg,
+		"git crucible hooks install --hooks-path   (or, to call git-crucible from your own hooks: git crucible hooks install --manual)"}, nil
+}
+
+func hookFinding(h Hook, hooksPathFlag string) Finding {
+	install := "git crucible hooks install" + hooksPathFlag + " " + h.Name
+	switch {
+	case h.State == OursChained:
+		return Finding{OK, h.Name, fmt.Sprintf("git-crucible's hook, running %s first", filepath.Base(h.Chained)), ""}
+	case h.State == Ours:
+		return Finding{OK, h.Name, "git-crucible's hook", ""}
+	case h.State == Outdated && h.NotExecutable:
+		return Finding{Error, h.Name, "git-crucible's hook is not executable, so git does not run it", install}
+	case h.State == Outdated:
+		return Finding{Warning, h.Name, "git-crucible's hook is not the one this version writes", install}
+	case h.State == Missing:
+		return Finding{Error, h.Name, "not installed", install}
+	case h.RunsCrucible:
+		return Finding{OK, h.Name, "your own hook, which runs git-crucible", ""}
+	}
+	what := "a foreign hook"
+	if h.Tool != "" {
+		what = h.Tool + "'s hook"
+	}
+	return Finding{Error, h.Name, what + " that does not run git-crucible",
+		"git crucible hooks install --chain" + hooksPathFlag + " " + h.Name}
+}
+
+// notesFindings checks that provenance notes follow amend and rebase, and
+// are merged without duplicates when commits are squashed.
+func notesFindings(entries []gitext.ConfigEntry) []Finding {
+	covered, mode := false, "concatenate" // git's default
+	for _, e := range entries {
+		switch e.Key {
+		case "notes.rewriteref":
+			covered = covered || refGlobMatch(e.Value, provenanceRef)
+		case "notes.rewritemode":
+			mode = e.Value
+		}
+	}
+	f := []Finding{{OK, "notes.rewriteRef", "includes refs/notes/crucible/*", ""}}
+	if !covered {
+		f[0] = Finding{Warning, "notes.rewriteRef", "does not include refs/notes/crucible/*: provenance notes are lost when commits are amended or rebased",
+			"git config --add notes.rewriteRef 'refs/notes/crucible/*'"}
+	}
+	if mode == "cat_sort_uniq" {
+		return append(f, Finding{OK, "notes.rewriteMode", "is cat_sort_uniq", ""})
+	}
+	return append(f, Finding{Warning, "notes.rewriteMode", fmt.Sprintf("is %s, not cat_sort_uniq: provenance lines are duplicated or lost when commits are squashed", mode),
+		"git config notes.rewriteMode cat_sort_uniq"})
+}
+
+// binaryFindings checks that git-crucible is on PATH, and that the hooks
+// find it from a GUI client too: on its PATH, or at their fallback.
+func binaryFindings(s Setup, hooks []Hook, hooksPathFlag string) []Finding {
+	var f []Finding
+	if p := Find(s.PATH); p != "" {
+		f = append(f, Finding{OK, "PATH", "git-crucible is " + p, ""})
+	} else {
+		f = append(f, Finding{Warning, "PATH", "git-crucible is not on PATH; 'git crucible' does not work",
+			fmt.Sprintf("export PATH=\"%s:$PATH\"   (in your shell's profile)", filepath.Dir(s.Binary))})
+	}
+	var fallbacks, missing []string
+	for _, h := range hooks {
+		if h.Ours() && h.Fallback != "" && !slices.Contains(fallbacks, h.Fallback) {
+			fallbacks = append(fallbacks, h.Fallback)
+			if !executable(h.Fallback) {
+				missing = append(missing, h.Fallback)
+			}
+		}
+	}
+	switch p := Find(s.GUIPath); {
+	case len(fallbacks) == 0:
+	case p != "":
+		f = append(f, Finding{OK, "GUI PATH", fmt.Sprintf("a GUI client's PATH (%s) has git-crucible: %s", s.GUIPath, p), ""})
+	case len(missing) == 0:
+		f = append(f, Finding{OK, "GUI PATH", fmt.Sprintf("git-crucible is not on a GUI client's PATH (%s); the hooks fall back to %s", s.GUIPath, strings.Join(fallbacks, ", ")), ""})
+	default:
+		f = append(f, Finding{Error, "GUI PATH", fmt.Sprintf("git-crucible is not on a GUI client's PATH (%s), and the hooks' fallback %s does not exist: the hooks refuse every commit from a GUI client", s.GUIPath, strings.Join(missing, ", ")),
+			fmt.Sprintf("git crucible hooks install%s   (records %s as the fallback)", hooksPathFlag, s.Binary)})
+	}
+	return f
+}
+
+// Find is where git-crucible is on a PATH list, or "".
+func Find(pathList string) string {
+	for _, dir := range filepath.SplitList(pathList) {
+		if p := filepath.Join(dir, Binary); dir != "" && executable(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func executable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}

@@ -1,0 +1,106 @@
+package hooks
+
+import (
+	"bytes"
+	"strings"
+)
+
+// The hook file. It must stay cheap on every commit: no subshell and no
+// external command unless a chained hook needs its input copied. It finds
+// git-crucible on PATH (command -v is a builtin), else at the path that
+// installed it (GUI clients often run git with a short PATH), else fails
+// closed: a gate that cannot run must not let the commit through.
+const shimHead = `#!/bin/sh
+@MARKER@
+#
+# Runs "git-crucible hook run @NAME@", found on PATH or else at the path it
+# was installed from. A hook kept aside by "git crucible hooks install --chain"
+# runs first, with the same arguments and input; if it fails, so does this one.
+installed=@FALLBACK@
+crucible=git-crucible
+if ! command -v "$crucible" >/dev/null 2>&1; then
+	crucible=$installed
+	if [ ! -x "$crucible" ]; then
+		printf '%s\n' >&2 \
+			"error: the @NAME@ hook needs git-crucible, which is neither on PATH nor at $installed" \
+			"hint: install git-crucible (./install.sh in its source tree) into a directory on PATH," \
+			"hint: or remove this hook: git crucible hooks uninstall, or: rm $0"
+		exit 1
+	fi
+fi
+chained="$0.crucible-chained"
+if [ -x "$chained" ]; then
+`
+
+// Without input, the chained hook simply runs first.
+const shimChain = `	"$chained" "$@" || exit $?
+fi
+`
+
+// With input, both must read all of it: it is kept in a file opened twice
+// (once for each reader) and unlinked at once, so nothing is left behind.
+const shimChainStdin = `	input=$(mktemp) || exit 1
+	exec 3>"$input" 4<"$input" 5<"$input"
+	rm -f "$input"
+	cat >&3 || exit 1
+	exec 3>&-
+	"$chained" "$@" <&4 4<&- 5<&- || exit $?
+	exec <&5 4<&- 5<&-
+fi
+`
+
+const shimTail = `exec "$crucible" hook run @NAME@ -- "$@"
+`
+
+// Shim is our hook file for name; fallback is the absolute path of the
+// git-crucible binary to run when none is on PATH.
+func Shim(name, fallback string) []byte {
+	chain := shimChain
+	if TakesStdin(name) {
+		chain = shimChainStdin
+	}
+	r := strings.NewReplacer("@MARKER@", marker, "@NAME@", name, "@FALLBACK@", shQuote(fallback))
+	return []byte(r.Replace(shimHead + chain + shimTail))
+}
+
+// shQuote quotes s as one sh word.
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shUnquote reads one word written by shQuote from the start of s; it is
+// "" when the word is not in that form.
+func shUnquote(s string) string {
+	var b strings.Builder
+	for len(s) > 0 && s[0] != '\n' {
+		switch {
+		case s[0] == '\'':
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				return ""
+			}
+			b.WriteString(s[1 : 1+end])
+			s = s[2+end:]
+		case strings.HasPrefix(s, `\'`):
+			b.WriteByte('\'')
+			s = s[2:]
+		default:
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// parseShim reads a hook file: ours when it has the marker line, and the
+// fallback binary it records.
+func parseShim(data []byte) (fallback string, ours bool) {
+	for rest := data; len(rest) > 0 && !ours; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		ours = bytes.HasPrefix(line, []byte(markerPrefix))
+	}
+	if _, word, ok := bytes.Cut(data, []byte("\ninstalled=")); ok && ours {
+		fallback = shUnquote(string(word))
+	}
+	return fallback, ours
+}
