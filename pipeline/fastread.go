@@ -14,19 +14,39 @@ import (
 // a hook's whole run. It accepts exactly what DecodeState accepts and gives
 // the same ledger (a fuzz test holds it to that).
 func LedgerOf(b []byte) (ledger.Ledger, error) {
-	l, _, err := GatesOf(b)
-	return l, err
+	g, err := GatesOf(b)
+	return g.Ledger, err
 }
 
-// GatesOf is LedgerOf that also returns the conflicts that block gates.
-func GatesOf(b []byte) (ledger.Ledger, []Conflict, error) {
+// Gates is what the hot paths need of a state: the gate ledger, the merge
+// conflicts that block it, and the pipeline's status.
+type Gates struct {
+	Ledger    ledger.Ledger
+	Conflicts []Conflict // blocking ones only
+	Status    string
+}
+
+// Check is the refusal of the current phase going on: a *ledger.Blocked, a
+// *ConflictError naming pipeline id, or nil.
+func (g *Gates) Check(id string) error {
+	if len(g.Conflicts) > 0 {
+		return &ConflictError{Pipeline: id, Conflicts: g.Conflicts}
+	}
+	if b := g.Ledger.Check(); b != nil {
+		return b
+	}
+	return nil
+}
+
+// GatesOf is LedgerOf that also reads the blocking conflicts and status.
+func GatesOf(b []byte) (Gates, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return ledger.Ledger{}, nil, fmt.Errorf("state.json: %w", err)
+		return Gates{}, fmt.Errorf("state.json: %w", err)
 	}
 	l, err := ledgerOf(v)
 	if err != nil {
-		return l, nil, err
+		return Gates{}, err
 	}
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	var conflicts []Conflict
@@ -39,7 +59,8 @@ func GatesOf(b []byte) (ledger.Ledger, []Conflict, error) {
 			conflicts = append(conflicts, c)
 		}
 	}
-	return l, conflicts, nil
+	status, _ := v.(map[string]any)["status"].(string)
+	return Gates{Ledger: l, Conflicts: conflicts, Status: status}, nil
 }
 
 func ledgerOf(v any) (ledger.Ledger, error) {
@@ -66,16 +87,15 @@ func ledgerOf(v any) (ledger.Ledger, error) {
 	return l, nil
 }
 
-// LoadGates returns pipeline id's gate ledger and the merge conflicts that
-// block it, the hot-path way.
-func (s *Service) LoadGates(id string) (ledger.Ledger, []Conflict, error) {
+// LoadGates returns pipeline id's gates the hot-path way.
+func (s *Service) LoadGates(id string) (Gates, error) {
 	h, err := s.Store.Head(id)
 	if err != nil {
-		return ledger.Ledger{}, nil, err
+		return Gates{}, err
 	}
-	l, conflicts, err := GatesOf(h.State)
+	g, err := GatesOf(h.State)
 	if err != nil {
-		return l, nil, fmt.Errorf("pipeline %s: %w", id, err)
+		return g, fmt.Errorf("pipeline %s: %w", id, err)
 	}
-	return l, conflicts, nil
+	return g, nil
 }

@@ -209,10 +209,11 @@ func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
 // go on) in pipeline id. refusal is a *ledger.Blocked or, while a merge
 // conflict about a gate is open, a *pipeline.ConflictError.
 func gateCheck(s *session, id string, phase ledger.Phase) (l ledger.Ledger, _ ledger.Phase, refusal, err error) {
-	l, conflicts, err := s.svc.LoadGates(id)
+	g, err := s.svc.LoadGates(id)
 	if err != nil {
-		return l, phase, nil, err
+		return g.Ledger, phase, nil, err
 	}
+	l, conflicts := g.Ledger, g.Conflicts
 	var blocked *ledger.Blocked
 	if phase == 0 {
 		phase, blocked = l.Current(), l.Check()

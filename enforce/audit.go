@@ -1,0 +1,291 @@
+package enforce
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// Finding levels.
+const (
+	LevelError   = "error"
+	LevelWarning = "warning"
+)
+
+// Finding is one thing an audit has to say, about a commit or (Commit "")
+// about a pipeline as a whole.
+type Finding struct {
+	Commit   string `json:"commit,omitempty"`
+	Subject  string `json:"subject,omitempty"`
+	Pipeline string `json:"pipeline,omitempty"`
+	Level    string `json:"level"`
+	Message  string `json:"message"`
+}
+
+// Rules choose what an audit requires beyond "made while its phase was
+// allowed, in a sound pipeline".
+type Rules struct {
+	// Blocked refuses pipelines that are blocked now: a FAIL or INFERRED
+	// phase, an unacknowledged skip, an open merge conflict (pre-push).
+	Blocked bool
+	// Complete requires Phase 4 PASS (protected branches).
+	Complete bool
+}
+
+// Report is an audit's result.
+type Report struct {
+	Commits   int       `json:"commits"`   // commits examined
+	Crucible  int       `json:"crucible"`  // of which made inside a pipeline
+	Pipelines []string  `json:"pipelines"` // referenced, in order of first sight
+	Findings  []Finding `json:"findings"`
+}
+
+// Errors counts the findings that fail the audit.
+func (r *Report) Errors() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Level == LevelError {
+			n++
+		}
+	}
+	return n
+}
+
+// Auditor checks commits against the pipelines that made them. It caches
+// what it learns of each pipeline across audits.
+type Auditor struct {
+	svc    *pipeline.Service
+	sound  map[string]string          // pipeline -> "" when it verifies, else why not
+	chains map[string]map[string]bool // pipeline -> its chain's commits
+}
+
+// NewAuditor returns an auditor over svc's repository.
+func NewAuditor(svc *pipeline.Service) *Auditor {
+	return &Auditor{svc: svc, sound: map[string]string{}, chains: map[string]map[string]bool{}}
+}
+
+// commitInfo is what the audit reads of one commit.
+type commitInfo struct {
+	oid, subject string
+	trailers     []Trailer
+	note         string
+}
+
+// Audit checks the commits a rev-list of revs names (e.g. "A..B", or a
+// new tip and "^old", or "--not --remotes=origin").
+func (a *Auditor) Audit(ctx context.Context, revs []string, rules Rules) (*Report, error) {
+	commits, err := a.commits(ctx, revs)
+	if err != nil {
+		return nil, err
+	}
+	report := &Report{Commits: len(commits), Pipelines: []string{}, Findings: []Finding{}}
+	seen := map[string]bool{}
+	for _, c := range commits {
+		pipelines := a.checkCommit(c, report)
+		if len(pipelines) > 0 {
+			report.Crucible++
+		}
+		for _, id := range pipelines {
+			if !seen[id] {
+				seen[id] = true
+				report.Pipelines = append(report.Pipelines, id)
+			}
+		}
+	}
+	for _, id := range report.Pipelines {
+		if a.soundness(id) != "" {
+			continue // already reported on its commits
+		}
+		a.checkPipeline(id, rules, report)
+	}
+	return report, nil
+}
+
+// The record and unit separators keep subjects and notes apart in git log
+// output; neither can appear in a commit's subject or a text note.
+const recordSep, fieldSep = "\x1e", "\x1f"
+
+func (a *Auditor) commits(ctx context.Context, revs []string) ([]commitInfo, error) {
+	args := append([]string{"log", "--notes=" + notes.ProvenanceRef,
+		"--format=%H" + fieldSep + "%s" + fieldSep + "%(trailers:only,unfold)" + fieldSep + "%N" + recordSep}, revs...)
+	out, err := a.svc.Repo.Git(ctx, append(args, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	var list []commitInfo
+	for _, rec := range strings.Split(string(out), recordSep) {
+		fields := strings.Split(strings.TrimLeft(rec, "\n"), fieldSep)
+		if len(fields) != 4 {
+			continue
+		}
+		c := commitInfo{oid: fields[0], subject: fields[1], note: fields[3]}
+		for _, line := range strings.Split(fields[2], "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(strings.ToLower(k), "crucible-") {
+				c.trailers = append(c.trailers, Trailer{Key: k, Value: strings.TrimSpace(v)})
+			}
+		}
+		list = append(list, c)
+	}
+	return list, nil
+}
+
+// checkCommit reports on one commit and returns the pipelines it names.
+func (a *Auditor) checkCommit(c commitInfo, report *Report) []string {
+	add := func(level, id, format string, args ...any) {
+		report.Findings = append(report.Findings, Finding{Commit: c.oid, Subject: c.subject, Pipeline: id, Level: level, Message: fmt.Sprintf(format, args...)})
+	}
+	var trailerIDs []string
+	for _, t := range c.trailers {
+		if strings.EqualFold(t.Key, TrailerPipeline) {
+			trailerIDs = append(trailerIDs, t.Value)
+		}
+	}
+	records, errs := notes.ParseProvenance([]byte(c.note))
+	for _, err := range errs {
+		add(LevelWarning, "", "provenance note: %v", err)
+	}
+	var ids []string
+	named := map[string]bool{}
+	name := func(id string) {
+		if !named[id] {
+			named[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range trailerIDs {
+		name(id)
+	}
+	for _, r := range records {
+		name(r.Pipeline)
+	}
+	noted := map[string]bool{}
+	for _, r := range records {
+		noted[r.Pipeline] = true
+	}
+	for _, id := range ids {
+		if why := a.soundness(id); why != "" {
+			add(LevelError, id, "%s", why)
+			continue
+		}
+		if !noted[id] {
+			add(LevelError, id, "no provenance note, so nothing shows its phase was allowed (notes not fetched? try: git crucible fetch)")
+		}
+		if len(trailerIDs) == 0 {
+			add(LevelWarning, id, "no Crucible-* trailers: committed with --no-verify or without the commit-msg hook")
+		}
+	}
+	for _, r := range records {
+		if a.soundness(r.Pipeline) != "" {
+			continue
+		}
+		if why := a.allowedAt(r); why != "" {
+			add(LevelError, r.Pipeline, "%s", why)
+		}
+	}
+	return ids
+}
+
+// soundness is "" when pipeline id is present and verifies, else why not.
+func (a *Auditor) soundness(id string) string {
+	if why, ok := a.sound[id]; ok {
+		return why
+	}
+	why := ""
+	if err := refs.ValidateID(id); err != nil {
+		why = fmt.Sprintf("names pipeline %q, which is not a pipeline id", id)
+	} else if problems, err := a.svc.Verify(id); err != nil {
+		why = fmt.Sprintf("pipeline %s cannot be read here: %v (fetch it: git crucible fetch)", id, err)
+	} else if len(problems) > 0 {
+		why = fmt.Sprintf("pipeline %s fails verification: %s", id, problems[0])
+	}
+	a.sound[id] = why
+	return why
+}
+
+// allowedAt is "" when the record's ledger head is on its pipeline's chain
+// and, there, the phase it names was allowed to go on.
+func (a *Auditor) allowedAt(r notes.Provenance) string {
+	chain, err := a.chain(r.Pipeline)
+	if err != nil {
+		return err.Error()
+	}
+	if !chain[r.LedgerHead] {
+		return fmt.Sprintf("its provenance names ledger head %q, which is not on pipeline %s's chain", r.LedgerHead, r.Pipeline)
+	}
+	objects, err := a.svc.Store.Objects()
+	if err != nil {
+		return err.Error()
+	}
+	state, err := objects.ReadKind(r.LedgerHead+":"+refs.StateFile, "blob")
+	if err != nil {
+		return err.Error()
+	}
+	g, err := pipeline.GatesOf(state)
+	if err != nil {
+		return err.Error()
+	}
+	if phase := g.Ledger.Current(); int(phase) != r.Phase {
+		return fmt.Sprintf("its provenance says Phase %d, but the pipeline was in Phase %d", r.Phase, phase)
+	}
+	if refusal := g.Check(r.Pipeline); refusal != nil {
+		first, _, _ := strings.Cut(refusal.Error(), "\n")
+		return fmt.Sprintf("made while Phase %d was not allowed: %s", r.Phase, strings.TrimPrefix(first, "PHASE GATE BLOCKED: "))
+	}
+	return ""
+}
+
+func (a *Auditor) chain(id string) (map[string]bool, error) {
+	if c, ok := a.chains[id]; ok {
+		return c, nil
+	}
+	c := map[string]bool{}
+	err := a.svc.Store.Walk(id, func(cc *refs.ChainCommit) (bool, error) {
+		c[cc.OID] = true
+		return true, nil
+	})
+	a.chains[id] = c
+	return c, err
+}
+
+// checkPipeline applies the rules about a pipeline's present state.
+func (a *Auditor) checkPipeline(id string, rules Rules, report *Report) {
+	add := func(format string, args ...any) {
+		report.Findings = append(report.Findings, Finding{Pipeline: id, Level: LevelError, Message: fmt.Sprintf(format, args...)})
+	}
+	if !rules.Blocked && !rules.Complete {
+		return
+	}
+	g, err := a.svc.LoadGates(id)
+	if err != nil {
+		add("%v", err)
+		return
+	}
+	if rules.Blocked {
+		if len(g.Conflicts) > 0 {
+			add("has an open merge conflict: %s", g.Conflicts[0])
+		}
+		for p := ledger.Design; p <= ledger.Completion; p++ {
+			e := g.Ledger.Entry(p)
+			switch {
+			case e.Status == ledger.Fail || e.Status == ledger.Inferred:
+				add("Phase %d is %s", p, e.Status)
+			case e.Status == ledger.Skipped && !e.Acknowledged:
+				add("Phase %d was skipped and the skip is not acknowledged", p)
+			}
+		}
+	}
+	if rules.Complete {
+		if e := g.Ledger.Entry(ledger.Completion); e.Status != ledger.Pass {
+			add("has not passed Phase 4 (it is %s); this branch takes only completed pipelines", e.Status)
+		}
+	}
+}
+
+// Phase formats a phase number for trailers.
+func Phase(p ledger.Phase) string { return strconv.Itoa(int(p)) }
