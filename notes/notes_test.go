@@ -281,3 +281,40 @@ func TestConcurrentAppend(t *testing.T) {
 		t.Fatalf("%s notes commits, want one per append", n)
 	}
 }
+
+// TestSHA256 lays out notes in a sha256 repository (64-digit names) as git
+// does, and reads them back.
+func TestSHA256(t *testing.T) {
+	gittest.Hermetic(t)
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q", "--object-format=sha256")
+	t.Chdir(dir)
+	repo, err := gitext.Discover(ctx)
+	if err != nil || repo.HashLen() != 32 {
+		t.Fatalf("Discover = %+v, %v", repo, err)
+	}
+	keys := crafted()
+	for i := 0; i < 40; i++ {
+		keys = append(keys, key(i))
+	}
+	for i, k := range keys {
+		k += key(i)[:24]
+		msg := fmt.Sprintf("note %d", i)
+		gittest.Git(t, dir, "notes", "--ref=git", "add", "-m", msg, k)
+		mustAppend(t, repo, "refs/notes/ours", k, msg)
+		if got := mustRead(t, repo, "refs/notes/git", k); got != msg+"\n" {
+			t.Fatalf("Read = %q", got)
+		}
+	}
+	if g, o := treeLog(t, dir, "refs/notes/git"), treeLog(t, dir, "refs/notes/ours"); strings.Join(g, " ") != strings.Join(o, " ") {
+		t.Fatalf("git's trees %v\nours %v", g, o)
+	}
+	deepest := gittest.Git(t, dir, "ls-tree", "-r", "--name-only", "refs/notes/ours", "ab/cd/ef/")
+	if !strings.HasPrefix(deepest, "ab/cd/ef/") || len(strings.Fields(deepest)[0]) != 64+4 {
+		t.Fatalf("no ab/cd/ef/01/… fan-out: %q", deepest)
+	}
+	if err := Append(ctx, repo, "refs/notes/ours", key(0), []byte("x")); err == nil {
+		t.Fatal("a sha1 id was accepted in a sha256 repository")
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+}

@@ -2,6 +2,7 @@ package notes
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,7 +144,7 @@ func (v *view) combine(a, b string) (string, error) {
 // expand reads the subtrees whose keys are in keys; it reports whether
 // there was any.
 func (v *view) expand(keys map[string]bool) (bool, error) {
-	var out []item
+	out := make([]item, 0, len(v.items))
 	found := false
 	for _, it := range v.items {
 		if !it.tree || !keys[it.key] {
@@ -182,12 +183,13 @@ func (v *view) load(keys ...string) error {
 
 // find returns the index of the item with key, or -1.
 func (v *view) find(key string) int {
-	i := sort.Search(len(v.items), func(i int) bool { return v.items[i].key >= key })
-	if i < len(v.items) && v.items[i].key == key {
+	if i, found := slices.BinarySearchFunc(v.items, key, compareKey); found {
 		return i
 	}
 	return -1
 }
+
+func compareKey(it item, key string) int { return strings.Compare(it.key, key) }
 
 // note returns the content of key's note, or nil; load(key) comes first.
 func (v *view) note(key string) ([]byte, error) {
@@ -204,12 +206,12 @@ func (v *view) set(key string, content []byte) error {
 	if err != nil {
 		return err
 	}
-	if i := v.find(key); i >= 0 {
+	i, found := slices.BinarySearchFunc(v.items, key, compareKey)
+	if found {
 		v.items[i].oid = oid
-		return nil
+	} else {
+		v.items = slices.Insert(v.items, i, item{key: key, oid: oid})
 	}
-	v.items = append(v.items, item{key: key, oid: oid})
-	sort.Slice(v.items, func(i, j int) bool { return v.items[i].key < v.items[j].key })
 	return nil
 }
 
