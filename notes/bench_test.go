@@ -11,9 +11,7 @@ import (
 
 // BenchmarkAppend is one provenance note added on a new object in a
 // repository holding 10,000 notes (git's layout: 256 subtrees), packed as
-// git gc leaves them, by Append and by git notes append. Run with:
-//
-//	go test -run '^$' -bench Append -benchmem ./notes
+// git gc leaves them, by Append and by git notes append:
 //
 //   - loose: the trees on the path were rewritten since the gc, so they
 //     are loose and read in process: no process starts. Every note after
@@ -23,6 +21,10 @@ import (
 //     append, so every append starts git cat-file: the first note after
 //     a gc, or one in a subtree untouched since.
 //   - git-notes-append: the same note added by git itself.
+//
+// Run with:
+//
+//	go test -run '^$' -bench Append -benchmem ./notes
 func BenchmarkAppend(b *testing.B) {
 	repo, dir := setup(b)
 	const ref = "refs/notes/bench"
