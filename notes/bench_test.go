@@ -50,6 +50,11 @@ func BenchmarkAppend(b *testing.B) {
 	}
 
 	b.Run("loose", func(b *testing.B) {
+		object, l := line()
+		if err := Append(ctx, repo, ref, "ab"+object[2:], l); err != nil { // ab/ is loose from now on
+			b.Fatal(err)
+		}
+		b.Setenv("PATH", b.TempDir()) // and no git is needed
 		b.ReportAllocs()
 		for b.Loop() {
 			object, l := line()

@@ -318,3 +318,25 @@ func TestSHA256(t *testing.T) {
 	}
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
 }
+
+// TestLooseNeedsNoGit: once the trees on a note's path are loose (the
+// usual case: the previous note wrote them), Append and Read start no git
+// process at all; a packed path falls back to git cat-file.
+func TestLooseNeedsNoGit(t *testing.T) {
+	repo, dir := setup(t)
+	mustAppend(t, repo, "refs/notes/x", key(1), "one")
+	for _, k := range crafted()[:40] {
+		mustAppend(t, repo, "refs/notes/x", k, "fanned out")
+	}
+	gittest.Git(t, dir, "gc", "-q", "--prune=now")
+	mustAppend(t, repo, "refs/notes/x", "ab"+key(2)[2:], "warm") // rewrites the root and ab/: loose
+	t.Setenv("PATH", t.TempDir())
+	mustAppend(t, repo, "refs/notes/x", "ab"+key(3)[2:], "no git")
+	mustAppend(t, repo, "refs/notes/x", "ab"+key(3)[2:], "still no git")
+	if got := mustRead(t, repo, "refs/notes/x", "ab"+key(3)[2:]); got != "no git\nstill no git\n" {
+		t.Fatalf("Read = %q", got)
+	}
+	if _, _, err := Read(ctx, repo, "refs/notes/x", key(1)); err == nil || !strings.Contains(err.Error(), "git cat-file") {
+		t.Fatalf("a packed note was read without git: %v", err)
+	}
+}
