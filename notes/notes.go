@@ -221,7 +221,10 @@ func Copy(ctx context.Context, repo *gitext.Repo, notesRef string, pairs []Rewri
 		}
 		return changed > 0, nil
 	})
-	return changed, err
+	if err != nil {
+		return 0, err
+	}
+	return changed, nil
 }
 
 // edit applies change to the notes tree at notesRef's tip and commits the

@@ -16,13 +16,13 @@ import (
 // Writes follow git's own rule (notes.c, determine_fanout) so that git and
 // git-crucible lay out the same notes the same way. git holds the loaded
 // part of a tree as a 16-ary trie over the hex digits, in which a subtree it
-// has not read is a single leaf. A trie node at an even depth 2k whose
-// parent levels all split gets one more directory level below it when each
-// of its 16 slots holds two or more leaves or one unread subtree. Unread
-// subtrees above that depth are kept as they are; deeper ones are read and
-// flattened into the current level. git reads the root and the subtrees on
-// the path to the notes it touches, and so does a view: only those trees
-// are rewritten.
+// has not read is a single leaf. At a trie node of depth 2k with k directory
+// levels above it, git adds a level below it when each of the node's 16
+// slots holds two leaves or more, or one unread subtree. Unread subtrees
+// shallower than the levels so decided are kept as they are; the others are
+// read and their notes laid out at the current level. git reads the root
+// and the subtrees on the path to the notes it touches, and so does a view:
+// only those trees are rewritten.
 
 // item is a note (key: the annotated object's id, oid: the note's blob) or
 // a subtree not read yet (key: the hex prefix its path spells, oid: a tree).
