@@ -3,6 +3,7 @@ package gitext
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,6 +289,72 @@ func TestOperation(t *testing.T) {
 		gittest.Git(t, dir, c.abort...)
 		if op := repo.Operation(); op != "" {
 			t.Errorf("after git %v: %q", c.abort, op)
+		}
+	}
+}
+
+// TestReadLoose reads loose objects written by git and by WriteObject, and
+// refuses what it cannot vouch for: packed objects (ErrMissing, for the
+// caller to ask git), damaged files and malformed ids.
+func TestReadLoose(t *testing.T) {
+	r, dir := openRepo(t)
+	big := strings.Repeat("line of a large note\n", 5000)
+	if err := os.WriteFile(filepath.Join(dir, "big"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byGit := gittest.Git(t, dir, "hash-object", "-w", "big")
+	kind, data, err := r.ReadLoose(byGit)
+	if err != nil || kind != "blob" || string(data) != big {
+		t.Fatalf("ReadLoose(git's blob) = %q, %d bytes, %v", kind, len(data), err)
+	}
+	tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	if kind, data, err = r.ReadLoose(tree); err != nil || kind != "tree" || len(data) != 0 {
+		t.Fatalf("ReadLoose(empty tree) = %q, %q, %v", kind, data, err)
+	}
+	for i := 0; i < 3; i++ { // the pooled decompressor is reused
+		ours, err := r.WriteObject("blob", []byte(fmt.Sprintf("note %d\n", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind, data, err := r.ReadLoose(ours); err != nil || kind != "blob" || string(data) != fmt.Sprintf("note %d\n", i) {
+			t.Fatalf("ReadLoose(our blob) = %q, %q, %v", kind, data, err)
+		}
+	}
+
+	head := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gittest.Git(t, dir, "gc", "-q", "--prune=now")
+	if _, _, err := r.ReadLoose(head); !errors.Is(err, ErrMissing) {
+		t.Fatalf("packed object: %v, want ErrMissing", err)
+	}
+
+	// A file under the wrong name: readable, but not the object it claims.
+	other, err := r.WriteObject("blob", []byte("other\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(r.ObjectDir(), other[:2], other[2:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := strings.Repeat("ab", 20)
+	if err := os.MkdirAll(filepath.Join(r.ObjectDir(), "ab"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.ObjectDir(), "ab", fake[2:]), raw, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.ReadLoose(fake); err == nil || !strings.Contains(err.Error(), "does not match its name") {
+		t.Fatalf("misnamed object: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(r.ObjectDir(), "ab", strings.Repeat("cd", 19)), []byte("not zlib"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.ReadLoose("ab" + strings.Repeat("cd", 19)); err == nil || errors.Is(err, ErrMissing) {
+		t.Fatalf("damaged object: %v", err)
+	}
+	for _, bad := range []string{"", "abc", strings.Repeat("AB", 20), strings.Repeat("ab", 32)} {
+		if _, _, err := r.ReadLoose(bad); err == nil || errors.Is(err, ErrMissing) {
+			t.Errorf("ReadLoose(%q) = %v, want an invalid-id error", bad, err)
 		}
 	}
 }

@@ -90,6 +90,50 @@ func (r *Repo) WriteObject(kind string, data []byte) (string, error) {
 	return oid, nil
 }
 
+// zlibReaders recycles decompressors for ReadLoose.
+var zlibReaders sync.Pool
+
+// ReadLoose reads object oid in process when it is stored loose, and checks
+// that its content hashes to oid. It returns ErrMissing when it is not loose
+// (it may be packed or in an alternate: ask an ObjectReader), so that a hook
+// reading objects it has just written starts no git process.
+func (r *Repo) ReadLoose(oid string) (kind string, data []byte, err error) {
+	if len(oid) != 2*r.HashLen() || strings.Trim(oid, "0123456789abcdef") != "" {
+		return "", nil, fmt.Errorf("invalid object id %q", oid)
+	}
+	raw, err := os.ReadFile(filepath.Join(r.ObjectDir(), oid[:2], oid[2:]))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil, fmt.Errorf("%s: %w", oid, ErrMissing)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	zr, _ := zlibReaders.Get().(io.ReadCloser)
+	if zr == nil {
+		zr, err = zlib.NewReader(bytes.NewReader(raw))
+	} else {
+		err = zr.(zlib.Resetter).Reset(bytes.NewReader(raw), nil)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("loose object %s: %w", oid, err)
+	}
+	defer zlibReaders.Put(zr)
+	var buf bytes.Buffer
+	buf.Grow(4 * len(raw))
+	if _, err := buf.ReadFrom(zr); err != nil {
+		return "", nil, fmt.Errorf("loose object %s: %w", oid, err)
+	}
+	header, body, ok := bytes.Cut(buf.Bytes(), []byte{0})
+	k, size, ok2 := strings.Cut(string(header), " ")
+	if n, err := strconv.Atoi(size); !ok || !ok2 || err != nil || n != len(body) {
+		return "", nil, fmt.Errorf("loose object %s is corrupt", oid)
+	}
+	if r.HashObject(k, body) != oid {
+		return "", nil, fmt.Errorf("loose object %s does not match its name", oid)
+	}
+	return k, body, nil
+}
+
 // createTemp is os.CreateTemp with a mode, so no chmod is needed after.
 func createTemp(dir, prefix string, mode os.FileMode) (*os.File, error) {
 	for {

@@ -1,0 +1,92 @@
+package notes
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/internal/gittest"
+)
+
+// BenchmarkAppend is one provenance note added on a new object in a
+// repository holding 10,000 notes (git's layout: 256 subtrees), packed as
+// git gc leaves them, by Append and by git notes append:
+//
+//   - loose: the trees on the path were rewritten since the gc, so they
+//     are loose and read in process: no process starts. Every note after
+//     the first since a gc has a loose root; its subtree is loose when an
+//     earlier note went there too.
+//   - packed: the ref is put back on the packed commit before each
+//     append, so every append starts git cat-file: the first note after
+//     a gc, or one in a subtree untouched since.
+//   - git-notes-append: the same note added by git itself.
+//
+// Run with:
+//
+//	go test -run '^$' -bench Append -benchmem ./notes
+func BenchmarkAppend(b *testing.B) {
+	repo, dir := setup(b)
+	const ref = "refs/notes/bench"
+	gittest.Git(b, dir, "notes", "--ref=bench", "add", "-m", `{"pipeline":"bench","phase":3}`, key(0))
+	var stdin strings.Builder
+	for i := 1; i < 10000; i++ {
+		fmt.Fprintf(&stdin, "%s %s\n", key(0), key(i))
+	}
+	cmd := exec.Command("git", "notes", "--ref=bench", "copy", "--stdin")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(stdin.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git notes copy: %v\n%s", err, out)
+	}
+	gittest.Git(b, dir, "gc", "-q", "--prune=now")
+	start := gittest.Git(b, dir, "rev-parse", ref)
+	if n := strings.Count(gittest.Git(b, dir, "notes", "--ref=bench", "list"), "\n") + 1; n != 10000 {
+		b.Fatalf("%d notes, want 10000", n)
+	}
+	next := 100000 // objects past the 10,000 noted ones
+	line := func() (string, []byte) {
+		next++
+		return key(next), []byte(fmt.Sprintf(`{"pipeline":"bench","phase":3,"seq":%d}`, next))
+	}
+
+	b.Run("loose", func(b *testing.B) {
+		object, l := line()
+		if err := Append(ctx, repo, ref, "ab"+object[2:], l); err != nil { // ab/ is loose from now on
+			b.Fatal(err)
+		}
+		b.Setenv("PATH", b.TempDir()) // and no git is needed
+		b.ReportAllocs()
+		for b.Loop() {
+			object, l := line()
+			object = "ab" + object[2:] // one subtree, loose after the first append
+			if err := Append(ctx, repo, ref, object, l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("packed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			tip, err := repo.ReadRef(ref)
+			if err == nil {
+				err = repo.UpdateRef(ref, start, tip)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			object, l := line()
+			b.StartTimer()
+			if err := Append(ctx, repo, ref, object, l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("git-notes-append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			object, l := line()
+			gittest.Git(b, dir, "notes", "--ref=bench", "append", "-m", string(l), object)
+		}
+	})
+}
