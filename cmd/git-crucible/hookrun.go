@@ -38,12 +38,23 @@ func hookRunCommand() *cli.Command {
 }
 
 // runHook is git-crucible's part of the git hook name, given git's
-// arguments and input. For now it reads the input, which git expects to be
-// read whole, and lets everything through.
-func runHook(_ context.Context, name string, _ []string, stdin io.Reader, _, _ io.Writer) error {
-	if hooks.TakesStdin(name) {
-		_, err := io.Copy(io.Discard, stdin)
-		return err
+// arguments and input.
+func runHook(ctx context.Context, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	switch name {
+	case "pre-commit":
+		return preCommitHook(ctx, stdout, stderr)
+	case "commit-msg":
+		return commitMsgHook(ctx, args, stdout, stderr)
+	case "post-commit":
+		postCommitHook(ctx, stdout, stderr)
+		return nil // a commit that is made cannot be refused
+	case "post-rewrite":
+		postRewriteHook(ctx, stdin, stdout, stderr)
+		return nil
+	case "pre-push":
+		return prePushHook(ctx, args, stdin, stdout, stderr)
+	case "pre-receive":
+		return preReceiveHook(ctx, stdin, stdout, stderr)
 	}
-	return nil
+	return usageErrorf("unknown hook '%s'", name)
 }

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/remote"
+)
+
+// The dispatcher names the agent making a commit through these variables;
+// commit-msg turns them into trailers and post-commit into provenance.
+const (
+	envTask = "CRUCIBLE_TASK"
+	envSeq  = "CRUCIBLE_SEQ"
+	envRole = "CRUCIBLE_ROLE"
+)
+
+// inPipeline is the pipeline a commit hook works for: the one active on
+// the current branch, unless it is abandoned.
+type inPipeline struct {
+	s     *session
+	id    string
+	head  string // the pipeline ref's commit
+	gates pipeline.Gates
+}
+
+// hookPipeline opens the repository and finds the active pipeline; nil
+// when there is none, which costs two file reads and no process.
+func hookPipeline(ctx context.Context, stdout, stderr io.Writer) (*inPipeline, error) {
+	s, err := openSession(ctx, stdout, stderr, "", false)
+	if err != nil {
+		return nil, err
+	}
+	branch, err := s.svc.Repo.HeadBranch()
+	if err != nil || branch == "" {
+		s.close()
+		return nil, err
+	}
+	id, err := s.svc.Store.Active(branch)
+	if err != nil || id == "" {
+		s.close()
+		return nil, err
+	}
+	h, err := s.svc.Store.Head(id)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	g, err := pipeline.GatesOf(h.State)
+	if err != nil || g.Status == pipeline.StatusAbandoned {
+		s.close()
+		return nil, err
+	}
+	return &inPipeline{s: s, id: id, head: h.Commit, gates: g}, nil
+}
+
+// preCommitHook refuses a commit while the active pipeline's current phase
+// may not go on, with the commands that unblock it.
+func preCommitHook(ctx context.Context, stdout, stderr io.Writer) error {
+	p, err := hookPipeline(ctx, stdout, stderr)
+	if err != nil || p == nil {
+		return err
+	}
+	defer p.s.close()
+	if refusal := p.gates.Check(p.id); refusal != nil {
+		return ruleError(refusal, "")
+	}
+	return nil
+}
+
+var digits = regexp.MustCompile(`^[1-9][0-9]{0,9}$`)
+
+// commitMsgHook adds the Crucible-* trailers to a commit made inside a
+// pipeline, and leaves commits that replay others (rebase, cherry-pick,
+// revert, merge) alone: they keep the trailers they had.
+func commitMsgHook(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) != 1 {
+		return usageErrorf("commit-msg takes the message file")
+	}
+	p, err := hookPipeline(ctx, stdout, stderr)
+	if err != nil || p == nil {
+		return err
+	}
+	defer p.s.close()
+	if p.s.svc.Repo.Operation() != "" {
+		return nil
+	}
+	trailers := []enforce.Trailer{{Key: enforce.TrailerPipeline, Value: p.id},
+		{Key: enforce.TrailerPhase, Value: enforce.Phase(p.gates.Ledger.Current())}}
+	if v := os.Getenv(envTask); digits.MatchString(v) {
+		trailers = append(trailers, enforce.Trailer{Key: enforce.TrailerTask, Value: v})
+	}
+	if v := os.Getenv(envSeq); digits.MatchString(v) {
+		trailers = append(trailers, enforce.Trailer{Key: enforce.TrailerSeq, Value: v})
+	}
+	msg, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	out, ok := enforce.AddTrailers(msg, trailers)
+	if !ok || string(out) == string(msg) {
+		return nil
+	}
+	return fsutil.WriteAtomic(args[0], out, 0o644)
+}
+
+// postCommitHook writes the new commit's provenance note. It only warns:
+// the commit is made whatever happens here.
+func postCommitHook(ctx context.Context, stdout, stderr io.Writer) {
+	p, err := hookPipeline(ctx, stdout, stderr)
+	if err == nil && p != nil {
+		defer p.s.close()
+		if p.s.svc.Repo.Operation() != "" {
+			return // replayed commits keep their notes through post-rewrite
+		}
+		err = writeProvenance(ctx, p)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: git-crucible: no provenance note for this commit: %v\n", err)
+		fmt.Fprintf(stderr, "hint: 'git crucible verify --range HEAD~1..HEAD' will report it\n")
+	}
+}
+
+func writeProvenance(ctx context.Context, p *inPipeline) error {
+	repo := p.s.svc.Repo
+	commit, err := repo.HeadCommit()
+	if err != nil {
+		return err
+	}
+	rec := notes.Provenance{Pipeline: p.id, Phase: int(p.gates.Ledger.Current()), Role: strings.TrimSpace(os.Getenv(envRole)), LedgerHead: p.head}
+	fmt.Sscan(os.Getenv(envTask), &rec.Task)
+	fmt.Sscan(os.Getenv(envSeq), &rec.Seq)
+	rec.Task, rec.Seq = max(rec.Task, 0), max(rec.Seq, 0)
+	if w, err := pipeline.LoadWriter(repo); err == nil && w != nil {
+		rec.Writer = w.ID
+	}
+	line, err := rec.Encode()
+	if err != nil {
+		return err
+	}
+	return notes.Append(ctx, repo, notes.ProvenanceRef, commit, line)
+}
+
+// postRewriteHook carries provenance notes from rewritten commits to their
+// replacements (amend, rebase, squash, fixup). git's notes.rewriteRef does
+// the same when configured; the union is idempotent, so both may run.
+func postRewriteHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) {
+	var pairs []notes.Rewrite
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 {
+			pairs = append(pairs, notes.Rewrite{Old: f[0], New: f[1]})
+		}
+	}
+	err := sc.Err()
+	if err == nil && len(pairs) > 0 {
+		var repo *gitext.Repo
+		if repo, err = gitext.Discover(ctx); err == nil {
+			_, err = notes.Copy(ctx, repo, notes.ProvenanceRef, pairs)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: git-crucible: provenance notes were not carried over: %v\n", err)
+	}
+}
+
+// pushRef is one line of what git gives pre-push and pre-receive.
+type pushRef struct{ localRef, local, remoteRef, remote string }
+
+func zeroID(oid string) bool { return strings.Trim(oid, "0") == "" }
+
+// pushPolicy is the crucible.* configuration the push hooks follow.
+type pushPolicy struct {
+	policy    string // gated, complete or off
+	protected []string
+	history   bool
+}
+
+func readPushPolicy(ctx context.Context, repo *gitext.Repo) (pushPolicy, error) {
+	p := pushPolicy{policy: "gated", protected: []string{"main", "master"}}
+	entries, err := repo.ConfigEntries(ctx, `^crucible\.(pushpolicy|protectedbranches|pushhistory)$`)
+	if err != nil {
+		return p, err
+	}
+	for _, e := range entries {
+		switch strings.ToLower(e.Key) {
+		case "crucible.pushpolicy":
+			p.policy = e.Value
+		case "crucible.protectedbranches":
+			p.protected = strings.FieldsFunc(e.Value, func(r rune) bool { return r == ',' || r == ' ' })
+		case "crucible.pushhistory":
+			p.history = e.Value == "true" || e.Value == "yes" || e.Value == "on" || e.Value == "1"
+		}
+	}
+	if !slices.Contains([]string{"gated", "complete", "off"}, p.policy) {
+		return p, withHints(fmt.Errorf("crucible.pushPolicy is '%s'", p.policy), "set it to gated, complete or off")
+	}
+	return p, nil
+}
+
+func (p pushPolicy) rulesFor(remoteRef string) enforce.Rules {
+	branch := strings.TrimPrefix(remoteRef, "refs/heads/")
+	return enforce.Rules{Blocked: true, Complete: p.policy == "complete" || slices.Contains(p.protected, branch)}
+}
+
+// prePushHook checks every branch being pushed: the commits the remote
+// does not have yet must have been made with their gates passed, in sound
+// pipelines that are not blocked now (and complete, for protected
+// branches). With crucible.pushHistory it then syncs the pipelines along.
+func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	input, err := io.ReadAll(stdin) // git wants it read whole, whatever we decide
+	if err != nil {
+		return err
+	}
+	if len(args) < 1 {
+		return usageErrorf("pre-push takes the remote's name and URL")
+	}
+	s, err := openSession(ctx, stdout, stderr, "", false)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	policy, err := readPushPolicy(ctx, s.svc.Repo)
+	if err != nil || policy.policy == "off" {
+		return err
+	}
+	auditor := enforce.NewAuditor(s.svc)
+	var pushed []string
+	for _, r := range parsePushLines(string(input), false) {
+		if zeroID(r.local) || !strings.HasPrefix(r.remoteRef, "refs/heads/") {
+			continue // deletions, tags, our own refs
+		}
+		revs := []string{r.local, "--not", "--remotes=" + args[0]}
+		if !zeroID(r.remote) {
+			if _, err := s.svc.Repo.Git(ctx, "cat-file", "-e", r.remote+"^{commit}"); err == nil {
+				revs = append(revs, r.remote) // what the remote has, when we know it
+			}
+		}
+		report, err := auditor.Audit(ctx, revs, policy.rulesFor(r.remoteRef))
+		if err != nil {
+			return err
+		}
+		if report.Errors() > 0 {
+			printFindings(stderr, report.Findings)
+			return withHints(&refused{err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.remoteRef, report.Errors())},
+				"see the full report with: git crucible verify --range "+rangeOf(r)+" --rules push",
+				"pushing anyway (git push --no-verify) stays visible to git crucible verify")
+		}
+		if len(report.Pipelines) > 0 {
+			pushed = append(pushed, strings.TrimPrefix(r.localRef, "refs/heads/"))
+		}
+	}
+	if !policy.history {
+		return nil
+	}
+	x := &remote.Syncer{Svc: s.svc, MergeNotes: mergeNotes(s.svc.Repo)}
+	for _, branch := range pushed {
+		if _, err := x.Sync(ctx, args[0], branch); err != nil {
+			return withHints(&refused{err: fmt.Errorf("pipeline history of '%s' did not reach %s: %w", branch, args[0], err)},
+				"push it with: git crucible sync "+args[0]+" "+branch)
+		}
+	}
+	return nil
+}
+
+func rangeOf(r pushRef) string {
+	if zeroID(r.remote) {
+		return r.local
+	}
+	return r.remote + ".." + r.local
+}
+
+// preReceiveHook is the server's check of pushes to protected branches:
+// every new commit made in a pipeline needs that pipeline present (pushed
+// before the branch: crucible.pushHistory or git crucible push), sound,
+// unblocked and complete.
+func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	input, err := io.ReadAll(stdin)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(ctx, stdout, stderr, "", false)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	policy, err := readPushPolicy(ctx, s.svc.Repo)
+	if err != nil || policy.policy == "off" {
+		return err
+	}
+	auditor := enforce.NewAuditor(s.svc)
+	refusals := 0
+	for _, r := range parsePushLines(string(input), true) {
+		rules := policy.rulesFor(r.remoteRef)
+		if zeroID(r.local) || !strings.HasPrefix(r.remoteRef, "refs/heads/") || !rules.Complete {
+			continue
+		}
+		report, err := auditor.Audit(ctx, []string{r.local, "--not", "--branches"}, rules)
+		if err != nil {
+			return err
+		}
+		if report.Errors() > 0 {
+			fmt.Fprintf(stderr, "error: git-crucible refuses %s:\n", r.remoteRef)
+			printFindings(stderr, report.Findings)
+			refusals++
+		}
+	}
+	if refusals > 0 {
+		return &refused{err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
+	}
+	return nil
+}
+
+// parsePushLines reads pre-push input ("<local ref> <local oid> <remote
+// ref> <remote oid>") or, for receive, pre-receive input ("<old> <new>
+// <ref>"), into the same shape: local is what the ref becomes.
+func parsePushLines(input string, receive bool) []pushRef {
+	var out []pushRef
+	for _, line := range strings.Split(input, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case receive && len(f) == 3:
+			out = append(out, pushRef{local: f[1], remoteRef: f[2], remote: f[0]})
+		case !receive && len(f) == 4:
+			out = append(out, pushRef{localRef: f[0], local: f[1], remoteRef: f[2], remote: f[3]})
+		}
+	}
+	return out
+}
+
+func printFindings(w io.Writer, findings []enforce.Finding) {
+	for _, f := range findings {
+		where := "pipeline " + f.Pipeline
+		if f.Commit != "" {
+			where = f.Commit[:min(12, len(f.Commit))] + " " + f.Subject
+		}
+		fmt.Fprintf(w, "  %s: %s: %s\n", f.Level, where, f.Message)
+	}
+}
+
+func mergeNotes(repo *gitext.Repo) func(ctx context.Context, ref, theirs string) error {
+	return func(ctx context.Context, ref, theirs string) error {
+		_, err := notes.Merge(ctx, repo, ref, theirs)
+		return err
+	}
+}
