@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -199,8 +200,10 @@ func (a *Auditor) soundness(id string) string {
 	why := ""
 	if err := refs.ValidateID(id); err != nil {
 		why = fmt.Sprintf("names pipeline %q, which is not a pipeline id", id)
-	} else if problems, err := a.svc.Verify(id); err != nil {
-		why = fmt.Sprintf("pipeline %s cannot be read here: %v (fetch it: git crucible fetch)", id, err)
+	} else if problems, err := a.svc.Verify(id); errors.Is(err, refs.ErrNoPipeline) {
+		why = fmt.Sprintf("pipeline %s is not in this repository (its history travels with: git crucible push, git crucible fetch)", id)
+	} else if err != nil {
+		why = fmt.Sprintf("pipeline %s cannot be read here: %v", id, err)
 	} else if len(problems) > 0 {
 		why = fmt.Sprintf("pipeline %s fails verification: %s", id, problems[0])
 	}

@@ -242,13 +242,9 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		if zeroID(r.local) || !strings.HasPrefix(r.remoteRef, "refs/heads/") {
 			continue // deletions, tags, our own refs
 		}
-		revs := []string{r.local, "--not", "--remotes=" + args[0]}
-		if !zeroID(r.remote) {
-			if _, err := s.svc.Repo.Git(ctx, "cat-file", "-e", r.remote+"^{commit}"); err == nil {
-				revs = append(revs, r.remote) // what the remote has, when we know it
-			}
-		}
-		report, err := auditor.Audit(ctx, revs, policy.rulesFor(r.remoteRef))
+		rules := policy.rulesFor(r.remoteRef)
+		revs := pushRevs(ctx, s, r, args[0], rules.Complete)
+		report, err := auditor.Audit(ctx, revs, rules)
 		if err != nil {
 			return err
 		}
@@ -273,6 +269,26 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 	}
 	return nil
+}
+
+// pushRevs names the commits a push brings: those the remote lacks, or,
+// for a protected branch, those the branch lacks (commits already on the
+// remote's other branches still need their pipelines complete to land).
+func pushRevs(ctx context.Context, s *session, r pushRef, remoteName string, perBranch bool) []string {
+	known := false
+	if !zeroID(r.remote) {
+		_, err := s.svc.Repo.Git(ctx, "cat-file", "-e", r.remote+"^{commit}")
+		known = err == nil
+	}
+	switch {
+	case perBranch && known:
+		return []string{r.local, "^" + r.remote}
+	case perBranch:
+		return []string{r.local} // a new protected branch: all it holds
+	case known:
+		return []string{r.local, "--not", "--remotes=" + remoteName, r.remote}
+	}
+	return []string{r.local, "--not", "--remotes=" + remoteName}
 }
 
 func rangeOf(r pushRef) string {
