@@ -286,6 +286,50 @@ bench -name "checkpoint: restore 10 files" -n 10 -warmup 1 -goal 2 -pre-a "sh $t
 	-a "git-crucible checkpoint restore first --yes --keep-head" -b "git checkout -f -q"
 cd "$repo"
 
+# 7. Hooks, in the repository of section 1 (bench-big, 10,000 events, active
+# on main). The pre-commit hook as git runs it: the installed shim, which
+# execs git-crucible. Then whole commits with every hook installed against
+# the same commit with no hooks, inside the pipeline (trailers and a
+# provenance note are written) and outside any (branch "plain").
+git checkout -q main
+git-crucible hooks install >/dev/null
+bench -name "pre-commit hook (shim, in pipeline)" -n "$n_fast" -goal 1.5 \
+	-a "$repo/.git/hooks/pre-commit" -b "git rev-parse HEAD"
+mkdir -p "$tmp/nohooks"
+bench -name "git commit, hooks vs none (in pipeline)" -n "$n_slow" -goal 2 \
+	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$tmp/nohooks commit -q --allow-empty -m bench"
+git checkout -q -b plain
+bench -name "git commit, hooks vs none (no pipeline)" -n "$n_slow" -goal 1.5 \
+	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$tmp/nohooks commit -q --allow-empty -m bench"
+git checkout -q main
+git-crucible hooks uninstall >/dev/null
+
+# 8. sync of 100 pipelines (10 events each) to a bare remote, against a
+# plain git push of the same refs: first to an empty remote, then when
+# everything is up to date.
+sync_repo="$tmp/sync-repo"
+git init -q "$sync_repo" && cd "$sync_repo"
+git commit -q --allow-empty -m base
+for i in $(seq 1 100); do
+	git-crucible start "sync $i" --fresh --id "sync-$i" >/dev/null 2>&1
+	for j in 1 2 3 4 5 6 7 8 9; do git-crucible decide --type t --choice "c$j" >/dev/null; done
+done
+git remote add ours "$tmp/ours.git"
+git remote add plain "$tmp/plain.git"
+push_plain="git push -q --atomic plain refs/crucible/pipelines/*:refs/crucible/pipelines/*"
+cat >"$tmp/empty-ours.sh" <<SH
+rm -rf "$tmp/ours.git" && git init -q --bare "$tmp/ours.git" &&
+git for-each-ref --format='delete %(refname)' refs/crucible-remote | git update-ref --stdin
+SH
+cat >"$tmp/empty-plain.sh" <<SH
+rm -rf "$tmp/plain.git" && git init -q --bare "$tmp/plain.git"
+SH
+bench -name "sync 100 pipelines, empty remote" -n 10 -pre-a "sh $tmp/empty-ours.sh" -pre-b "sh $tmp/empty-plain.sh" \
+	-a "git-crucible sync ours" -b "$push_plain"
+bench -name "sync 100 pipelines, up to date" -n 20 \
+	-a "git-crucible sync ours" -b "$push_plain"
+cd "$repo"
+
 echo
 misses=$(grep -c ' MISS ' "$tmp/results" || true)
 goals=$(grep -c -E ' (PASS|MISS) ' "$tmp/results" || true)

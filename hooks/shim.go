@@ -52,6 +52,23 @@ fi
 const shimTail = `exec "$crucible" hook run @NAME@ -- "$@"
 `
 
+// Outside a pipeline the commit hooks have nothing to do, and a commit
+// should not pay for starting git-crucible three times to learn it. The
+// branch's active pipeline is a symbolic ref, which git always keeps as a
+// loose file, so sh can look for it with builtins. Anything unusual (a
+// linked worktree, GIT_COMMON_DIR) goes to git-crucible, which knows.
+const shimSkip = `gitdir=${GIT_DIR:-.git}
+if [ -z "${GIT_COMMON_DIR-}" ] && [ -d "$gitdir" ] && [ ! -f "$gitdir/commondir" ] && read -r head <"$gitdir/HEAD"; then
+	case $head in
+	"ref: refs/heads/"*) [ -f "$gitdir/refs/crucible/active/${head#ref: refs/heads/}" ] || exit 0 ;;
+	*) exit 0 ;;
+	esac
+fi
+`
+
+// pipelineOnly are the hooks that do nothing outside a pipeline.
+var pipelineOnly = map[string]bool{"pre-commit": true, "commit-msg": true, "post-commit": true}
+
 // Shim is our hook file for name; fallback is the absolute path of the
 // git-crucible binary to run when none is on PATH.
 func Shim(name, fallback string) []byte {
@@ -59,8 +76,12 @@ func Shim(name, fallback string) []byte {
 	if TakesStdin(name) {
 		chain = shimChainStdin
 	}
+	skip := ""
+	if pipelineOnly[name] {
+		skip = shimSkip
+	}
 	r := strings.NewReplacer("@MARKER@", marker, "@NAME@", name, "@FALLBACK@", shQuote(fallback))
-	return []byte(r.Replace(shimHead + chain + shimTail))
+	return []byte(r.Replace(shimHead + chain + skip + shimTail))
 }
 
 // shQuote quotes s as one sh word.
