@@ -13,10 +13,10 @@ import (
 // repository holding 10,000 notes (git's layout: 256 subtrees), packed as
 // git gc leaves them, by Append and by git notes append:
 //
-//   - loose: the trees on the path were rewritten since the gc, so they
-//     are loose and read in process: no process starts. Every note after
-//     the first since a gc has a loose root; its subtree is loose when an
-//     earlier note went there too.
+//   - loose: every tree was rewritten since the gc, so the trees on the
+//     path are loose and read in process: no process starts (the test
+//     empties PATH to be sure). Every note after the first since a gc has
+//     a loose root; its subtree is loose when an earlier note went there.
 //   - packed: the ref is put back on the packed commit before each
 //     append, so every append starts git cat-file: the first note after
 //     a gc, or one in a subtree untouched since.
@@ -50,15 +50,18 @@ func BenchmarkAppend(b *testing.B) {
 	}
 
 	b.Run("loose", func(b *testing.B) {
-		object, l := line()
-		if err := Append(ctx, repo, ref, "ab"+object[2:], l); err != nil { // ab/ is loose from now on
-			b.Fatal(err)
+		// A note in every subtree rewrites them all: loose.
+		for _, d := range strings.Fields(gittest.Git(b, dir, "ls-tree", "-r", "-d", "--name-only", ref)) {
+			object, l := line()
+			prefix := strings.ReplaceAll(d, "/", "")
+			if err := Append(ctx, repo, ref, prefix+object[len(prefix):], l); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.Setenv("PATH", b.TempDir()) // and no git is needed
 		b.ReportAllocs()
 		for b.Loop() {
 			object, l := line()
-			object = "ab" + object[2:] // one subtree, loose after the first append
 			if err := Append(ctx, repo, ref, object, l); err != nil {
 				b.Fatal(err)
 			}
