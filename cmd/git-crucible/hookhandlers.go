@@ -176,9 +176,6 @@ func postRewriteHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 	}
 }
 
-// pushRef is one line of what git gives pre-push and pre-receive.
-type pushRef struct{ localRef, local, remoteRef, remote string }
-
 func zeroID(oid string) bool { return strings.Trim(oid, "0") == "" }
 
 // pushPolicy is the crucible.* configuration the push hooks follow.
@@ -238,11 +235,11 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	auditor := enforce.NewAuditor(s.svc)
 	var pushed []string
-	for _, r := range parsePushLines(string(input), false) {
-		if zeroID(r.local) || !strings.HasPrefix(r.remoteRef, "refs/heads/") {
+	for _, r := range enforce.ParsePushInput(string(input), false) {
+		if zeroID(r.Local) || !strings.HasPrefix(r.RemoteRef, "refs/heads/") {
 			continue // deletions, tags, our own refs
 		}
-		rules := policy.rulesFor(r.remoteRef)
+		rules := policy.rulesFor(r.RemoteRef)
 		revs := pushRevs(ctx, s, r, args[0], rules.Complete)
 		report, err := auditor.Audit(ctx, revs, rules)
 		if err != nil {
@@ -250,12 +247,12 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 		if report.Errors() > 0 {
 			printFindings(stderr, report.Findings)
-			return withHints(&refused{err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.remoteRef, report.Errors())},
+			return withHints(&refused{err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.RemoteRef, report.Errors())},
 				"see the full report with: git crucible verify --range "+rangeOf(r)+" --rules push",
 				"pushing anyway (git push --no-verify) stays visible to git crucible verify")
 		}
 		if len(report.Pipelines) > 0 {
-			pushed = append(pushed, strings.TrimPrefix(r.localRef, "refs/heads/"))
+			pushed = append(pushed, strings.TrimPrefix(r.LocalRef, "refs/heads/"))
 		}
 	}
 	if !policy.history {
@@ -274,28 +271,28 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 // pushRevs names the commits a push brings: those the remote lacks, or,
 // for a protected branch, those the branch lacks (commits already on the
 // remote's other branches still need their pipelines complete to land).
-func pushRevs(ctx context.Context, s *session, r pushRef, remoteName string, perBranch bool) []string {
+func pushRevs(ctx context.Context, s *session, r enforce.PushRef, remoteName string, perBranch bool) []string {
 	known := false
-	if !zeroID(r.remote) {
-		_, err := s.svc.Repo.Git(ctx, "cat-file", "-e", r.remote+"^{commit}")
+	if !zeroID(r.Remote) {
+		_, err := s.svc.Repo.Git(ctx, "cat-file", "-e", r.Remote+"^{commit}")
 		known = err == nil
 	}
 	switch {
 	case perBranch && known:
-		return []string{r.local, "^" + r.remote}
+		return []string{r.Local, "^" + r.Remote}
 	case perBranch:
-		return []string{r.local} // a new protected branch: all it holds
+		return []string{r.Local} // a new protected branch: all it holds
 	case known:
-		return []string{r.local, "--not", "--remotes=" + remoteName, r.remote}
+		return []string{r.Local, "--not", "--remotes=" + remoteName, r.Remote}
 	}
-	return []string{r.local, "--not", "--remotes=" + remoteName}
+	return []string{r.Local, "--not", "--remotes=" + remoteName}
 }
 
-func rangeOf(r pushRef) string {
-	if zeroID(r.remote) {
-		return r.local
+func rangeOf(r enforce.PushRef) string {
+	if zeroID(r.Remote) {
+		return r.Local
 	}
-	return r.remote + ".." + r.local
+	return r.Remote + ".." + r.Local
 }
 
 // preReceiveHook is the server's check of pushes to protected branches:
@@ -318,17 +315,17 @@ func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	}
 	auditor := enforce.NewAuditor(s.svc)
 	refusals := 0
-	for _, r := range parsePushLines(string(input), true) {
-		rules := policy.rulesFor(r.remoteRef)
-		if zeroID(r.local) || !strings.HasPrefix(r.remoteRef, "refs/heads/") || !rules.Complete {
+	for _, r := range enforce.ParsePushInput(string(input), true) {
+		rules := policy.rulesFor(r.RemoteRef)
+		if zeroID(r.Local) || !strings.HasPrefix(r.RemoteRef, "refs/heads/") || !rules.Complete {
 			continue
 		}
-		report, err := auditor.Audit(ctx, []string{r.local, "--not", "--branches"}, rules)
+		report, err := auditor.Audit(ctx, []string{r.Local, "--not", "--branches"}, rules)
 		if err != nil {
 			return err
 		}
 		if report.Errors() > 0 {
-			fmt.Fprintf(stderr, "error: git-crucible refuses %s:\n", r.remoteRef)
+			fmt.Fprintf(stderr, "error: git-crucible refuses %s:\n", r.RemoteRef)
 			printFindings(stderr, report.Findings)
 			refusals++
 		}
@@ -337,23 +334,6 @@ func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		return &refused{err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
 	}
 	return nil
-}
-
-// parsePushLines reads pre-push input ("<local ref> <local oid> <remote
-// ref> <remote oid>") or, for receive, pre-receive input ("<old> <new>
-// <ref>"), into the same shape: local is what the ref becomes.
-func parsePushLines(input string, receive bool) []pushRef {
-	var out []pushRef
-	for _, line := range strings.Split(input, "\n") {
-		f := strings.Fields(line)
-		switch {
-		case receive && len(f) == 3:
-			out = append(out, pushRef{local: f[1], remoteRef: f[2], remote: f[0]})
-		case !receive && len(f) == 4:
-			out = append(out, pushRef{localRef: f[0], local: f[1], remoteRef: f[2], remote: f[3]})
-		}
-	}
-	return out
 }
 
 func printFindings(w io.Writer, findings []enforce.Finding) {

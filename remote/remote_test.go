@@ -1,0 +1,55 @@
+package remote
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParsePorcelain(t *testing.T) {
+	out := "To ../server.git\n*\trefs/crucible/pipelines/p1:refs/crucible/pipelines/p1\t[new reference]\n" +
+		"=\trefs/notes/crucible/provenance:refs/notes/crucible/provenance\t[up to date]\n" +
+		"!\trefs/crucible/pipelines/p2:refs/crucible/pipelines/p2\t[rejected] (fetch first)\nDone\n"
+	got, err := parsePorcelain([]byte(out))
+	if err != nil || len(got) != 3 {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if got[0] != (porcelainLine{'*', "refs/crucible/pipelines/p1", "[new reference]"}) ||
+		got[1].flag != '=' || got[2] != (porcelainLine{'!', "refs/crucible/pipelines/p2", "[rejected] (fetch first)"}) {
+		t.Fatalf("%+v", got)
+	}
+	if _, err := parsePorcelain([]byte("nonsense line\n")); err == nil {
+		t.Fatal("a line git does not write was accepted")
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	for _, good := range []string{"origin", "upstream", "team/one", "a-b.c"} {
+		if err := CheckName(good); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+	for _, bad := range []string{"", "-x", "a b", "a..b", "a:b", "a/", "a//b", "a*"} {
+		if err := CheckName(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// FuzzParsePorcelain: git push output of any shape parses or is refused,
+// never panics, and every line it returns names a ref.
+func FuzzParsePorcelain(f *testing.F) {
+	f.Add("To x\n*\ta:b\t[new reference]\nDone\n")
+	f.Add("!\ta:b\n")
+	f.Add("\t:\t\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		lines, err := parsePorcelain([]byte(out))
+		if err != nil {
+			return
+		}
+		for _, l := range lines {
+			if strings.Contains(l.ref, "\n") {
+				t.Fatalf("ref %q from %q", l.ref, out)
+			}
+		}
+	})
+}
