@@ -362,3 +362,67 @@ func TestKillDuringCheckpoints(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "changing.txt"), []byte("after"), 0o644)
 	gitCrucible(t, dir, "checkpoint", "create", "after-the-kills")
 }
+
+// TestSyncUnderFire: while one clone appends and another's history is
+// being taken in, and while syncs are killed at random moments, nothing
+// acknowledged is lost: after a last sync on each side both chains are the
+// same, hold every round both clones recorded, and verify.
+func TestSyncUnderFire(t *testing.T) {
+	a := startedRepo(t)
+	server := filepath.Join(t.TempDir(), "server.git")
+	gittest.Git(t, a, "init", "-q", "--bare", server)
+	gittest.Git(t, a, "remote", "add", "origin", server)
+	gitCrucible(t, a, "push")
+	b := filepath.Join(t.TempDir(), "b")
+	gittest.Git(t, a, "clone", "-q", server, b)
+	gitCrucible(t, b, "fetch")
+	// b records rounds 101..105 and publishes them.
+	for n := 101; n <= 105; n++ {
+		gitCrucible(t, b, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n))
+	}
+	gitCrucible(t, b, "sync")
+	// a appends rounds 1..6 while fetches run beside them and syncs are killed.
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for n := 1; n <= 6; n++ {
+			if out, err := gitCrucibleErr(a, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n)); err != nil {
+				errs <- fmt.Errorf("append %d: %v\n%s", n, err, out)
+			}
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		runOrKill(t, a, time.Duration(rand.IntN(40))*time.Millisecond, "sync")
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	gitCrucible(t, a, "sync")
+	gitCrucible(t, b, "sync")
+	tipA := gittest.Git(t, a, "rev-parse", "refs/crucible/pipelines/"+testID)
+	if tipB := gittest.Git(t, b, "rev-parse", "refs/crucible/pipelines/"+testID); tipA != tipB {
+		t.Fatalf("clones did not converge: %s vs %s", tipA, tipB)
+	}
+	for _, dir := range []string{a, b} {
+		var events []struct {
+			Data struct{ Rounds int } `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json")), &events); err != nil {
+			t.Fatal(err)
+		}
+		rounds := map[int]bool{}
+		for _, e := range events {
+			rounds[e.Data.Rounds] = true
+		}
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 101, 102, 103, 104, 105} {
+			if !rounds[n] {
+				t.Errorf("%s: round %d is missing", dir, n)
+			}
+		}
+		assertSound(t, dir)
+	}
+}
