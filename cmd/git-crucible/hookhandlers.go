@@ -217,25 +217,17 @@ func (p pushPolicy) rulesFor(remoteRef string) enforce.Rules {
 // pipelines that are not blocked now (and complete, for protected
 // branches). With crucible.pushHistory it then syncs the pipelines along.
 func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	input, err := io.ReadAll(stdin) // git wants it read whole, whatever we decide
-	if err != nil {
-		return err
-	}
-	if len(args) < 1 {
-		return usageErrorf("pre-push takes the remote's name and URL")
-	}
-	s, err := openSession(ctx, stdout, stderr, "", false)
-	if err != nil {
+	s, policy, updates, err := openPushHook(ctx, stdin, stdout, stderr, false)
+	if err != nil || s == nil {
 		return err
 	}
 	defer s.close()
-	policy, err := readPushPolicy(ctx, s.svc.Repo)
-	if err != nil || policy.policy == "off" {
-		return err
+	if len(args) < 1 {
+		return usageErrorf("pre-push takes the remote's name and URL")
 	}
 	auditor := enforce.NewAuditor(s.svc)
 	var pushed []string
-	for _, r := range enforce.ParsePushInput(string(input), false) {
+	for _, r := range updates {
 		if zeroID(r.Local) || !strings.HasPrefix(r.RemoteRef, "refs/heads/") {
 			continue // deletions, tags, our own refs
 		}
@@ -300,22 +292,14 @@ func rangeOf(r enforce.PushRef) string {
 // before the branch: crucible.pushHistory or git crucible push), sound,
 // unblocked and complete.
 func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	input, err := io.ReadAll(stdin)
-	if err != nil {
-		return err
-	}
-	s, err := openSession(ctx, stdout, stderr, "", false)
-	if err != nil {
+	s, policy, updates, err := openPushHook(ctx, stdin, stdout, stderr, true)
+	if err != nil || s == nil {
 		return err
 	}
 	defer s.close()
-	policy, err := readPushPolicy(ctx, s.svc.Repo)
-	if err != nil || policy.policy == "off" {
-		return err
-	}
 	auditor := enforce.NewAuditor(s.svc)
 	refusals := 0
-	for _, r := range enforce.ParsePushInput(string(input), true) {
+	for _, r := range updates {
 		rules := policy.rulesFor(r.RemoteRef)
 		if zeroID(r.Local) || !strings.HasPrefix(r.RemoteRef, "refs/heads/") || !rules.Complete {
 			continue
@@ -334,6 +318,26 @@ func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		return &refused{err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
 	}
 	return nil
+}
+
+// openPushHook is what pre-push and pre-receive start with: git's input
+// read whole (git wants that, whatever the hook decides), the repository and
+// the push policy. The session is nil when the policy is off.
+func openPushHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, receive bool) (*session, pushPolicy, []enforce.PushRef, error) {
+	input, err := io.ReadAll(stdin)
+	if err != nil {
+		return nil, pushPolicy{}, nil, err
+	}
+	s, err := openSession(ctx, stdout, stderr, "", false)
+	if err != nil {
+		return nil, pushPolicy{}, nil, err
+	}
+	policy, err := readPushPolicy(ctx, s.svc.Repo)
+	if err != nil || policy.policy == "off" {
+		s.close()
+		return nil, policy, nil, err
+	}
+	return s, policy, enforce.ParsePushInput(string(input), receive), nil
 }
 
 func printFindings(w io.Writer, findings []enforce.Finding) {
