@@ -98,18 +98,27 @@ func (s *State) applyResolve(e Event) error {
 	return nil
 }
 
+// Side is one clone's side of a merge: its state at its tip, and the
+// events it recorded since the merge base.
+type Side struct {
+	State  *State
+	Events []Event
+}
+
 // Merged is the state where two clones' chains join: base is the state at
-// their merge base, ours and theirs the events each side recorded since.
-// The union is replayed on base in (Lamport clock, writer, id) order, each
-// event taking the next seq, so either clone computes the same state from
-// the same sides. An event that cannot apply where it falls becomes a
-// Conflict; so do different gate outcomes for one phase recorded on both
-// sides — never a silent winner.
-func Merged(base *State, ours, theirs []Event) (*State, error) {
+// their merge base. The union of both sides' events is replayed on base in
+// (Lamport clock, writer, id) order, each event taking the next seq, so
+// either clone computes the same state from the same sides. An event that
+// cannot apply where it falls becomes a Conflict; so do different gate
+// outcomes for one phase recorded on both sides — never a silent winner.
+// Conflicts a side found after the base (in merges of its own) and has not
+// resolved stay open. A resolve that finds nothing left to resolve (its
+// conflict was settled on the way) is no conflict.
+func Merged(base *State, ours, theirs Side) (*State, error) {
 	if base.Seq == 0 {
 		return nil, fmt.Errorf("the merge base has no %s", TypeStart)
 	}
-	events := slices.Concat(ours, theirs)
+	events := slices.Concat(ours.Events, theirs.Events)
 	slices.SortFunc(events, func(a, b Event) int {
 		return cmp.Or(cmp.Compare(a.Lamport, b.Lamport), cmp.Compare(a.Writer, b.Writer), cmp.Compare(a.ID, b.ID))
 	})
@@ -118,11 +127,25 @@ func Merged(base *State, ours, theirs []Event) (*State, error) {
 	for _, e := range events {
 		renumbered := e
 		renumbered.Seq, renumbered.Lamport = st.Seq+1, max(e.Lamport, st.Lamport+1)
-		if _, err := st.Apply(renumbered); err != nil {
+		if _, err := st.Apply(renumbered); err != nil && e.Type != TypeResolve {
 			st.Conflicts = append(slices.Clip(st.Conflicts), conflictOf(e, err))
 		}
 	}
-	st.Conflicts = append(slices.Clip(st.Conflicts), outcomeConflicts(ours, theirs)...)
+	conflicts := slices.Concat(st.Conflicts, outcomeConflicts(ours.Events, theirs.Events))
+	for _, side := range []Side{ours, theirs} {
+		if side.State == nil {
+			continue
+		}
+		for _, c := range side.State.Conflicts {
+			if !slices.Contains(base.Conflicts, c) {
+				conflicts = append(conflicts, c)
+			}
+		}
+	}
+	slices.SortFunc(conflicts, func(a, b Conflict) int {
+		return cmp.Or(cmp.Compare(a.Phase, b.Phase), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Event, b.Event), cmp.Compare(a.Message, b.Message))
+	})
+	st.Conflicts = slices.Compact(conflicts)
 	return &st, nil
 }
 
@@ -257,7 +280,15 @@ func (s *Service) mergeBatch(ours, theirs *refs.Head) (*refs.Batch, []string, er
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := Merged(baseState, ourEvents, theirEvents)
+	ourState, err := DecodeState(ours.State)
+	if err != nil {
+		return nil, nil, err
+	}
+	theirState, err := DecodeState(theirs.State)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := Merged(baseState, Side{ourState, ourEvents}, Side{theirState, theirEvents})
 	if err != nil {
 		return nil, nil, err
 	}

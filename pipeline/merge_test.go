@@ -45,11 +45,11 @@ func TestMergedIsTheSameFromEitherSide(t *testing.T) {
 		func(t *testing.T, st *State) []Event {
 			return []Event{evBy(t, st, "w-b", TypeCheckpoint, CheckpointData{ID: "abc", Reason: "pre-design-gate"})}
 		})
-	one, err := Merged(base, a, b)
+	one, err := Merged(base, Side{Events: a}, Side{Events: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := Merged(base, slices.Concat(b, a), a) // from the other side, duplicates included
+	other, err := Merged(base, Side{Events: slices.Concat(b, a)}, Side{Events: a}) // from the other side, duplicates included
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +73,11 @@ func TestMergedConflictingVerdicts(t *testing.T) {
 		}
 	}
 	base, a, b := diverge(t, verdict("w-a", "PASS"), verdict("w-b", "FAIL"))
-	st, err := Merged(base, a, b)
+	st, err := Merged(base, Side{Events: a}, Side{Events: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	swapped, err := Merged(base, b, a)
+	swapped, err := Merged(base, Side{Events: b}, Side{Events: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestMergedAgreeingAndRefusedEvents(t *testing.T) {
 		}
 	}
 	base, a, b := diverge(t, pass("w-a"), pass("w-b"))
-	st, err := Merged(base, a, b)
+	st, err := Merged(base, Side{Events: a}, Side{Events: b})
 	if err != nil || len(st.Conflicts) != 0 {
 		t.Fatalf("agreeing verdicts: %v %+v", err, st.Conflicts)
 	}
@@ -132,12 +132,48 @@ func TestMergedAgreeingAndRefusedEvents(t *testing.T) {
 		st.Lamport += 5 // written later
 		return []Event{evBy(t, st, "w-b", TypeDecision, DecisionData{Type: "t", Choice: "c"})}
 	})
-	st, err = Merged(base, a, b)
+	st, err = Merged(base, Side{Events: a}, Side{Events: b})
 	if err != nil || st.Status != StatusAbandoned || len(st.Conflicts) != 1 || st.Conflicts[0].Event != b[0].ID ||
 		st.Conflicts[0].Blocks() || st.Conflicts[0].Message != ErrAbandoned.Error() {
 		t.Fatalf("abandoned on one side: %v %+v", err, st.Conflicts)
 	}
-	if _, err := Merged(&State{}, a, b); err == nil || err.Error() != "the merge base has no pipeline.start" {
+	if _, err := Merged(&State{}, Side{Events: a}, Side{Events: b}); err == nil || err.Error() != "the merge base has no pipeline.start" {
 		t.Fatalf("merge without a start: %v", err)
+	}
+}
+
+// TestMergedKeepsOpenConflicts: a conflict one side found after the base
+// and has not resolved survives a merge with a side that never saw it; one
+// that a side resolved since the base does not come back; a resolve whose
+// conflict is already gone is no conflict.
+func TestMergedKeepsOpenConflicts(t *testing.T) {
+	open := Conflict{Phase: ledger.Design, Type: "gate", Event: "e1 e2", Message: "one clone recorded PASS (writer w-a), another FAIL (writer w-b)"}
+	decision := func(writer string) func(t *testing.T, st *State) []Event {
+		return func(t *testing.T, st *State) []Event {
+			return []Event{evBy(t, st, writer, TypeDecision, DecisionData{Type: "t", Choice: writer})}
+		}
+	}
+	// Side b merged a conflict of its own after the base: it stays.
+	base, a, b := diverge(t, decision("w-a"), decision("w-b"))
+	bState := *base
+	bState.Conflicts = []Conflict{open}
+	st, err := Merged(base, Side{Events: a}, Side{State: &bState, Events: b})
+	if err != nil || len(st.Conflicts) != 1 || st.Conflicts[0] != open {
+		t.Fatalf("a side's open conflict was dropped: %v %+v", err, st.Conflicts)
+	}
+	// The base had it; side a resolved it, side b did not: it is resolved.
+	withConflict := *base
+	withConflict.Conflicts = []Conflict{open}
+	left, right := withConflict, withConflict
+	resolve := evBy(t, &left, "w-a", TypeResolve, ResolveData{Phase: ledger.Design, Reason: "re-ran"})
+	other := evBy(t, &right, "w-b", TypeDecision, DecisionData{Type: "t", Choice: "c"})
+	st, err = Merged(&withConflict, Side{State: &left, Events: []Event{resolve}}, Side{State: &right, Events: []Event{other}})
+	if err != nil || len(st.Conflicts) != 0 {
+		t.Fatalf("a resolved conflict came back: %v %+v", err, st.Conflicts)
+	}
+	// The same resolve arriving again, with nothing left to resolve.
+	st, err = Merged(st, Side{Events: []Event{resolve}}, Side{})
+	if err != nil || len(st.Conflicts) != 0 {
+		t.Fatalf("a spent resolve became a conflict: %v %+v", err, st.Conflicts)
 	}
 }

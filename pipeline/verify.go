@@ -128,7 +128,7 @@ func (s *Service) VerifyAt(id, tip string) ([]Problem, error) {
 			}
 			ours := since(c.Commit.Parents[0], base, parents, events)
 			theirs := since(c.Commit.Parents[1], base, parents, events)
-			merged, err := Merged(baseState, ours, theirs)
+			merged, err := Merged(baseState, Side{states[c.Commit.Parents[0]], ours}, Side{states[c.Commit.Parents[1]], theirs})
 			if err != nil {
 				report(c.OID, 0, "cannot merge: %v", err)
 				return true, nil
