@@ -358,3 +358,25 @@ func TestReadLoose(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRefName: what git check-ref-format accepts under refs/, and
+// nothing that as a path could leave the refs directory.
+func TestCheckRefName(t *testing.T) {
+	for _, good := range []string{"refs/heads/main", "refs/heads/feature/x", "refs/crucible/active/a-b_c.d", "refs/notes/crucible/provenance"} {
+		if err := CheckRefName(good); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+		if out, err := exec.Command("git", "check-ref-format", good).CombinedOutput(); err != nil {
+			t.Errorf("git refuses %q: %s", good, out)
+		}
+	}
+	for _, bad := range []string{"refs/heads/../../config", "refs/heads/x/..", "HEAD", "config", "refs//x", "refs/x/", "refs/.hidden",
+		"refs/x.lock", "refs/x.", "refs/a b", "refs/a~1", "refs/a:b", "refs/a\\b", "refs/a@{1}", "refs/a\x01"} {
+		if err := CheckRefName(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+		if exec.Command("git", "check-ref-format", bad).Run() == nil && bad != "refs/x/" {
+			t.Errorf("git accepts %q, which CheckRefName refuses", bad)
+		}
+	}
+}

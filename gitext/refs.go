@@ -43,9 +43,38 @@ func (r *Repo) refPath(name string) string {
 	return filepath.Join(r.CommonDir, filepath.FromSlash(name))
 }
 
-func (r *Repo) checkRefStorage() error {
+// checkRef refuses a ref this code cannot read or write safely: reftable
+// storage, or a name git would not accept, which as a path could reach
+// outside the refs directory ("refs/heads/../../config").
+func (r *Repo) checkRef(name string) error {
 	if _, err := os.Stat(filepath.Join(r.CommonDir, "reftable")); err == nil {
 		return errors.New("repositories with reftable ref storage are not supported yet")
+	}
+	return CheckRefName(name)
+}
+
+// CheckRefName applies git's rules for ref names (git check-ref-format) to
+// a full name under refs/.
+func CheckRefName(name string) error {
+	bad := func(why string) error { return fmt.Errorf("invalid ref name %q: %s", name, why) }
+	if !strings.HasPrefix(name, "refs/") {
+		return bad("not under refs/")
+	}
+	if strings.Contains(name, "..") || strings.Contains(name, "@{") {
+		return bad("it contains '..' or '@{'")
+	}
+	if strings.HasSuffix(name, ".") {
+		return bad("it ends with '.'")
+	}
+	for _, c := range []byte(name) {
+		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return bad("it contains a space, a control character or one of ~^:?*[\\")
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") {
+			return bad("a component is empty, starts with '.' or ends with '.lock'")
+		}
 	}
 	return nil
 }
@@ -91,7 +120,7 @@ func (r *Repo) readPacked(name string) (string, error) {
 // ReadRef returns the object id name points at, or "" when it does not exist.
 // Symbolic refs are an error: callers ask for them with ReadSymref.
 func (r *Repo) ReadRef(name string) (string, error) {
-	if err := r.checkRefStorage(); err != nil {
+	if err := r.checkRef(name); err != nil {
 		return "", err
 	}
 	v, err := r.readLoose(name)
@@ -110,7 +139,7 @@ func (r *Repo) ReadRef(name string) (string, error) {
 // ReadSymref returns the target of the symbolic ref name, or "" when name
 // does not exist or is not symbolic.
 func (r *Repo) ReadSymref(name string) (string, error) {
-	if err := r.checkRefStorage(); err != nil {
+	if err := r.checkRef(name); err != nil {
 		return "", err
 	}
 	v, err := r.readLoose(name)
@@ -182,13 +211,16 @@ func (r *Repo) UpdateRef(name, newOID, old string) error {
 // SetSymref points the symbolic ref name at target if it currently points
 // at old ("" means it must not exist).
 func (r *Repo) SetSymref(name, target, old string) error {
+	if err := CheckRefName(target); err != nil {
+		return err
+	}
 	return r.swap(name, old, "ref: "+target+"\n", r.ReadSymref)
 }
 
 // swap is the compare-and-swap under name's lock: if read(name) gives old,
 // name's file gets content.
 func (r *Repo) swap(name, old, content string, read func(string) (string, error)) error {
-	if err := r.checkRefStorage(); err != nil {
+	if err := r.checkRef(name); err != nil {
 		return err
 	}
 	f, err := r.lockRef(name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
@@ -191,6 +192,13 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 }
 
 func validateStart(d StartData) error {
+	if d.Branch != "" {
+		// The branch names a ref (refs/crucible/active/<branch>) in every
+		// clone that takes this pipeline in: it must be one git accepts.
+		if err := gitext.CheckRefName("refs/heads/" + d.Branch); err != nil {
+			return fmt.Errorf("branch %q: %w", d.Branch, err)
+		}
+	}
 	if strings.TrimSpace(d.Goal) == "" {
 		return errors.New("the goal is empty")
 	}

@@ -110,7 +110,10 @@ func TestAbandonedRefusesEverything(t *testing.T) {
 }
 
 func TestStartValidation(t *testing.T) {
-	for _, d := range []StartData{{ID: "p", Goal: "  ", Mode: "feature"}, {ID: "p", Goal: "g", Mode: "bogus"}} {
+	// A branch is a ref name in every clone the pipeline reaches: one that
+	// would climb out of refs/ is refused wherever the chain is replayed.
+	for _, d := range []StartData{{ID: "p", Goal: "  ", Mode: "feature"}, {ID: "p", Goal: "g", Mode: "bogus"},
+		{ID: "p", Goal: "g", Mode: "feature", Branch: "../../../config"}, {ID: "p", Goal: "g", Mode: "feature", Branch: "a..b"}} {
 		st := &State{}
 		if _, err := st.Apply(ev(t, st, TypeStart, d)); err == nil {
 			t.Errorf("start %+v accepted", d)
