@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -108,32 +109,59 @@ func (a *Auditor) Audit(ctx context.Context, revs []string, rules Rules) (*Repor
 	return report, nil
 }
 
-// The record and unit separators keep subjects and notes apart in git log
-// output; neither can appear in a commit's subject or a text note.
-const recordSep, fieldSep = "\x1e", "\x1f"
-
+// commits reads what the audit needs of each commit a rev-list names. The
+// list comes from rev-list (ids only) and each message from the object
+// itself: no text a committer wrote can shift one record into another.
 func (a *Auditor) commits(ctx context.Context, revs []string) ([]commitInfo, error) {
-	args := append([]string{"log", "--notes=" + notes.ProvenanceRef,
-		"--format=%H" + fieldSep + "%s" + fieldSep + "%(trailers:only,unfold)" + fieldSep + "%N" + recordSep}, revs...)
-	out, err := a.svc.Repo.Git(ctx, append(args, "--")...)
+	out, err := a.svc.Repo.Git(ctx, append(append([]string{"rev-list"}, revs...), "--")...)
 	if err != nil {
 		return nil, err
 	}
-	var list []commitInfo
-	for _, rec := range strings.Split(string(out), recordSep) {
-		fields := strings.Split(strings.TrimLeft(rec, "\n"), fieldSep)
-		if len(fields) != 4 {
-			continue
+	oids := strings.Fields(string(out))
+	if len(oids) == 0 {
+		return nil, nil
+	}
+	objects, err := a.svc.Store.Objects()
+	if err != nil {
+		return nil, err
+	}
+	noteReader, err := notes.NewReader(ctx, a.svc.Repo, notes.ProvenanceRef)
+	if err != nil {
+		return nil, err
+	}
+	defer noteReader.Close()
+	list := make([]commitInfo, 0, len(oids))
+	for _, oid := range oids {
+		data, err := objects.ReadKind(oid, "commit")
+		if err != nil {
+			return nil, err
 		}
-		c := commitInfo{oid: fields[0], subject: fields[1], note: fields[3]}
-		for _, line := range strings.Split(fields[2], "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(strings.ToLower(k), "crucible-") {
-				c.trailers = append(c.trailers, Trailer{Key: k, Value: strings.TrimSpace(v)})
-			}
+		c, err := gitext.DecodeCommit(data)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", oid, err)
 		}
-		list = append(list, c)
+		note, _, err := noteReader.Read(oid)
+		if err != nil {
+			return nil, err
+		}
+		subject, _, _ := strings.Cut(c.Message, "\n")
+		list = append(list, commitInfo{oid: oid, subject: subject, trailers: crucibleLines(c.Message), note: string(note)})
 	}
 	return list, nil
+}
+
+// crucibleLines returns every "Crucible-*: value" line of a message, in its
+// trailer block or not: a commit that names a pipeline anywhere is audited
+// as one made in it (failing closed on odd layouts).
+func crucibleLines(msg string) []Trailer {
+	var out []Trailer
+	for _, line := range strings.Split(msg, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.HasPrefix(strings.ToLower(k), "crucible-") && isTrailer(line) {
+			out = append(out, Trailer{Key: k, Value: strings.TrimSpace(v)})
+		}
+	}
+	return out
 }
 
 // checkCommit reports on one commit and returns the pipelines it names.
