@@ -304,7 +304,7 @@ func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		if zeroID(r.Local) || !strings.HasPrefix(r.RemoteRef, "refs/heads/") || !rules.Complete {
 			continue
 		}
-		report, err := auditor.Audit(ctx, []string{r.Local, "--not", "--branches"}, rules)
+		report, err := auditor.Audit(ctx, receiveRevs(s, r, policy), rules)
 		if err != nil {
 			return err
 		}
@@ -318,6 +318,25 @@ func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		return &refused{err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
 	}
 	return nil
+}
+
+// receiveRevs names the commits a protected branch gains: new ^old, or for
+// a new branch everything not already on another protected branch. Commits
+// that are on other branches of the server still count: landing on a
+// protected branch is what needs their pipelines complete.
+func receiveRevs(s *session, r enforce.PushRef, policy pushPolicy) []string {
+	revs := []string{r.Local}
+	if !zeroID(r.Remote) {
+		return append(revs, "^"+r.Remote)
+	}
+	for _, name := range policy.protected {
+		if ref := "refs/heads/" + name; ref != r.RemoteRef {
+			if oid, err := s.svc.Repo.ReadRef(ref); err == nil && oid != "" {
+				revs = append(revs, "^"+oid)
+			}
+		}
+	}
+	return revs
 }
 
 // openPushHook is what pre-push and pre-receive start with: git's input
