@@ -5,6 +5,7 @@ package enforce
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -19,16 +20,78 @@ const (
 // Trailer is one "Key: value" line of a commit message's trailer block.
 type Trailer struct{ Key, Value string }
 
-// scissors starts the part of a message `git commit -v` shows and strips.
-const scissors = "# ------------------------ >8 ------------------------"
+// scissors, after the comment character, starts the part of a message
+// `git commit -v` shows and strips.
+const scissors = " ------------------------ >8 ------------------------"
+
+// Style is what decides how git will clean a message up: the characters
+// that start comment lines (core.commentChar; "auto" may pick any of
+// AutoCommentChars) and the commit.template text, which git refuses to
+// commit unedited.
+type Style struct {
+	CommentChars string
+	Template     string
+}
+
+// AutoCommentChars are the characters core.commentChar=auto picks from.
+const AutoCommentChars = "#;@!$%^&|:"
+
+func (st Style) comment(line string) bool {
+	chars := st.CommentChars
+	if chars == "" {
+		chars = "#"
+	}
+	return line != "" && strings.IndexByte(chars, line[0]) >= 0
+}
+
+// text returns the lines git keeps of a message: up to the scissors line,
+// without comment lines, trailing white space trimmed, with no blank lines
+// at either end.
+func (st Style) text(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		l = strings.TrimRight(l, " \t\r\n")
+		if len(l) > 0 && l[1:] == scissors && st.comment(l) {
+			break
+		}
+		if !st.comment(l) {
+			out = append(out, l)
+		}
+	}
+	for len(out) > 0 && out[0] == "" {
+		out = out[1:]
+	}
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// Empty reports whether git will abort a commit with this message: nothing
+// but blank lines and sign-offs once cleaned up, or the template unedited.
+func (st Style) Empty(msg []byte) bool {
+	text := st.text(strings.SplitAfter(string(msg), "\n"))
+	if st.Template != "" && slices.Equal(text, st.text(strings.SplitAfter(st.Template, "\n"))) {
+		return true
+	}
+	for _, l := range text {
+		if strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "Signed-off-by: ") {
+			return false
+		}
+	}
+	return true
+}
 
 // AddTrailers puts trailers at the end of a commit message as the commit-msg
 // hook sees it (comments and a scissors section may follow the text): into
 // the message's trailer block when it ends with one, replacing lines with
 // the same keys, else as a new block after a blank line. A message with no
 // text is returned unchanged with ok false, so that git still aborts the
-// commit for an empty message.
-func AddTrailers(msg []byte, add []Trailer) (out []byte, ok bool) {
+// commit for a message it counts as empty (see Style.Empty).
+func AddTrailers(msg []byte, add []Trailer, st Style) (out []byte, ok bool) {
+	if st.Empty(msg) {
+		return msg, false
+	}
 	lines := strings.SplitAfter(string(msg), "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -36,14 +99,14 @@ func AddTrailers(msg []byte, add []Trailer) (out []byte, ok bool) {
 	// The text ends at the scissors line, before trailing comments and blanks.
 	end := len(lines)
 	for i, l := range lines {
-		if strings.TrimRight(l, "\r\n") == scissors {
+		if l = strings.TrimRight(l, "\r\n"); len(l) > 0 && l[1:] == scissors && st.comment(l) {
 			end = i
 			break
 		}
 	}
 	last := -1
 	for i := 0; i < end; i++ {
-		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(lines[i], "#") {
+		if l := strings.TrimSpace(lines[i]); l != "" && !st.comment(lines[i]) {
 			last = i
 		}
 	}
@@ -61,7 +124,7 @@ func AddTrailers(msg []byte, add []Trailer) (out []byte, ok bool) {
 	}
 	block := start > 0 // the subject paragraph is never a trailer block
 	for i := start; i <= last && block; i++ {
-		if !strings.HasPrefix(lines[i], "#") && !isTrailer(lines[i]) {
+		if !st.comment(lines[i]) && !isTrailer(lines[i]) {
 			block = false
 		}
 	}

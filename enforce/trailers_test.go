@@ -21,14 +21,15 @@ func TestAddTrailers(t *testing.T) {
 		{"subject looks like a trailer", "fix: it\n", "fix: it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"},
 		{"comments after the text", "fix it\n\n# Please enter the commit message\n#\n",
 			"fix it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n\n# Please enter the commit message\n#\n"},
-		{"scissors", "fix it\n" + scissors + "\n# Do not modify\ndiff --git a/x b/x\nKey: v\n",
-			"fix it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n" + scissors + "\n# Do not modify\ndiff --git a/x b/x\nKey: v\n"},
+		{"scissors", "fix it\n#" + scissors + "\n# Do not modify\ndiff --git a/x b/x\nKey: v\n",
+			"fix it\n\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n#" + scissors + "\n# Do not modify\ndiff --git a/x b/x\nKey: v\n"},
+		{"sign-off only", "\nSigned-off-by: A <a@x>\n# comment\n", "\nSigned-off-by: A <a@x>\n# comment\n"},
 		{"empty", "", ""},
 		{"only comments", "\n# Please enter the commit message\n", "\n# Please enter the commit message\n"},
 		{"only blank lines", "\n\n  \n", "\n\n  \n"},
 	}
 	for _, c := range cases {
-		got, ok := AddTrailers([]byte(c.in), crucible)
+		got, ok := AddTrailers([]byte(c.in), crucible, Style{})
 		if string(got) != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
@@ -43,7 +44,7 @@ func TestAddTrailers(t *testing.T) {
 func TestTrailersAsGitReadsThem(t *testing.T) {
 	for _, in := range []string{"fix it\n", "fix it\n\nbody text\n", "fix it\n\nbody\n\nSigned-off-by: A <a@x>\n",
 		"fix it\n\n# comment\n", "subject\n\nCrucible-Phase: 1\n"} {
-		out, _ := AddTrailers([]byte(in), crucible)
+		out, _ := AddTrailers([]byte(in), crucible, Style{})
 		cmd := exec.Command("git", "interpret-trailers", "--parse")
 		cmd.Stdin = bytes.NewReader(out)
 		got, err := cmd.Output()
@@ -72,20 +73,49 @@ func TestParseTrailers(t *testing.T) {
 // adding twice is adding once; the trailers are what ParseTrailers reads
 // from the text part.
 func FuzzAddTrailers(f *testing.F) {
-	for _, s := range []string{"fix it\n", "a\n\nb\n\nK: v\n", "# c\n", "x\n" + scissors + "\ny\n", "a\r\n\r\nK: v\r\n", ""} {
+	for _, s := range []string{"fix it\n", "a\n\nb\n\nK: v\n", "# c\n", "x\n#" + scissors + "\ny\n", "a\r\n\r\nK: v\r\n", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		once, ok := AddTrailers([]byte(in), crucible)
+		once, ok := AddTrailers([]byte(in), crucible, Style{})
 		if !ok {
 			if string(once) != in {
 				t.Fatalf("changed a message without text: %q", once)
 			}
 			return
 		}
-		twice, _ := AddTrailers(once, crucible)
+		twice, _ := AddTrailers(once, crucible, Style{})
 		if !bytes.Equal(once, twice) {
 			t.Fatalf("not idempotent:\n%q\n%q", once, twice)
 		}
 	})
+}
+
+// TestEmptyAsGitSeesIt: the messages git aborts on stay untouched, whatever
+// the comment character (hooks_enforce.txtar has git itself abort them).
+func TestEmptyAsGitSeesIt(t *testing.T) {
+	cases := []struct {
+		name  string
+		style Style
+		msg   string
+		empty bool
+	}{
+		{"semicolon comments", Style{CommentChars: ";"}, "\n; Please enter the commit message\n", true},
+		{"semicolon, text", Style{CommentChars: ";"}, "real\n; comment\n", false},
+		{"hash is text under ;", Style{CommentChars: ";"}, "# not a comment\n", false},
+		{"auto", Style{CommentChars: AutoCommentChars}, "\n@ comment\n", true},
+		{"sign-off", Style{}, "\nSigned-off-by: A <a@x>\n", true},
+		{"template untouched", Style{Template: "Subject here\n\n# why\n"}, "Subject here\n\n# Please enter\n", true},
+		{"template edited", Style{Template: "Subject here\n"}, "Subject there\n", false},
+		{"scissors under ;", Style{CommentChars: ";"}, "\n;" + scissors + "\nreal diff text\n", true},
+	}
+	for _, c := range cases {
+		if got := c.style.Empty([]byte(c.msg)); got != c.empty {
+			t.Errorf("%s: Empty = %v", c.name, got)
+		}
+		out, ok := AddTrailers([]byte(c.msg), crucible, c.style)
+		if ok == c.empty || (c.empty && string(out) != c.msg) {
+			t.Errorf("%s: AddTrailers ok=%v out=%q", c.name, ok, out)
+		}
+	}
 }

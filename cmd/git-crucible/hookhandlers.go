@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -108,11 +109,42 @@ func commitMsgHook(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	out, ok := enforce.AddTrailers(msg, trailers)
+	style, err := messageStyle(ctx, p.s.svc.Repo)
+	if err != nil {
+		return err
+	}
+	out, ok := enforce.AddTrailers(msg, trailers, style)
 	if !ok || string(out) == string(msg) {
 		return nil
 	}
 	return fsutil.WriteAtomic(args[0], out, 0o644)
+}
+
+// messageStyle reads what decides how git will clean the message up.
+func messageStyle(ctx context.Context, repo *gitext.Repo) (enforce.Style, error) {
+	var st enforce.Style
+	entries, err := repo.ConfigEntries(ctx, `^(core\.commentchar|commit\.template)$`)
+	if err != nil {
+		return st, err
+	}
+	for _, e := range entries {
+		switch strings.ToLower(e.Key) {
+		case "core.commentchar":
+			st.CommentChars = e.Value
+			if e.Value == "auto" {
+				st.CommentChars = enforce.AutoCommentChars
+			}
+		case "commit.template":
+			path := e.Value
+			if rest, ok := strings.CutPrefix(path, "~/"); ok {
+				path = filepath.Join(os.Getenv("HOME"), rest)
+			}
+			if b, err := os.ReadFile(path); err == nil {
+				st.Template = string(b)
+			}
+		}
+	}
+	return st, nil
 }
 
 // postCommitHook writes the new commit's provenance note. It only warns:
