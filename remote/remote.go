@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,7 +107,9 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		id := strings.TrimPrefix(r.Name, TrackingPrefix(remote))
 		res, err := x.integrate(id, r.OID)
 		if err != nil {
-			return report, fmt.Errorf("pipeline %s: %w", id, err)
+			// One chain that cannot be taken in (e.g. two clones started
+			// pipelines with the same id) must not hold up the others.
+			res.Rejected = append(res.Rejected, err.Error())
 		}
 		report.Pipelines = append(report.Pipelines, res)
 	}
@@ -198,13 +201,26 @@ type PushReport struct {
 // yet; a sync (fetch, integrate, push) resolves it.
 var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does not have yet")
 
-// Push sends the local pipeline refs (those of branch, or all when branch
-// is "") and notes to remote in one atomic, never-forced push.
-func (x *Syncer) Push(ctx context.Context, remote, branch string) (*PushReport, error) {
+// Selection names the pipelines a push sends: those of Branch, those named
+// in IDs, or (both empty) all of them.
+type Selection struct {
+	Branch string
+	IDs    []string
+}
+
+func (sel Selection) all() bool { return sel.Branch == "" && len(sel.IDs) == 0 }
+
+// Push sends the selected local pipeline refs and the notes to remote in
+// one atomic, never-forced push.
+func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushReport, error) {
 	if err := CheckName(remote); err != nil {
 		return nil, err
 	}
-	specs, err := x.pushSpecs(ctx, branch)
+	snapshot, err := x.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := x.pushSpecs(sel, snapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -241,52 +257,70 @@ func (x *Syncer) Push(ctx context.Context, remote, branch string) (*PushReport, 
 		default:
 			report.Pushed = append(report.Pushed, l.ref)
 		}
-		if err := x.track(remote, l); err != nil {
+		if err := x.track(remote, l, snapshot); err != nil {
 			return report, err
 		}
 	}
 	return report, nil
 }
 
-// pushSpecs lists what a push sends: the pipeline refs of branch (all of
-// them when branch is ""), each to the same name, never forced, and the
-// notes. Active markers (refs/crucible/active/*) are this clone's own. All
-// pipelines go as one pattern: git matches a hundred explicit refspecs four
-// times slower than a pattern that names the same refs.
-func (x *Syncer) pushSpecs(ctx context.Context, branch string) ([]string, error) {
-	repo := x.Svc.Repo
-	pipelines, err := repo.ListRefs(ctx, refs.PipelinePrefix)
-	if err != nil {
-		return nil, err
-	}
-	var specs []string
-	for _, r := range pipelines {
-		if branch == "" {
-			specs = []string{refs.PipelinePrefix + "*:" + refs.PipelinePrefix + "*"}
-			break
-		}
-		st, _, err := x.Svc.Load(strings.TrimPrefix(r.Name, refs.PipelinePrefix))
+// snapshot reads the refs a push may send, before it runs: what the
+// remote is recorded to have afterwards is what was there to send, never a
+// commit appended while the push ran.
+func (x *Syncer) snapshot(ctx context.Context) (map[string]string, error) {
+	refsNow := map[string]string{}
+	for _, prefix := range []string{refs.PipelinePrefix, notesPrefix} {
+		list, err := x.Svc.Repo.ListRefs(ctx, prefix)
 		if err != nil {
 			return nil, err
 		}
-		if st.Branch == branch {
-			specs = append(specs, r.Name+":"+r.Name)
+		for _, r := range list {
+			refsNow[r.Name] = r.OID
 		}
 	}
-	notes, err := repo.ListRefs(ctx, notesPrefix)
-	if err != nil {
-		return nil, err
+	return refsNow, nil
+}
+
+// pushSpecs lists what a push sends: the selected pipeline refs, each to
+// the same name, never forced, and the notes. Active markers
+// (refs/crucible/active/*) are this clone's own. All pipelines go as one
+// pattern: git matches a hundred explicit refspecs four times slower than
+// a pattern that names the same refs.
+func (x *Syncer) pushSpecs(sel Selection, snapshot map[string]string) ([]string, error) {
+	var specs []string
+	hasNotes := false
+	for name := range snapshot {
+		id, ok := strings.CutPrefix(name, refs.PipelinePrefix)
+		switch {
+		case !ok:
+			hasNotes = true
+		case sel.all():
+			specs = []string{refs.PipelinePrefix + "*:" + refs.PipelinePrefix + "*"}
+		case slices.Contains(sel.IDs, id):
+			specs = append(specs, name+":"+name)
+		case sel.Branch != "":
+			st, _, err := x.Svc.Load(id)
+			if err != nil {
+				return nil, err
+			}
+			if st.Branch == sel.Branch {
+				specs = append(specs, name+":"+name)
+			}
+		}
+		if sel.all() && len(specs) > 0 && hasNotes {
+			break
+		}
 	}
-	if len(notes) > 0 {
+	if hasNotes {
 		specs = append(specs, notesPrefix+"*:"+notesPrefix+"*")
 	}
 	sort.Strings(specs)
-	return specs, nil
+	return slices.Compact(specs), nil
 }
 
 // track records what the remote now has in the tracking namespace, so the
 // next fetch starts from it.
-func (x *Syncer) track(remote string, l porcelainLine) error {
+func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]string) error {
 	var tracking string
 	switch {
 	case strings.HasPrefix(l.ref, refs.PipelinePrefix):
@@ -297,9 +331,9 @@ func (x *Syncer) track(remote string, l porcelainLine) error {
 		return nil
 	}
 	repo := x.Svc.Repo
-	oid, err := repo.ReadRef(l.ref)
-	if err != nil {
-		return err
+	oid, ok := snapshot[l.ref]
+	if !ok {
+		return nil
 	}
 	old, err := repo.ReadRef(tracking)
 	if err != nil || old == oid {
@@ -351,9 +385,13 @@ type SyncReport struct {
 // moved between its fetch and its push.
 const maxSyncAttempts = 5
 
+// ErrRejected stops a sync whose fetch refused chains: pushing would only
+// be refused in turn, as the remote holds history this clone did not take.
+var ErrRejected = errors.New("fetched pipeline chains failed verification and were not taken in")
+
 // Sync fetches and integrates remote's history, then pushes the result,
 // starting over (a bounded number of times) when the remote moved between.
-func (x *Syncer) Sync(ctx context.Context, remote, branch string) (*SyncReport, error) {
+func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncReport, error) {
 	report := &SyncReport{}
 	for report.Attempts = 1; ; report.Attempts++ {
 		fetch, err := x.Fetch(ctx, remote)
@@ -361,7 +399,10 @@ func (x *Syncer) Sync(ctx context.Context, remote, branch string) (*SyncReport, 
 		if err != nil {
 			return report, err
 		}
-		push, err := x.Push(ctx, remote, branch)
+		if fetch.Rejected() > 0 {
+			return report, fmt.Errorf("%w: %d", ErrRejected, fetch.Rejected())
+		}
+		push, err := x.Push(ctx, remote, sel)
 		if err == nil {
 			report.Push = push
 			return report, nil

@@ -258,7 +258,7 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return usageErrorf("pre-push takes the remote's name and URL")
 	}
 	auditor := enforce.NewAuditor(s.svc)
-	var pushed []string
+	var pushed []string // pipelines the pushed commits were made in
 	for _, r := range updates {
 		if zeroID(r.Local) || !strings.HasPrefix(r.RemoteRef, "refs/heads/") {
 			continue // deletions, tags, our own refs
@@ -275,19 +275,20 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 				"see the full report with: git crucible verify --range "+rangeOf(r)+" --rules push",
 				"pushing anyway (git push --no-verify) stays visible to git crucible verify")
 		}
-		if len(report.Pipelines) > 0 {
-			pushed = append(pushed, strings.TrimPrefix(r.LocalRef, "refs/heads/"))
-		}
+		pushed = append(pushed, report.Pipelines...)
 	}
-	if !policy.history {
+	if !policy.history || len(pushed) == 0 {
+		return nil
+	}
+	if err := remote.CheckName(args[0]); err != nil {
+		fmt.Fprintf(stderr, "warning: git-crucible: pipeline history was not pushed: %s is not a configured remote's name\n", args[0])
+		fmt.Fprintf(stderr, "hint: push it to a named remote with: git crucible sync <remote>\n")
 		return nil
 	}
 	x := &remote.Syncer{Svc: s.svc, MergeNotes: mergeNotes(s.svc.Repo)}
-	for _, branch := range pushed {
-		if _, err := x.Sync(ctx, args[0], branch); err != nil {
-			return withHints(&refused{err: fmt.Errorf("pipeline history of '%s' did not reach %s: %w", branch, args[0], err)},
-				"push it with: git crucible sync "+args[0]+" "+branch)
-		}
+	if _, err := x.Sync(ctx, args[0], remote.Selection{IDs: slices.Compact(slices.Sorted(slices.Values(pushed)))}); err != nil {
+		return withHints(&refused{err: fmt.Errorf("the pipeline history of this push did not reach %s: %w", args[0], err)},
+			"push it with: git crucible sync "+args[0])
 	}
 	return nil
 }

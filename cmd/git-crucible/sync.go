@@ -61,7 +61,7 @@ func pushCommand() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			return withSyncer(c, 2, func(s *session, x *remote.Syncer, name string) error {
-				report, err := x.Push(c.Context, name, c.Args().Get(1))
+				report, err := x.Push(c.Context, name, remote.Selection{Branch: c.Args().Get(1)})
 				if err != nil {
 					return remoteError(err, name)
 				}
@@ -86,8 +86,8 @@ func syncCommand() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			return withSyncer(c, 2, func(s *session, x *remote.Syncer, name string) error {
-				report, err := x.Sync(c.Context, name, c.Args().Get(1))
-				if err != nil {
+				report, err := x.Sync(c.Context, name, remote.Selection{Branch: c.Args().Get(1)})
+				if err != nil && !errors.Is(err, remote.ErrRejected) {
 					return remoteError(err, name)
 				}
 				if s.jsonOut() {
@@ -96,7 +96,9 @@ func syncCommand() *cli.Command {
 					}
 				} else {
 					printFetch(s.out(), report.Fetch)
-					printPush(s.out(), report.Push)
+					if report.Push != nil {
+						printPush(s.out(), report.Push)
+					}
 				}
 				return rejectedError(report.Fetch)
 			})
@@ -153,7 +155,7 @@ func remoteError(err error, name string) error {
 // rejectedError makes a fetch that refused some chains exit 1.
 func rejectedError(r *remote.FetchReport) error {
 	if n := r.Rejected(); n > 0 {
-		return withHints(&refused{err: fmt.Errorf("%d fetched pipeline chain(s) failed verification and were not taken in", n)},
+		return withHints(&refused{err: fmt.Errorf("%d fetched pipeline chain(s) could not be taken in; nothing was pushed", n)},
 			"they stay under "+remote.TrackingPrefix(r.Remote)+"; ask the clone that wrote them to run: git crucible verify --all")
 	}
 	return nil
@@ -164,7 +166,7 @@ func printFetch(w io.Writer, r *remote.FetchReport) {
 	for _, p := range r.Pipelines {
 		switch {
 		case len(p.Rejected) > 0:
-			fmt.Fprintf(w, "rejected %s: failed verification\n", p.ID)
+			fmt.Fprintf(w, "rejected %s: not taken in\n", p.ID)
 			for _, why := range p.Rejected {
 				fmt.Fprintf(w, "  %s\n", why)
 			}
