@@ -90,7 +90,7 @@ func (s *State) applyResolve(e Event) error {
 	}
 	if len(kept) == len(s.Conflicts) {
 		if d.Phase != 0 {
-			return fmt.Errorf("Phase %d has no conflict to resolve", d.Phase)
+			return fmt.Errorf("there is no conflict to resolve in Phase %d", d.Phase)
 		}
 		return errors.New("there is no conflict to resolve")
 	}

@@ -98,7 +98,7 @@ func TestMergedConflictingVerdicts(t *testing.T) {
 	if _, err := st.Apply(ev(t, st, TypeResolve, ResolveData{Phase: ledger.Design})); err == nil {
 		t.Fatal("a resolve without a reason was accepted")
 	}
-	if _, err := st.Apply(ev(t, st, TypeResolve, ResolveData{Phase: ledger.Plan, Reason: "r"})); err == nil || err.Error() != "Phase 2 has no conflict to resolve" {
+	if _, err := st.Apply(ev(t, st, TypeResolve, ResolveData{Phase: ledger.Plan, Reason: "r"})); err == nil || err.Error() != "there is no conflict to resolve in Phase 2" {
 		t.Fatalf("resolve of a phase without conflicts: %v", err)
 	}
 	if _, err := st.Apply(ev(t, st, TypeResolve, ResolveData{Phase: ledger.Design, Reason: "the re-run passed"})); err != nil {
