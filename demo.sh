@@ -1,7 +1,8 @@
 #!/bin/sh
 # Walks one pipeline through all four phases in a throw-away repository:
 # a blocked start, a quality-gate verdict, a skipped gate with its separate
-# acknowledgement, and a clean verify. Needs `git crucible` on PATH
+# acknowledgement, a commit the pre-commit hook refuses and one it lets
+# through with its provenance, a sync to a bare remote, and a clean verify. Needs `git crucible` on PATH
 # (./install.sh puts it there).
 set -eu
 # Find the binary where ./install.sh puts it, even before that is on PATH.
@@ -19,7 +20,9 @@ try() { printf '\n$ %s\n' "$*"; "$@" || echo "(exit $?, as expected)"; }
 
 git init -q -b main
 git -c user.name=Demo -c user.email=demo@example.com commit -q --allow-empty -m "initial commit"
-export GIT_COMMITTER_NAME=Demo GIT_COMMITTER_EMAIL=demo@example.com
+export GIT_COMMITTER_NAME=Demo GIT_COMMITTER_EMAIL=demo@example.com GIT_AUTHOR_NAME=Demo GIT_AUTHOR_EMAIL=demo@example.com
+say git crucible init
+say git crucible hooks install
 
 goal="Add get_user_email(user_id) to src/users.py"
 printf '\n$ git crucible start "%s"\n' "$goal"
@@ -31,14 +34,24 @@ say git crucible gate verdict design --verdict PASS --rounds 2
 say git crucible ledger pass design --artifact docs/design.md
 say git crucible ledger skip plan --reason "one-function change; user asked to skip"
 try git crucible ledger begin execute
+echo 'def get_user_email(user_id): ...' >users.py
+git add users.py
+try git commit -q -m "Add get_user_email"
 say git crucible ledger ack plan --confirm "SKIP GATE"
 say git crucible ledger begin execute
+say git commit -q -m "Add get_user_email"
+say git log -1 --format=%B
+say git notes --ref=crucible/provenance show HEAD
 say git crucible ledger complete execute --tasks 3/3
 say git crucible ledger begin completion
 say git crucible gate verdict completion --verdict PASS
 say git crucible ledger pass completion
 say git crucible status
 say git crucible log -n 4
+git init -q --bare "$repo.remote.git"
+git remote add origin "$repo.remote.git"
+say git crucible sync origin
+say git crucible verify --range main
 say git crucible verify
 say git show "refs/crucible/pipelines/$id:ledger.md"
-printf '\nThe demo repository is %s\n' "$repo"
+printf '\nThe demo repository is %s (its remote: %s.remote.git)\n' "$repo" "$repo"
