@@ -19,7 +19,12 @@ func initCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Gives this clone a writer id (it orders events written by different clones) and records\n" +
 			"the identity that signs pipeline commits (git's committer identity). Running it again keeps\n" +
-			"the writer id and refreshes the identity. 'git crucible start' runs it when needed.",
+			"the writer id and refreshes the identity. 'git crucible start' runs it when needed.\n\n" +
+			"It also sets, in this repository's config, what makes provenance notes follow amended and\n" +
+			"rebased commits: notes.rewriteRef=refs/notes/crucible/* (added to any you have) and, unless\n" +
+			"you chose one, notes.rewriteMode=cat_sort_uniq. It changes nothing about remotes: push and\n" +
+			"fetch pipeline history with 'git crucible sync'. Install the gate hooks with\n" +
+			"'git crucible hooks install'.",
 		Flags: commonFlags(),
 		Action: func(c *cli.Context) error {
 			if err := wantArgs(c, 0); err != nil {
