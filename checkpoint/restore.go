@@ -87,10 +87,21 @@ func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refuse
 			refused = append(refused, fmt.Sprintf("%s: %v", p, err))
 		}
 	}
-	if len(changes) > len(removals) {
-		index := filepath.Join(s.repo.GitDir, "index")
+	if n := len(changes) - len(removals); n > 0 {
+		// The safety checkpoint left the index matching the work tree, so
+		// git writes exactly the planned paths: named one by one when they
+		// are few, as a whole when matching each would cost more.
 		args := append([]string{"checkout", cp.ID, "--"}, pathspecs(paths)...)
-		if _, err := s.repo.GitIndex(s.ctx, index, args...); err != nil {
+		var listed []byte
+		if n <= maxListed {
+			args = []string{"checkout", cp.ID, "--pathspec-from-file=-", "--pathspec-file-nul"}
+			for _, c := range changes {
+				if c.Op != "D" {
+					listed = append(append(listed, ":(top,literal)"+c.Path...), 0)
+				}
+			}
+		}
+		if _, err := s.gitWork(s.index(), listed, args...); err != nil {
 			return refused, err
 		}
 	}
