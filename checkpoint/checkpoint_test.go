@@ -92,3 +92,160 @@ func TestProgressSteps(t *testing.T) {
 		t.Fatalf("steps: %s", got)
 	}
 }
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustCreate(t *testing.T, s *Shadow, reason string) *Result {
+	t.Helper()
+	r, err := s.Create(reason, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// files lists a checkpoint's paths with their modes.
+func files(t *testing.T, s *Shadow, c *Checkpoint) string {
+	t.Helper()
+	f, err := s.Files(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(f, ", ")
+}
+
+// TestStaleRecordsFallBack: a records file that misses the newest
+// checkpoint (a create killed between its ref and the file), or is
+// damaged or gone, is not trusted: an unchanged tree still gives back
+// exactly the newest checkpoint, and the file is rewritten whole.
+func TestStaleRecordsFallBack(t *testing.T) {
+	s, dir := openShadow(t)
+	writeFile(t, filepath.Join(dir, "a.txt"), "a")
+	first := mustCreate(t, s, "first")
+	old, err := os.ReadFile(s.recordsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "a.txt"), "b")
+	second := mustCreate(t, s, "second")
+	for name, content := range map[string][]byte{"stale": old, "damaged": old[:len(old)-3], "missing": nil} {
+		if content == nil {
+			os.Remove(s.recordsPath())
+		} else if err := os.WriteFile(s.recordsPath(), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := mustCreate(t, s, "again")
+		if !r.Unchanged || r.ID != second.ID || r.Seq != 2 {
+			t.Fatalf("%s records: got %s (seq %d, unchanged %v), want %s", name, r.ID, r.Seq, r.Unchanged, second.ID)
+		}
+		b, _ := os.ReadFile(s.recordsPath())
+		if recs := decodeRecords(b); len(recs) != 2 || recs[first.ID].tree != first.Tree || recs[second.ID].tree != second.Tree {
+			t.Fatalf("%s records were not rewritten: %q", name, b)
+		}
+	}
+}
+
+// TestOlderShadowUpgraded: a shadow made before the shadow settings
+// existed (no settings, no attributes, no records, nested repositories in
+// its excludes, no branch) gets them on open, once, and goes on exactly.
+func TestOlderShadowUpgraded(t *testing.T) {
+	s, dir := openShadow(t)
+	writeFile(t, filepath.Join(dir, "a.txt"), "a")
+	first := mustCreate(t, s, "first")
+	cfg, _ := os.ReadFile(filepath.Join(s.Dir(), "config"))
+	before, _, ok := strings.Cut(string(cfg), shadowConfig)
+	if !ok {
+		t.Fatalf("no settings in the config:\n%s", cfg)
+	}
+	writeFile(t, filepath.Join(s.Dir(), "config"), before)
+	writeFile(t, filepath.Join(s.Dir(), "info", "exclude"), "/nested/\n")
+	for _, p := range []string{"info/attributes", "crucible-checkpoints", "refs/heads/main"} {
+		if err := os.Remove(filepath.Join(s.Dir(), p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		var err error
+		if s, err = Open(context.Background(), s.main); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _ = os.ReadFile(filepath.Join(s.Dir(), "config"))
+	if strings.Count(string(cfg), shadowConfig) != 1 {
+		t.Fatalf("config after two opens:\n%s", cfg)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.Dir(), "info", "attributes")); string(b) != shadowAttributes {
+		t.Fatalf("attributes: %q", b)
+	}
+	if r := mustCreate(t, s, "again"); !r.Unchanged || r.ID != first.ID {
+		t.Fatalf("unchanged tree gave %s, want %s", r.ID, first.ID)
+	}
+	if head := gittest.Git(t, dir, "--git-dir="+s.Dir(), "rev-parse", "HEAD"); head != first.ID {
+		t.Fatalf("the shadow's HEAD is %s, want the newest checkpoint %s", head, first.ID)
+	}
+	writeFile(t, filepath.Join(dir, "nested", "x"), "no longer excluded")
+	if r := mustCreate(t, s, "nested"); r.Unchanged || !strings.Contains(files(t, s, &r.Checkpoint), "nested/x") {
+		t.Fatalf("nested/x missing: %+v", r)
+	}
+}
+
+// TestNestedRepositories: nested repositories, with and without a commit,
+// are left out and reported on every create; one that stops being a
+// repository comes in; one that appears later is left out too.
+func TestNestedRepositories(t *testing.T) {
+	s, dir := openShadow(t)
+	writeFile(t, filepath.Join(dir, "top.txt"), "top")
+	for _, n := range []string{"empty", "sub/full"} {
+		writeFile(t, filepath.Join(dir, n, "inner.txt"), n)
+		gittest.Git(t, filepath.Join(dir, n), "init", "-q")
+	}
+	gittest.Git(t, filepath.Join(dir, "sub", "full"), "add", "inner.txt")
+	gittest.Git(t, filepath.Join(dir, "sub", "full"), "commit", "-q", "-m", "nested")
+	r := mustCreate(t, s, "one")
+	if got := strings.Join(r.Skipped, ", "); got != "empty, sub/full" {
+		t.Fatalf("skipped %q", got)
+	}
+	if got := files(t, s, &r.Checkpoint); got != "100644 top.txt" {
+		t.Fatalf("files: %s", got)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "empty", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "later", "x"), "x")
+	gittest.Git(t, filepath.Join(dir, "later"), "init", "-q")
+	r = mustCreate(t, s, "two")
+	if got := strings.Join(r.Skipped, ", "); got != "later, sub/full" {
+		t.Fatalf("skipped %q", got)
+	}
+	if got := files(t, s, &r.Checkpoint); got != "100644 empty/inner.txt, 100644 top.txt" {
+		t.Fatalf("files: %s", got)
+	}
+}
+
+// TestBeyondSymlink: a tracked directory replaced by a symbolic link is
+// something update-index refuses; the whole-tree add takes it, and the
+// checkpoint holds the link, not what is behind it.
+func TestBeyondSymlink(t *testing.T) {
+	s, dir := openShadow(t)
+	writeFile(t, filepath.Join(dir, "d", "b.txt"), "b")
+	writeFile(t, filepath.Join(dir, "out", "b.txt"), "outside")
+	mustCreate(t, s, "one")
+	if err := os.RemoveAll(filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("out", filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	r := mustCreate(t, s, "two")
+	if got := files(t, s, &r.Checkpoint); got != "120000 d, 100644 out/b.txt" {
+		t.Fatalf("files: %s", got)
+	}
+}

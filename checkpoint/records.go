@@ -65,8 +65,12 @@ func decodeRecords(b []byte) map[string]record {
 
 // saveRecords is best effort: a missing or partial file only costs a git read.
 func (s *Shadow) saveRecords(recs []record) {
-	sort.Slice(recs, func(i, j int) bool { return recs[i].id < recs[j].id })
+	sortRecords(recs)
 	_ = fsutil.WriteAtomic(s.recordsPath(), encodeRecords(recs), 0o644)
+}
+
+func sortRecords(recs []record) {
+	sort.Slice(recs, func(i, j int) bool { return recs[i].id < recs[j].id })
 }
 
 // message is the commit message that records c; parse reads it back.
