@@ -226,7 +226,7 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	if err := s.repo.UpdateRef(RefPrefix+c.ID, c.ID, ""); err != nil {
 		return nil, err
 	}
-	s.saveRecords(append(recs, record{id: c.ID, tree: tree, message: c.message()}))
+	s.addRecord(record{id: c.ID, tree: tree, message: c.message()})
 	if err := s.pointHead(c.ID); err != nil {
 		return nil, err
 	}

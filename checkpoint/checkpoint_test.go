@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,5 +248,63 @@ func TestBeyondSymlink(t *testing.T) {
 	r := mustCreate(t, s, "two")
 	if got := files(t, s, &r.Checkpoint); got != "120000 d, 100644 out/b.txt" {
 		t.Fatalf("files: %s", got)
+	}
+}
+
+// TestDiffTreesMatchesGit: the in-process comparison of two checkpoints
+// gives git diff-tree's changes, in its order, for every pair of a series
+// of trees with edits, additions, deletions, a mode change, a file turned
+// symbolic link, a file turned directory and back, and an emptied tree.
+func TestDiffTreesMatchesGit(t *testing.T) {
+	s, dir := openShadow(t)
+	p := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+	steps := []func(){
+		func() {
+			writeFile(t, p("a.txt"), "a")
+			writeFile(t, p("d/e/f.txt"), "f")
+			writeFile(t, p("d/g.txt"), "g")
+			writeFile(t, p("x.txt"), "x")
+			writeFile(t, p("x0"), "x0")
+		},
+		func() {
+			writeFile(t, p("a.txt"), "a2")
+			os.Chmod(p("d/g.txt"), 0o755)
+			os.Remove(p("x.txt"))
+			os.Symlink("a.txt", p("x.txt"))
+			writeFile(t, p("new/deep/n.txt"), "n")
+		},
+		func() {
+			os.Remove(p("a.txt"))
+			writeFile(t, p("a.txt/inner"), "now a directory")
+			os.RemoveAll(p("d"))
+			writeFile(t, p("d"), "now a file")
+		},
+		func() {
+			for _, e := range []string{"a.txt", "d", "new", "x.txt", "x0"} {
+				os.RemoveAll(p(e))
+			}
+			writeFile(t, p("only.txt"), "o")
+		},
+	}
+	var trees []string
+	for i, step := range steps {
+		step()
+		trees = append(trees, mustCreate(t, s, fmt.Sprint("step-", i)).Tree)
+	}
+	for _, a := range trees {
+		for _, b := range trees {
+			var got []Change
+			if err := s.diffTrees("", a, b, &got); err != nil {
+				t.Fatal(err)
+			}
+			want := gittest.Git(t, dir, "--git-dir="+s.Dir(), "diff-tree", "-r", "--no-renames", "--name-status", a, b)
+			var lines []string
+			for _, c := range got {
+				lines = append(lines, c.Op+"\t"+c.Path)
+			}
+			if strings.Join(lines, "\n") != want {
+				t.Errorf("%s..%s in process:\n%s\ngit:\n%s", a[:7], b[:7], strings.Join(lines, "\n"), want)
+			}
+		}
 	}
 }

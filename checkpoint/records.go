@@ -69,6 +69,18 @@ func (s *Shadow) saveRecords(recs []record) {
 	_ = fsutil.WriteAtomic(s.recordsPath(), encodeRecords(recs), 0o644)
 }
 
+// addRecord appends r to the file, in place: a new file costs more than the
+// write here, and a reader that meets a torn record (a kill, or a read
+// meanwhile) sees a wrong length and falls back to git.
+func (s *Shadow) addRecord(r record) {
+	f, err := os.OpenFile(s.recordsPath(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return // no file: the next listing writes it whole
+	}
+	f.Write(bytes.TrimPrefix(encodeRecords([]record{r}), []byte(recordsMagic)))
+	f.Close()
+}
+
 func sortRecords(recs []record) {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].id < recs[j].id })
 }

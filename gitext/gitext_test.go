@@ -1,10 +1,12 @@
 package gitext
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +304,49 @@ func FuzzEachPackedRef(f *testing.F) {
 			}
 			return true
 		})
+	})
+}
+
+// TestReadLoose: objects git wrote loose are read in process; a packed one
+// is ErrNotLoose, a damaged one an error.
+func TestReadLoose(t *testing.T) {
+	r, dir := openRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blob := gittest.Git(t, dir, "hash-object", "-w", "f")
+	kind, data, err := r.ReadLoose(blob)
+	if err != nil || kind != "blob" || string(data) != "content\n" {
+		t.Fatalf("ReadLoose = %q, %q, %v", kind, data, err)
+	}
+	head := gittest.Git(t, dir, "rev-parse", "HEAD")
+	if kind, _, err := r.ReadLoose(head); err != nil || kind != "commit" {
+		t.Fatalf("commit: %q, %v", kind, err)
+	}
+	path := filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, []byte("not zlib"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.ReadLoose(blob); err == nil || errors.Is(err, ErrNotLoose) {
+		t.Fatalf("a damaged object reads as %v", err)
+	}
+	gittest.Git(t, dir, "gc", "-q", "--prune=now")
+	if _, _, err := r.ReadLoose(head); !errors.Is(err, ErrNotLoose) {
+		t.Fatalf("a packed object reads as %v", err)
+	}
+}
+
+// FuzzDecodeLoose: any inflated content is split without a panic, and what
+// is accepted has the size its header says.
+func FuzzDecodeLoose(f *testing.F) {
+	f.Add([]byte("blob 3\x00abc"))
+	f.Add([]byte("tree 0\x00"))
+	f.Add([]byte("commit 05\x00abcde"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		kind, data, err := decodeLoose(raw)
+		if err == nil && !bytes.HasPrefix(raw, []byte(kind+" "+strconv.Itoa(len(data))+"\x00")) {
+			t.Fatalf("accepted %q as %s of %d bytes", raw, kind, len(data))
+		}
 	})
 }
