@@ -191,7 +191,8 @@ func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refuse
 		args := append([]string{"checkout", cp.ID, "--"}, pathspecs(paths)...)
 		var listed []byte
 		if n <= maxListed {
-			args = []string{"checkout", cp.ID, "--pathspec-from-file=-", "--pathspec-file-nul"}
+			// No preload threads: git looks at these few paths only.
+			args = []string{"-c", "core.preloadIndex=false", "checkout", cp.ID, "--pathspec-from-file=-", "--pathspec-file-nul"}
 			for _, c := range changes {
 				if c.Op != "D" {
 					listed = append(append(listed, ":(top,literal)"+c.Path...), 0)
