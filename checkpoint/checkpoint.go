@@ -260,8 +260,8 @@ func (s *Shadow) pointHead(id string) error {
 }
 
 // maxListed is how many paths a git command is given one by one; past it,
-// pathspec matching (each path against each pathspec) costs more than
-// letting git look at the whole tree.
+// letting git look at the whole tree costs less (pathspec matching is each
+// path against each pathspec).
 const maxListed = 200
 
 // stage brings index up to the work tree: one status finds what changed
@@ -286,7 +286,7 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 		return nil, nil, err
 	}
 	skipped, tooLarge = []string{}, []string{}
-	var update []byte
+	var update []string
 	var exclusions []string
 	for _, p := range changed {
 		if dir, ok := strings.CutSuffix(p, "/"); ok {
@@ -303,18 +303,22 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 				continue
 			}
 		}
-		update = append(append(update, p...), 0)
+		update = append(update, p)
 	}
 	s.step("adding files")
 	if len(update) == 0 {
 		return skipped, tooLarge, nil
 	}
-	if _, err := s.gitWork(index, update, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
-		return skipped, tooLarge, nil
+	if len(update) <= maxListed {
+		stdin := []byte(strings.Join(update, "\x00") + "\x00")
+		if _, err := s.gitWork(index, stdin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
+			return skipped, tooLarge, nil
+		}
 	}
-	// update-index refuses some changes that add takes (a tracked path now
-	// beyond a symbolic link, a file that became a directory since the
-	// status): add the whole tree instead, as git add -A sees it.
+	// Many paths (update-index writes thousands of new blobs much slower
+	// than add), or some that update-index refuses and add takes (a tracked
+	// path now beyond a symbolic link, a file that became a directory since
+	// the status): add the whole tree, as git add -A sees it.
 	links, err := s.addAll(index, settings, exclusions)
 	return append(skipped, links...), tooLarge, err
 }

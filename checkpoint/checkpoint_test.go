@@ -308,3 +308,24 @@ func TestDiffTreesMatchesGit(t *testing.T) {
 		}
 	}
 }
+
+// TestManyChanges: past maxListed changed paths the whole tree is added at
+// once; nested repositories and files over the cap are still left out.
+func TestManyChanges(t *testing.T) {
+	s, dir := openShadow(t)
+	gittest.Git(t, dir, "config", "crucible.checkpoint.maxFileSize", "10")
+	for i := 0; i <= maxListed; i++ {
+		writeFile(t, filepath.Join(dir, "many", fmt.Sprintf("f%03d", i)), "x")
+	}
+	writeFile(t, filepath.Join(dir, "big.bin"), "more than ten bytes")
+	writeFile(t, filepath.Join(dir, "nested", "x"), "x")
+	gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
+	r := mustCreate(t, s, "many")
+	if strings.Join(r.Skipped, ",") != "nested" || len(r.TooLarge) != 1 || r.TooLarge[0] != "big.bin (19 bytes)" {
+		t.Fatalf("skipped %v, too large %v", r.Skipped, r.TooLarge)
+	}
+	got := files(t, s, &r.Checkpoint)
+	if n := strings.Count(got, "many/f"); n != maxListed+1 || strings.Contains(got, "big.bin") || strings.Contains(got, "nested") {
+		t.Fatalf("%d of %d files, or more: %s", n, maxListed+1, got)
+	}
+}
