@@ -224,19 +224,14 @@ func (r *Repo) ReadLoose(oid string) (kind string, data []byte, err error) {
 	if !r.validOID(oid) {
 		return "", nil, fmt.Errorf("invalid object id %q", oid)
 	}
-	f, err := os.Open(filepath.Join(r.ObjectDir(), oid[:2], oid[2:]))
+	compressed, err := os.ReadFile(filepath.Join(r.ObjectDir(), oid[:2], oid[2:]))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil, fmt.Errorf("%s: %w", oid, ErrNotLoose)
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	defer f.Close()
-	zr, err := zlib.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return "", nil, fmt.Errorf("loose object %s: %w", oid, err)
-	}
-	raw, err := io.ReadAll(zr)
+	raw, err := inflate(compressed)
 	if err != nil {
 		return "", nil, fmt.Errorf("loose object %s: %w", oid, err)
 	}
@@ -247,6 +242,27 @@ func (r *Repo) ReadLoose(oid string) (kind string, data []byte, err error) {
 		return "", nil, fmt.Errorf("loose object %s: %w", oid, err)
 	}
 	return kind, data, nil
+}
+
+// zlibReaders recycles decompressors: a new one zeroes ~40 KB, more than
+// inflating a small tree costs.
+var zlibReaders sync.Pool
+
+func inflate(compressed []byte) ([]byte, error) {
+	var zr io.ReadCloser
+	var err error
+	if pooled, ok := zlibReaders.Get().(io.ReadCloser); ok {
+		zr, err = pooled, pooled.(zlib.Resetter).Reset(bytes.NewReader(compressed), nil)
+	} else {
+		zr, err = zlib.NewReader(bytes.NewReader(compressed))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer zlibReaders.Put(zr)
+	out := bytes.NewBuffer(make([]byte, 0, 4*len(compressed)))
+	_, err = out.ReadFrom(zr)
+	return out.Bytes(), err
 }
 
 // decodeLoose splits an inflated loose object, "<kind> <size>\x00<data>".
