@@ -271,13 +271,22 @@ const maxListed = 200
 // returned: git cannot add a repository without a commit, and one with a
 // commit would be a link to commits the shadow does not have.
 func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
-	settings := s.settings()
 	if err := s.syncExcludes(); err != nil {
 		return nil, nil, err
 	}
+	// The main repository's settings take a git process of their own: the
+	// status runs meanwhile with the excludes file the last create was
+	// given, and again in the rare case that it changed.
+	found := make(chan settings, 1)
+	go func() { found <- s.settings() }()
 	s.step("looking for changes")
-	out, err := s.gitWork(index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
-		"--untracked-files=all", "--no-renames", "--ignored=no")...)
+	last := settings{excludesFile: s.lastExcludesFile()}
+	out, err := s.status(index, last)
+	settings := <-found
+	if err == nil && settings.excludesFile != last.excludesFile {
+		s.saveExcludesFile(settings.excludesFile)
+		out, err = s.status(index, settings)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -321,6 +330,27 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	// the status): add the whole tree, as git add -A sees it.
 	links, err := s.addAll(index, settings, exclusions)
 	return append(skipped, links...), tooLarge, err
+}
+
+// status lists what differs between index and the work tree.
+func (s *Shadow) status(index string, settings settings) ([]byte, error) {
+	return s.gitWork(index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
+		"--untracked-files=all", "--no-renames", "--ignored=no")...)
+}
+
+func (s *Shadow) excludesFilePath() string {
+	return filepath.Join(s.repo.GitDir, "crucible-excludesfile")
+}
+
+// lastExcludesFile is the excludes file the last create was given.
+func (s *Shadow) lastExcludesFile() string {
+	b, _ := os.ReadFile(s.excludesFilePath())
+	return string(b)
+}
+
+// saveExcludesFile is best effort: a wrong guess only costs a second status.
+func (s *Shadow) saveExcludesFile(path string) {
+	_ = fsutil.WriteAtomic(s.excludesFilePath(), []byte(path), 0o644)
 }
 
 // addAll adds the whole work tree but the exclusions, and takes out again

@@ -329,3 +329,28 @@ func TestManyChanges(t *testing.T) {
 		t.Fatalf("%d of %d files, or more: %s", n, maxListed+1, got)
 	}
 }
+
+// TestExcludesFileFollowsConfig: the status runs with the excludes file of
+// the last create while git reads the config; when the repository's
+// core.excludesFile changes, the very next checkpoint follows it.
+func TestExcludesFileFollowsConfig(t *testing.T) {
+	s, dir := openShadow(t)
+	writeFile(t, filepath.Join(dir, "keep.txt"), "k")
+	writeFile(t, filepath.Join(dir, "scratch.tmp"), "s")
+	ignore := filepath.Join(t.TempDir(), "ignore")
+	writeFile(t, ignore, "*.tmp\n")
+	for i, want := range []string{"100644 keep.txt, 100644 scratch.tmp", "100644 keep.txt", "100644 keep.txt, 100644 scratch.tmp"} {
+		switch i {
+		case 1:
+			gittest.Git(t, dir, "config", "core.excludesFile", ignore)
+		case 2:
+			gittest.Git(t, dir, "config", "--unset", "core.excludesFile")
+		}
+		// A fresh index each time: excludes only decide about untracked files.
+		os.Remove(filepath.Join(s.Dir(), "index"))
+		r := mustCreate(t, s, fmt.Sprint("step-", i))
+		if got := files(t, s, &r.Checkpoint); got != want {
+			t.Fatalf("step %d: %s, want %s", i, got, want)
+		}
+	}
+}
