@@ -184,6 +184,7 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 		return nil, err
 	}
 	defer unlock()
+	s.clearStaleLocks()
 	recs, err := s.records() // under the lock: nobody adds one meanwhile
 	if err != nil {
 		return nil, err
@@ -199,7 +200,7 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 			return nil, err
 		}
 	}
-	index := s.index()
+	index := s.indexFile()
 	skipped, tooLarge, err := s.stage(index)
 	if err != nil {
 		return nil, err
@@ -230,17 +231,32 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	if err := s.pointHead(c.ID); err != nil {
 		return nil, err
 	}
+	s.packRefs()
 	r.Checkpoint = *c
 	return r, nil
 }
 
-// index is the shadow's own index. Under the lock no other git-crucible
-// works in the shadow, so an index lock left there is a killed create's:
-// git's own, in our repository, and it goes.
-func (s *Shadow) index() string {
-	index := filepath.Join(s.repo.GitDir, "index")
-	os.Remove(index + ".lock")
-	return index
+// indexFile is the shadow's own index.
+func (s *Shadow) indexFile() string { return filepath.Join(s.repo.GitDir, "index") }
+
+// clearStaleLocks runs under the lock: no other git-crucible works in the
+// shadow then, so a lock git left there (on the index or packed-refs) is a
+// killed one's, in our repository, and it goes.
+func (s *Shadow) clearStaleLocks() {
+	os.Remove(s.indexFile() + ".lock")
+	os.Remove(filepath.Join(s.repo.GitDir, "packed-refs.lock"))
+}
+
+// maxLoose is how many checkpoint refs may be loose files: every listing
+// reads each one, and one packed-refs file reads faster.
+const maxLoose = 64
+
+// packRefs packs the checkpoint refs when too many are loose. It is best
+// effort: loose refs are only slower to list.
+func (s *Shadow) packRefs() {
+	if loose, _ := os.ReadDir(filepath.Join(s.repo.GitDir, filepath.FromSlash(RefPrefix))); len(loose) > maxLoose {
+		_, _ = s.repo.Git(s.ctx, "pack-refs", "--all", "--prune")
+	}
 }
 
 // pointHead moves the shadow's branch to the newest checkpoint, id, so
@@ -546,6 +562,7 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 		return nil, err
 	}
 	defer unlock()
+	s.clearStaleLocks()
 	recs, err := s.records()
 	if err != nil {
 		return nil, err

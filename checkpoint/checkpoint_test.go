@@ -354,3 +354,28 @@ func TestExcludesFileFollowsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRefsPacked: past maxLoose loose checkpoint refs the shadow packs
+// them, and every checkpoint is still listed and found exactly.
+func TestRefsPacked(t *testing.T) {
+	s, dir := openShadow(t)
+	var ids []string
+	for i := 0; i <= maxLoose+1; i++ {
+		writeFile(t, filepath.Join(dir, "f.txt"), fmt.Sprint(i))
+		ids = append(ids, mustCreate(t, s, fmt.Sprint("r", i)).ID)
+	}
+	loose, _ := os.ReadDir(filepath.Join(s.Dir(), "refs", "checkpoints"))
+	if len(loose) > maxLoose {
+		t.Fatalf("%d loose refs", len(loose))
+	}
+	list, err := s.List()
+	if err != nil || len(list) != len(ids) || list[0].ID != ids[len(ids)-1] {
+		t.Fatalf("list of %d, %v", len(list), err)
+	}
+	if r := mustCreate(t, s, "same"); !r.Unchanged || r.ID != ids[len(ids)-1] {
+		t.Fatalf("unchanged tree gave %s", r.ID)
+	}
+	if c, err := s.Find("r3"); err != nil || c.ID != ids[3] {
+		t.Fatalf("Find(r3) = %v, %v", c, err)
+	}
+}

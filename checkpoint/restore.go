@@ -172,6 +172,7 @@ func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refuse
 		return nil, err
 	}
 	defer unlock()
+	s.clearStaleLocks()
 	var removals []string
 	for _, c := range changes {
 		if c.Op == "D" {
@@ -199,7 +200,7 @@ func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refuse
 				}
 			}
 		}
-		if _, err := s.gitWork(s.index(), listed, args...); err != nil {
+		if _, err := s.gitWork(s.indexFile(), listed, args...); err != nil {
 			return refused, err
 		}
 	}
