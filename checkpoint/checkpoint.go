@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // RefPrefix holds one ref per checkpoint, named by its id. Checkpoint
@@ -55,6 +56,10 @@ func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
 	_, objErr := os.Stat(filepath.Join(dir, "objects"))
 	switch {
 	case headErr == nil && objErr == nil:
+		// Shadows made by older versions get the settings on first use.
+		if err := writeSettings(dir); err != nil {
+			return nil, err
+		}
 	case errors.Is(headErr, os.ErrNotExist) && errors.Is(objErr, os.ErrNotExist):
 		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 			return nil, fmt.Errorf("the shadow repository %s is damaged (no HEAD, no objects); it was left as it is", dir)
@@ -85,6 +90,9 @@ func create(ctx context.Context, dir, format string) error {
 	if err := gitext.InitBare(ctx, tmp, format); err != nil {
 		return err
 	}
+	if err := writeSettings(tmp); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(filepath.Join(dir, "HEAD")); serr == nil {
 			return nil // another process made it first
@@ -92,6 +100,54 @@ func create(ctx context.Context, dir, format string) error {
 		return err
 	}
 	return nil
+}
+
+// shadowConfig is appended to the shadow's config once. The split index
+// and the untracked cache make a create cost about one git status: only
+// what changed is written back, and only directories that changed are read
+// again. No fsmonitor or hook of the user's global config runs for the
+// shadow, and untracked files are listed one by one, as the cache expects.
+const shadowConfig = `
+# git-crucible's settings for the shadow repository
+[core]
+	splitIndex = true
+	untrackedCache = true
+	fsmonitor = false
+	hooksPath = /dev/null
+[status]
+	showUntrackedFiles = all
+[crucible]
+	shadowSettings = 1
+`
+
+// shadowAttributes take precedence over every .gitattributes (git reads
+// $GIT_DIR/info/attributes first), so that a checkpoint stores and restores
+// the work tree's bytes as they are: no clean or smudge filter (git-lfs
+// would store pointers, or fail), no end-of-line conversion (unset text
+// makes git ignore eol and core.autocrlf), no $Id$ expansion, no
+// re-encoding. diff is left alone: it only decides how diffs look.
+const shadowAttributes = `# git-crucible: checkpoints hold the work tree's bytes as they are
+* -text -filter -ident -working-tree-encoding
+`
+
+// writeSettings gives the shadow at dir its config and attributes, leaving
+// what is already there alone.
+func writeSettings(dir string) error {
+	cfgPath := filepath.Join(dir, "config")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(cfg, []byte("shadowSettings = 1")) {
+		if err := fsutil.WriteAtomic(cfgPath, append(cfg, shadowConfig...), 0o644); err != nil {
+			return err
+		}
+	}
+	attrPath := filepath.Join(dir, "info", "attributes")
+	if b, err := os.ReadFile(attrPath); err == nil && string(b) == shadowAttributes {
+		return nil
+	}
+	return fsutil.WriteAtomic(attrPath, []byte(shadowAttributes), 0o644)
 }
 
 // Dir is where the shadow repository lives.
@@ -128,12 +184,23 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 		return nil, err
 	}
 	defer unlock()
-	index := filepath.Join(s.repo.GitDir, "index")
-	// Under the lock no other git-crucible works in the shadow, so an index
-	// lock left there is a killed create's: git's own, in our repository.
-	if err := os.Remove(index + ".lock"); err != nil && !errors.Is(err, os.ErrNotExist) {
+	s.clearStaleLocks()
+	recs, err := s.records() // under the lock: nobody adds one meanwhile
+	if err != nil {
 		return nil, err
 	}
+	var newest *Checkpoint
+	for _, r := range recs {
+		if c := parse(r); newest == nil || c.Seq > newest.Seq {
+			newest = &c
+		}
+	}
+	if newest != nil {
+		if err := s.pointHead(newest.ID); err != nil {
+			return nil, err
+		}
+	}
+	index := s.indexFile()
 	skipped, tooLarge, err := s.stage(index)
 	if err != nil {
 		return nil, err
@@ -145,17 +212,13 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 		return nil, err
 	}
 	tree := strings.TrimSpace(string(out))
-	list, err := s.List() // under the lock: nobody adds one meanwhile
-	if err != nil {
-		return nil, err
-	}
 	seq := 1
-	if len(list) > 0 {
-		if list[0].Tree == tree {
-			r.Checkpoint, r.Unchanged = list[0], true
+	if newest != nil {
+		if newest.Tree == tree {
+			r.Checkpoint, r.Unchanged = *newest, true
 			return r, nil
 		}
-		seq = list[0].Seq + 1
+		seq = newest.Seq + 1
 	}
 	c, err := s.commit(tree, seq, reason, source, pipeline)
 	if err != nil {
@@ -164,64 +227,179 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	if err := s.repo.UpdateRef(RefPrefix+c.ID, c.ID, ""); err != nil {
 		return nil, err
 	}
+	s.addRecord(record{id: c.ID, tree: tree, message: c.message()})
+	if err := s.pointHead(c.ID); err != nil {
+		return nil, err
+	}
+	s.packRefs()
 	r.Checkpoint = *c
 	return r, nil
 }
 
-// stage brings index up to the work tree, nested repositories left out
-// (they are returned): git cannot add one without a commit, and one with a
+// indexFile is the shadow's own index.
+func (s *Shadow) indexFile() string { return filepath.Join(s.repo.GitDir, "index") }
+
+// clearStaleLocks runs under the lock: no other git-crucible works in the
+// shadow then, so a lock git left there (on the index or packed-refs) is a
+// killed one's, in our repository, and it goes.
+func (s *Shadow) clearStaleLocks() {
+	os.Remove(s.indexFile() + ".lock")
+	os.Remove(filepath.Join(s.repo.GitDir, "packed-refs.lock"))
+}
+
+// maxLoose is how many checkpoint refs may be loose files: every listing
+// reads each one, and one packed-refs file reads faster.
+const maxLoose = 64
+
+// packRefs packs the checkpoint refs when too many are loose. It is best
+// effort: loose refs are only slower to list.
+func (s *Shadow) packRefs() {
+	if loose, _ := os.ReadDir(filepath.Join(s.repo.GitDir, filepath.FromSlash(RefPrefix))); len(loose) > maxLoose {
+		_, _ = s.repo.Git(s.ctx, "pack-refs", "--all", "--prune")
+	}
+}
+
+// pointHead moves the shadow's branch to the newest checkpoint, id, so
+// that the status a create runs finds nothing staged. Only the shadow's
+// writers move it, under the lock: a lock file on it is a killed one's.
+func (s *Shadow) pointHead(id string) error {
+	branch, err := s.repo.ReadSymref("HEAD")
+	if err != nil || branch == "" {
+		return err
+	}
+	cur, err := s.repo.ReadRef(branch)
+	if err != nil || cur == id {
+		return err
+	}
+	os.Remove(filepath.Join(s.repo.GitDir, filepath.FromSlash(branch)) + ".lock")
+	return s.repo.UpdateRef(branch, id, cur)
+}
+
+// maxListed is how many paths a git command is given one by one; past it,
+// letting git look at the whole tree costs less (pathspec matching is each
+// path against each pathspec).
+const maxListed = 200
+
+// stage brings index up to the work tree: one status finds what changed
+// (the untracked cache and the index's stat data make it cheap), then
+// update-index takes exactly those paths. Nested repositories (status
+// shows them as "dir/") and files over the size cap are left out and
+// returned: git cannot add a repository without a commit, and one with a
 // commit would be a link to commits the shadow does not have.
 func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
-	settings := s.settings()
-	// Nested repositories show as "dir/" among the untracked files, once
-	// the shadow's excludes are back to the user's alone.
-	if err := s.syncExcludes(nil); err != nil {
+	if err := s.syncExcludes(); err != nil {
 		return nil, nil, err
 	}
+	// The main repository's settings take a git process of their own: the
+	// status runs meanwhile with the excludes file the last create was
+	// given, and again in the rare case that it changed.
+	found := make(chan settings, 1)
+	go func() { found <- s.settings() }()
 	s.step("looking for changes")
-	changed, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-o", "-m", "-z", "--full-name", "--exclude-standard", "--", ":/")
+	last := settings{excludesFile: s.lastExcludesFile()}
+	out, err := s.status(index, last)
+	settings := <-found
+	if err == nil && settings.excludesFile != last.excludesFile {
+		s.saveExcludesFile(settings.excludesFile)
+		out, err = s.status(index, settings)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	changed, err := parseStatus(out)
 	if err != nil {
 		return nil, nil, err
 	}
 	skipped, tooLarge = []string{}, []string{}
+	var update []string
 	var exclusions []string
-	for _, p := range strings.Split(string(changed), "\x00") {
-		switch {
-		case strings.HasSuffix(p, "/"):
-			skipped = append(skipped, strings.TrimSuffix(p, "/"))
-		case p != "" && settings.maxFileSize > 0:
+	for _, p := range changed {
+		if dir, ok := strings.CutSuffix(p, "/"); ok {
+			skipped = append(skipped, dir)
+			exclusions = append(exclusions, ":(exclude,top,literal)"+dir)
+			continue
+		}
+		if settings.maxFileSize > 0 {
 			fi, err := os.Lstat(filepath.Join(s.main.WorkTree, filepath.FromSlash(p)))
 			if err == nil && fi.Mode().IsRegular() && fi.Size() > settings.maxFileSize {
 				// A file that grew past the cap keeps its last checkpointed version.
 				tooLarge = append(tooLarge, fmt.Sprintf("%s (%d bytes)", p, fi.Size()))
 				exclusions = append(exclusions, ":(exclude,top,literal)"+p)
+				continue
 			}
 		}
-	}
-	if err := s.syncExcludes(skipped); err != nil {
-		return nil, nil, err
+		update = append(update, p)
 	}
 	s.step("adding files")
-	if _, err := s.repo.GitIndex(s.ctx, index, s.addArgs(settings, exclusions)...); err != nil {
-		return nil, nil, err
+	if len(update) == 0 {
+		return skipped, tooLarge, nil
+	}
+	if len(update) <= maxListed {
+		stdin := []byte(strings.Join(update, "\x00") + "\x00")
+		if _, err := s.gitWork(index, stdin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
+			return skipped, tooLarge, nil
+		}
+	}
+	// Many paths (update-index writes thousands of new blobs much slower
+	// than add), or some that update-index refuses and add takes (a tracked
+	// path now beyond a symbolic link, a file that became a directory since
+	// the status): add the whole tree, as git add -A sees it.
+	links, err := s.addAll(index, settings, exclusions)
+	return append(skipped, links...), tooLarge, err
+}
+
+// status lists what differs between index and the work tree.
+func (s *Shadow) status(index string, settings settings) ([]byte, error) {
+	return s.gitWork(index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
+		"--untracked-files=all", "--no-renames", "--ignored=no")...)
+}
+
+func (s *Shadow) excludesFilePath() string {
+	return filepath.Join(s.repo.GitDir, "crucible-excludesfile")
+}
+
+// lastExcludesFile is the excludes file the last create was given.
+func (s *Shadow) lastExcludesFile() string {
+	b, _ := os.ReadFile(s.excludesFilePath())
+	return string(b)
+}
+
+// saveExcludesFile is best effort: a wrong guess only costs a second status.
+func (s *Shadow) saveExcludesFile(path string) {
+	_ = fsutil.WriteAtomic(s.excludesFilePath(), []byte(path), 0o644)
+}
+
+// addAll adds the whole work tree but the exclusions, and takes out again
+// any nested repository that appeared since the status (git adds one as a
+// link), returning those.
+func (s *Shadow) addAll(index string, settings settings, exclusions []string) ([]string, error) {
+	args := append(settings.config(), "add", "-A", "--ignore-errors", "--", ":/")
+	if _, err := s.gitWork(index, nil, append(args, exclusions...)...); err != nil {
+		return nil, err
 	}
 	staged, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var links []string
+	var links, specs []string
 	for _, entry := range bytes.Split(staged, []byte{0}) {
 		if meta, path, ok := bytes.Cut(entry, []byte{'\t'}); ok && bytes.HasPrefix(meta, []byte("160000 ")) {
-			links = append(links, ":(top,literal)"+string(path))
-			skipped = append(skipped, string(path))
+			links = append(links, string(path))
+			specs = append(specs, ":(top,literal)"+string(path))
 		}
 	}
 	if len(links) > 0 {
-		if _, err := s.repo.GitIndex(s.ctx, index, append([]string{"rm", "-q", "--cached", "--"}, links...)...); err != nil {
-			return nil, nil, err
+		if _, err := s.repo.GitIndex(s.ctx, index, append([]string{"rm", "-q", "--cached", "--"}, specs...)...); err != nil {
+			return nil, err
 		}
 	}
-	return skipped, tooLarge, nil
+	return links, nil
+}
+
+// gitWork runs git in the shadow with index, from the top of the work
+// tree, so that the paths it reads and prints are the work tree's.
+func (s *Shadow) gitWork(index string, stdin []byte, args ...string) ([]byte, error) {
+	return s.repo.GitIndexInput(s.ctx, index, stdin, append([]string{"-C", s.main.WorkTree}, args...)...)
 }
 
 // lock serialises the shadow's writers. It is an flock, which the kernel
@@ -238,21 +416,21 @@ func (s *Shadow) lock() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-func (s *Shadow) addArgs(settings settings, exclusions []string) []string {
-	args := []string{"add", "-A", "--ignore-errors"}
-	if settings.excludesFile != "" {
-		args = append([]string{"-c", "core.excludesFile=" + settings.excludesFile}, args...)
-	}
-	// The whole work tree, from any subdirectory, less what is too large.
-	return append(append(args, "--", ":/"), exclusions...)
-}
-
 // DefaultMaxFileSize is the per-file cap when crucible.checkpoint.maxFileSize is unset.
 const DefaultMaxFileSize = 100 << 20
 
 type settings struct {
 	excludesFile string // the user's core.excludesFile, "" for git's default
 	maxFileSize  int64  // 0: no cap
+}
+
+// config passes the main repository's excludes file, which may be set in
+// its own config, to git in the shadow, which reads only its own.
+func (st settings) config() []string {
+	if st.excludesFile == "" {
+		return nil
+	}
+	return []string{"-c", "core.excludesFile=" + st.excludesFile}
 }
 
 // settings reads, in one git process, what the main repository's config
@@ -301,39 +479,19 @@ func parseSize(v string) (int64, bool) {
 	return n * mult, true
 }
 
-// syncExcludes makes the shadow ignore what .git/info/exclude ignores,
-// and the nested repositories.
-func (s *Shadow) syncExcludes(nested []string) error {
+// syncExcludes makes the shadow ignore what .git/info/exclude ignores. It
+// is rewritten only when that changed: the untracked cache starts over when
+// it does.
+func (s *Shadow) syncExcludes() error {
 	b, err := os.ReadFile(filepath.Join(s.main.CommonDir, "info", "exclude"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
-	}
-	if len(nested) > 0 {
-		b = append(append([]byte(nil), b...), "\n# nested repositories, left out by git-crucible\n"...)
-		for _, n := range nested {
-			b = append(b, "/"+escapeGlob(n)+"/\n"...)
-		}
 	}
 	path := filepath.Join(s.repo.GitDir, "info", "exclude")
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-// escapeGlob quotes the pattern characters of an exclude line.
-func escapeGlob(p string) string {
-	var b strings.Builder
-	for _, r := range p {
-		if strings.ContainsRune(`*?[]\!# `, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return fsutil.WriteAtomic(path, b, 0o644)
 }
 
 // commit records tree as checkpoint number seq.
@@ -346,54 +504,12 @@ func (s *Shadow) commit(tree string, seq int, reason, source, pipeline string) (
 	head, _ := s.main.HeadCommit()
 	c := &Checkpoint{Tree: tree, Reason: reason, Source: source, Branch: branch, Head: head,
 		Time: now.UTC().Format(time.RFC3339), Seq: seq, Pipeline: pipeline}
-	msg := fmt.Sprintf("checkpoint: %s\n\nReason: %s\nSource: %s\nBranch: %s\nHead: %s\nTime: %s\nSeq: %d\nPipeline: %s\n",
-		reason, reason, source, branch, head, c.Time, seq, pipeline)
 	sig := gitext.Signature("git-crucible", "checkpoint@git-crucible", now)
-	obj := gitext.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
+	obj := gitext.Commit{Tree: tree, Author: sig, Committer: sig, Message: c.message()}
 	if c.ID, err = s.repo.WriteObject("commit", obj.Encode()); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-func parse(id string, c *gitext.Commit) *Checkpoint {
-	cp := &Checkpoint{ID: id, Tree: c.Tree}
-	for _, line := range strings.Split(c.Message, "\n") {
-		k, v, _ := strings.Cut(line, ": ")
-		switch k {
-		case "Reason":
-			cp.Reason = v
-		case "Source":
-			cp.Source = v
-		case "Branch":
-			cp.Branch = v
-		case "Head":
-			cp.Head = v
-		case "Time":
-			cp.Time = v
-		case "Seq":
-			cp.Seq, _ = strconv.Atoi(v)
-		case "Pipeline":
-			cp.Pipeline = v
-		}
-	}
-	return cp
-}
-
-// List returns every checkpoint, newest first.
-func (s *Shadow) List() ([]Checkpoint, error) {
-	out, err := s.repo.Git(s.ctx, "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", RefPrefix)
-	if err != nil {
-		return nil, err
-	}
-	list := []Checkpoint{}
-	fields := strings.Split(string(out), "\x00")
-	for i := 0; i+2 < len(fields); i += 3 {
-		id := strings.TrimSpace(fields[i])
-		list = append(list, *parse(id, &gitext.Commit{Tree: fields[i+1], Message: fields[i+2]}))
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Seq > list[j].Seq })
-	return list, nil
 }
 
 // Find names a checkpoint by id prefix, or by reason (the newest with it).
@@ -446,24 +562,30 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 		return nil, err
 	}
 	defer unlock()
-	list, err := s.List()
+	s.clearStaleLocks()
+	recs, err := s.records()
 	if err != nil {
 		return nil, err
 	}
+	sort.Slice(recs, func(i, j int) bool { return parse(recs[i]).Seq > parse(recs[j]).Seq })
 	now, err := gitext.Now()
 	if err != nil {
 		return nil, err
 	}
 	kept := map[string]int{}
 	var gone []Checkpoint
-	for _, c := range list { // newest first
+	var left []record
+	for _, r := range recs { // newest first
+		c := parse(r)
 		if c.Reason == "pre-restore-safety" {
 			if t, err := time.Parse(time.RFC3339, c.Time); err == nil && now.Sub(t) < safetyAge {
+				left = append(left, r)
 				continue
 			}
 		}
 		if kept[c.Pipeline] < keep {
 			kept[c.Pipeline]++
+			left = append(left, r)
 			continue
 		}
 		if _, err := s.repo.Git(s.ctx, "update-ref", "-d", RefPrefix+c.ID, c.ID); err != nil {
@@ -472,6 +594,11 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 		gone = append(gone, c)
 	}
 	if len(gone) > 0 {
+		s.saveRecords(left)
+		// The newest is always kept; the branch must not hold a pruned one.
+		if err := s.pointHead(parse(left[0]).ID); err != nil {
+			return gone, err
+		}
 		if _, err := s.repo.Git(s.ctx, "gc", "-q", "--prune=now"); err != nil {
 			return gone, err
 		}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
 )
 
 // Change is one path a restore changes: A (comes back), M (content or mode
@@ -39,18 +41,113 @@ func (s *Shadow) Plan(cp *Checkpoint, paths []string) (*Result, []Change, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking the safety checkpoint: %w", err)
 	}
-	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--name-status", safety.Tree, cp.Tree, "--"}
-	args = append(args, pathspecs(paths)...)
-	out, err := s.repo.Git(s.ctx, args...)
-	if err != nil {
-		return nil, nil, err
-	}
+	changes, err := s.changes(safety.Tree, cp.Tree, paths)
+	return safety, changes, err
+}
+
+// changes lists what differs from tree a to tree b (limited to paths), as
+// git diff-tree -r --name-status does. Without paths the trees are compared
+// in process, subtree by subtree, while their objects are loose: that costs
+// less than starting git.
+func (s *Shadow) changes(a, b string, paths []string) ([]Change, error) {
 	var changes []Change
+	if len(paths) == 0 {
+		err := s.diffTrees("", a, b, &changes)
+		if err == nil || !errors.Is(err, gitext.ErrMissing) {
+			return changes, err
+		}
+		changes = nil
+	}
+	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b, "--"}
+	out, err := s.repo.Git(s.ctx, append(args, pathspecs(paths)...)...)
+	if err != nil {
+		return nil, err
+	}
 	fields := strings.Split(string(out), "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		changes = append(changes, Change{Op: fields[i], Path: fields[i+1]})
 	}
-	return safety, changes, nil
+	return changes, nil
+}
+
+// diffTrees appends to out the changes from tree a to tree b ("" is the
+// empty tree), under prefix, in git's order: entries sort by name, a
+// subtree as if its name ended in "/".
+func (s *Shadow) diffTrees(prefix, a, b string, out *[]Change) error {
+	ea, err := s.readTree(a)
+	if err != nil {
+		return err
+	}
+	eb, err := s.readTree(b)
+	if err != nil {
+		return err
+	}
+	key := func(e gitext.TreeEntry) string {
+		if e.IsTree() {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	// one reports an entry on one side only: every file under a subtree.
+	one := func(op string, e gitext.TreeEntry) error {
+		if !e.IsTree() {
+			*out = append(*out, Change{Op: op, Path: prefix + e.Name})
+			return nil
+		}
+		if op == "D" {
+			return s.diffTrees(prefix+e.Name+"/", e.OID, "", out)
+		}
+		return s.diffTrees(prefix+e.Name+"/", "", e.OID, out)
+	}
+	for len(ea) > 0 || len(eb) > 0 {
+		var err error
+		switch {
+		case len(eb) == 0 || len(ea) > 0 && key(ea[0]) < key(eb[0]):
+			err, ea = one("D", ea[0]), ea[1:]
+		case len(ea) == 0 || key(eb[0]) < key(ea[0]):
+			err, eb = one("A", eb[0]), eb[1:]
+		default:
+			x, y := ea[0], eb[0]
+			ea, eb = ea[1:], eb[1:]
+			switch {
+			case x.OID == y.OID && x.Mode == y.Mode:
+			case x.IsTree():
+				err = s.diffTrees(prefix+x.Name+"/", x.OID, y.OID, out)
+			case kind(x.Mode) != kind(y.Mode):
+				*out = append(*out, Change{Op: "T", Path: prefix + x.Name})
+			default:
+				*out = append(*out, Change{Op: "M", Path: prefix + x.Name})
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kind is what a mode makes an entry: a file (whatever its permissions), a
+// symbolic link or a link to a commit. diff-tree says T when it changes.
+func kind(mode string) string {
+	if strings.HasPrefix(mode, "100") {
+		return "file"
+	}
+	return mode
+}
+
+// readTree reads a tree of the shadow's, in process; "" is the empty tree.
+func (s *Shadow) readTree(oid string) ([]gitext.TreeEntry, error) {
+	if oid == "" {
+		return nil, nil
+	}
+	k, data, err := s.repo.ReadLoose(oid)
+	if err != nil {
+		return nil, err
+	}
+	if k != "tree" {
+		return nil, fmt.Errorf("%s is a %s, not a tree", oid, k)
+	}
+	return gitext.DecodeTree(data, s.repo.HashLen())
 }
 
 func pathspecs(paths []string) []string {
@@ -75,6 +172,7 @@ func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refuse
 		return nil, err
 	}
 	defer unlock()
+	s.clearStaleLocks()
 	var removals []string
 	for _, c := range changes {
 		if c.Op == "D" {
@@ -87,10 +185,22 @@ func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refuse
 			refused = append(refused, fmt.Sprintf("%s: %v", p, err))
 		}
 	}
-	if len(changes) > len(removals) {
-		index := filepath.Join(s.repo.GitDir, "index")
+	if n := len(changes) - len(removals); n > 0 {
+		// The safety checkpoint left the index matching the work tree, so
+		// git writes exactly the planned paths: named one by one when they
+		// are few, as a whole when matching each would cost more.
 		args := append([]string{"checkout", cp.ID, "--"}, pathspecs(paths)...)
-		if _, err := s.repo.GitIndex(s.ctx, index, args...); err != nil {
+		var listed []byte
+		if n <= maxListed {
+			// No preload threads: git looks at these few paths only.
+			args = []string{"-c", "core.preloadIndex=false", "checkout", cp.ID, "--pathspec-from-file=-", "--pathspec-file-nul"}
+			for _, c := range changes {
+				if c.Op != "D" {
+					listed = append(append(listed, ":(top,literal)"+c.Path...), 0)
+				}
+			}
+		}
+		if _, err := s.gitWork(s.indexFile(), listed, args...); err != nil {
 			return refused, err
 		}
 	}

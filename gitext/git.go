@@ -119,5 +119,10 @@ func InitBare(ctx context.Context, dir, format string) error {
 // GitIndex is Git with its own index file instead of the repository's (and
 // whatever GIT_INDEX_FILE a hook was given).
 func (r *Repo) GitIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, "", []string{"GIT_INDEX_FILE=" + index}, nil, args...)
+	return r.GitIndexInput(ctx, index, nil, args...)
+}
+
+// GitIndexInput is GitIndex with stdin on git's standard input.
+func (r *Repo) GitIndexInput(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
+	return runEnv(ctx, r, "", []string{"GIT_INDEX_FILE=" + index}, stdin, args...)
 }

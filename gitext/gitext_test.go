@@ -380,3 +380,68 @@ func TestCheckRefName(t *testing.T) {
 		}
 	}
 }
+
+// TestListRefsMatchesGit: the in-process listing gives what for-each-ref
+// gives, for loose and packed refs and a loose one that overrides its
+// packed copy, and leaves a symbolic ref to git.
+func TestListRefsMatchesGit(t *testing.T) {
+	r, dir := openRepo(t)
+	head := gittest.Git(t, dir, "rev-parse", "HEAD")
+	tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	for _, name := range []string{"refs/x/a", "refs/x/b/c", "refs/x/d", "refs/y/e"} {
+		gittest.Git(t, dir, "update-ref", name, head)
+	}
+	gittest.Git(t, dir, "pack-refs", "--all", "--prune")
+	gittest.Git(t, dir, "update-ref", "refs/x/d", tree) // loose, over the packed one
+	gittest.Git(t, dir, "update-ref", "refs/x/f", tree)
+	gittest.Git(t, dir, "update-ref", "-d", "refs/x/a")
+	if err := os.WriteFile(filepath.Join(dir, ".git", "refs", "x", "g.lock"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list := func() string {
+		refs, err := r.ListRefs(context.Background(), "refs/x/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, ref := range refs {
+			b.WriteString(ref.OID + " " + ref.Name + "\n")
+		}
+		return strings.TrimSpace(b.String())
+	}
+	want := gittest.Git(t, dir, "for-each-ref", "--format=%(objectname) %(refname)", "refs/x/")
+	if _, ok := r.listRefsFiles("refs/x/"); !ok {
+		t.Fatal("plain refs were not listed in process")
+	}
+	if got := list(); got != want || strings.Count(got, "\n") != 2 {
+		t.Fatalf("in process:\n%s\ngit:\n%s", got, want)
+	}
+	if refs, ok := r.listRefsFiles("refs/none/"); !ok || len(refs) != 0 {
+		t.Fatalf("an absent prefix lists %v, %v", refs, ok)
+	}
+	gittest.Git(t, dir, "symbolic-ref", "refs/x/s", "refs/x/f")
+	if _, ok := r.listRefsFiles("refs/x/"); ok {
+		t.Fatal("a symbolic ref was listed in process")
+	}
+	want = gittest.Git(t, dir, "for-each-ref", "--format=%(objectname) %(refname)", "refs/x/")
+	if got := list(); got != want {
+		t.Fatalf("with a symbolic ref:\n%s\ngit:\n%s", got, want)
+	}
+}
+
+// FuzzEachPackedRef: any packed-refs content is walked without a panic, and
+// every pair it yields is a line of the file.
+func FuzzEachPackedRef(f *testing.F) {
+	f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n" +
+		"0123456789012345678901234567890123456789 refs/heads/main\n^1111111111111111111111111111111111111111\n"))
+	f.Add([]byte("x\n y\n\n^\n#"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		eachPackedRef(b, func(name, oid []byte) bool {
+			line := string(oid) + " " + string(name)
+			if len(name) == 0 || len(oid) == 0 || !strings.Contains("\n"+string(b)+"\n", "\n"+line+"\n") {
+				t.Fatalf("yielded %q, not a line of %q", line, b)
+			}
+			return true
+		})
+	})
+}

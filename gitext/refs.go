@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -49,6 +50,9 @@ func (r *Repo) refPath(name string) string {
 func (r *Repo) checkRef(name string) error {
 	if _, err := os.Stat(filepath.Join(r.CommonDir, "reftable")); err == nil {
 		return errors.New("repositories with reftable ref storage are not supported yet")
+	}
+	if name == "HEAD" {
+		return nil
 	}
 	return CheckRefName(name)
 }
@@ -105,16 +109,32 @@ func (r *Repo) readPacked(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	suffix := []byte(" " + name)
+	oid := ""
+	eachPackedRef(b, func(n, o []byte) bool {
+		if string(n) == name {
+			oid = string(o)
+			return false
+		}
+		return true
+	})
+	return oid, nil
+}
+
+// eachPackedRef calls fn with each "<oid> <name>" line of a packed-refs
+// file, in order, until fn returns false. The header ("#") and peeled
+// ("^<oid>") lines are skipped, and so is a line without both fields.
+func eachPackedRef(b []byte, fn func(name, oid []byte) bool) {
 	for len(b) > 0 {
 		line, rest, _ := bytes.Cut(b, []byte("\n"))
 		b = rest
-		oid, ok := bytes.CutSuffix(line, suffix)
-		if ok && len(oid) > 0 && oid[0] != '#' && oid[0] != '^' && !bytes.ContainsRune(oid, ' ') {
-			return string(oid), nil
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		oid, name, ok := bytes.Cut(line, []byte(" "))
+		if ok && len(oid) > 0 && len(name) > 0 && !fn(name, oid) {
+			return
 		}
 	}
-	return "", nil
 }
 
 // ReadRef returns the object id name points at, or "" when it does not exist.
@@ -249,8 +269,13 @@ func orNone(s string) string {
 // Ref is a ref name and the object it points at.
 type Ref struct{ Name, OID string }
 
-// ListRefs lists the refs under prefix (e.g. "refs/crucible/pipelines/").
+// ListRefs lists the refs under prefix (e.g. "refs/crucible/pipelines/"),
+// sorted by name. Plain loose and packed refs are read in process; anything
+// else (a symbolic or broken ref, an odd name, reftable) is left to git.
 func (r *Repo) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
+	if refs, ok := r.listRefsFiles(prefix); ok {
+		return refs, nil
+	}
 	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	if err != nil {
 		return nil, err
@@ -264,6 +289,106 @@ func (r *Repo) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
 		}
 	}
 	return refs, sc.Err()
+}
+
+// listRefsFiles is ListRefs for the "files" ref storage, false when git
+// must answer. Loose refs are read before packed-refs, as git does: a
+// concurrent pack-refs writes packed-refs before it deletes the loose files.
+func (r *Repo) listRefsFiles(prefix string) ([]Ref, bool) {
+	if !strings.HasPrefix(prefix, "refs/") || !strings.HasSuffix(prefix, "/") || !validRefName(strings.TrimSuffix(prefix, "/")) ||
+		r.checkRef(strings.TrimSuffix(prefix, "/")) != nil {
+		return nil, false
+	}
+	for _, perWorktree := range []string{"refs/bisect/", "refs/worktree/", "refs/rewritten/"} {
+		if strings.HasPrefix(prefix, perWorktree) {
+			return nil, false
+		}
+	}
+	found := map[string]string{}
+	ok := true
+	root := r.refPath(prefix)
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && path == root {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		base := d.Name()
+		if d.IsDir() || path == root || strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".lock") {
+			return nil // git skips these names too
+		}
+		rel, _ := filepath.Rel(root, path)
+		name := prefix + filepath.ToSlash(rel)
+		b, rerr := os.ReadFile(path)
+		oid := strings.TrimSuffix(string(b), "\n")
+		if !d.Type().IsRegular() || rerr != nil || !validRefName(name) || !r.validOID(oid) {
+			ok = false
+			return filepath.SkipAll
+		}
+		found[name] = oid
+		return nil
+	})
+	if err != nil || !ok {
+		return nil, false
+	}
+	packed, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, false
+	}
+	eachPackedRef(packed, func(n, o []byte) bool {
+		name := string(n)
+		if !strings.HasPrefix(name, prefix) {
+			return true
+		}
+		if !validRefName(name) || !r.validOID(string(o)) {
+			ok = false
+			return false
+		}
+		if _, loose := found[name]; !loose {
+			found[name] = string(o)
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	refs := make([]Ref, 0, len(found))
+	for name, oid := range found {
+		refs = append(refs, Ref{Name: name, OID: oid})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	return refs, true
+}
+
+// validRefName accepts a conservative subset of git's ref names: slash-
+// separated components of letters, digits, '-', '_' and inner dots. Git
+// decides about anything else.
+func validRefName(name string) bool {
+	for _, c := range strings.Split(name, "/") {
+		if c == "" || c[0] == '.' || c[0] == '-' || strings.HasSuffix(c, ".") || strings.Contains(c, "..") {
+			return false
+		}
+		for i := 0; i < len(c); i++ {
+			if b := c[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validOID reports whether s is a full lower-case hex object id of r's format.
+func (r *Repo) validOID(s string) bool {
+	if len(s) != 2*r.HashLen() {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // HeadBranch returns the branch HEAD is on ("main"), or "" when detached.

@@ -20,8 +20,10 @@ func checkpointCommand() *cli.Command {
 		Description: "A checkpoint holds the whole working tree — tracked and untracked files, honouring\n" +
 			".gitignore, .git/info/exclude and core.excludesFile — in a shadow repository of its own under\n" +
 			".git/crucible/shadow, one per worktree: your index, refs and objects are never touched, and\n" +
-			"git gc cannot prune it. Nested repositories are left out, with a warning. When a pipeline is\n" +
-			"active, the checkpoint is also recorded in it. A restore is undone by its safety checkpoint.",
+			"git gc cannot prune it. Nested repositories are left out, with a warning. Files are kept byte\n" +
+			"for byte: no .gitattributes filter (git-lfs), end-of-line or encoding conversion runs for them.\n" +
+			"When a pipeline is active, the checkpoint is also recorded in it. A restore is undone by its\n" +
+			"safety checkpoint.",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "create",

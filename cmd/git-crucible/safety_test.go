@@ -360,7 +360,13 @@ func TestKillDuringCheckpoints(t *testing.T) {
 	shadow := filepath.Join(dir, ".git", "crucible", "shadow", "main")
 	gittest.Git(t, dir, "--git-dir="+shadow, "fsck", "--no-dangling")
 	os.WriteFile(filepath.Join(dir, "changing.txt"), []byte("after"), 0o644)
-	gitCrucible(t, dir, "checkpoint", "create", "after-the-kills")
+	after := gitCrucible(t, dir, "checkpoint", "create", "after-the-kills")
+	// Whatever the kills left (records, the shadow's branch, its index), an
+	// unchanged tree still gives back exactly the newest checkpoint.
+	if again := gitCrucible(t, dir, "checkpoint", "create", "unchanged"); !strings.Contains(again, "Nothing changed") ||
+		!strings.HasSuffix(strings.TrimSpace(again), strings.TrimSpace(after)) {
+		t.Fatalf("no change after the kills gave %q, want %q", again, after)
+	}
 }
 
 // TestSyncUnderFire: while one clone appends and another's history is
