@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -70,4 +72,57 @@ func (r *Repo) top() string {
 		return r.WorkTree
 	}
 	return r.GitDir
+}
+
+// ConfigMayMention reports whether any config git would read here might
+// set one of keys (lower-case names, e.g. "commentchar"): a cheap, in-process
+// look at the config files and GIT_CONFIG_* variables, so that a hot path
+// can skip a `git config` process when nothing could be set. Anything it
+// cannot rule out — an include, a file it cannot read — counts as a mention.
+func (r *Repo) ConfigMayMention(keys ...string) bool {
+	words := append([]string{"include"}, keys...)
+	mentions := func(text string) bool {
+		text = strings.ToLower(text)
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GIT_CONFIG_PARAMETERS=") || strings.HasPrefix(kv, "GIT_CONFIG_KEY_") {
+			if mentions(kv) {
+				return true
+			}
+		}
+	}
+	home := os.Getenv("HOME")
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	files := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		files = append(files, g)
+	} else {
+		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config"))
+	}
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
+		if s := os.Getenv("GIT_CONFIG_SYSTEM"); s != "" {
+			files = append(files, s)
+		} else {
+			files = append(files, "/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig")
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) || f == "/dev/null" {
+			continue
+		}
+		if err != nil || mentions(string(b)) {
+			return true
+		}
+	}
+	return false
 }

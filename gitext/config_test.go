@@ -132,3 +132,27 @@ func FuzzParseConfigZ(f *testing.F) {
 		}
 	})
 }
+
+// TestConfigMayMention: a setting in any file git reads, or given with
+// git -c, is seen; an include always counts; with none, it says no.
+func TestConfigMayMention(t *testing.T) {
+	dir := gittest.Init(t)
+	r := &Repo{GitDir: filepath.Join(dir, ".git"), CommonDir: filepath.Join(dir, ".git")}
+	if r.ConfigMayMention("commentchar") {
+		t.Fatal("a plain repository mentions commentchar")
+	}
+	gittest.Git(t, dir, "config", "core.commentChar", ";")
+	if !r.ConfigMayMention("commentchar") {
+		t.Fatal("the local setting was not seen")
+	}
+	gittest.Git(t, dir, "config", "--unset", "core.commentChar")
+	gittest.Git(t, dir, "config", "--global", "include.path", "elsewhere")
+	if !r.ConfigMayMention("commentchar") {
+		t.Fatal("an include in the global config was not counted")
+	}
+	gittest.Git(t, dir, "config", "--global", "--unset", "include.path")
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'core.commentchar'=';'")
+	if !r.ConfigMayMention("commentchar") {
+		t.Fatal("git -c was not seen")
+	}
+}

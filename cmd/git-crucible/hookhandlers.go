@@ -123,6 +123,9 @@ func commitMsgHook(ctx context.Context, args []string, stdout, stderr io.Writer)
 // messageStyle reads what decides how git will clean the message up.
 func messageStyle(ctx context.Context, repo *gitext.Repo) (enforce.Style, error) {
 	var st enforce.Style
+	if !repo.ConfigMayMention("commentchar", "template") {
+		return st, nil // git's defaults, known without starting git config
+	}
 	entries, err := repo.ConfigEntries(ctx, `^(core\.commentchar|commit\.template)$`)
 	if err != nil {
 		return st, err
