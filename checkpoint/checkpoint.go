@@ -51,7 +51,7 @@ func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
 		name = "worktree-" + filepath.Base(main.GitDir)
 	}
 	dir := filepath.Join(main.CrucibleDir(), "shadow", name)
-	s := &Shadow{ctx: ctx, main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format}}
+	s := &Shadow{ctx: ctx, main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format, Private: true}}
 	_, headErr := os.Stat(filepath.Join(dir, "HEAD"))
 	_, objErr := os.Stat(filepath.Join(dir, "objects"))
 	switch {

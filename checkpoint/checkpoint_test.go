@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -377,5 +378,41 @@ func TestRefsPacked(t *testing.T) {
 	}
 	if c, err := s.Find("r3"); err != nil || c.ID != ids[3] {
 		t.Fatalf("Find(r3) = %v, %v", c, err)
+	}
+}
+
+// TestQuarantineDoesNotLeak: run where git's object-store variables point
+// elsewhere (a push quarantine sets them for the receiving repository), the
+// shadow is still created in, and writes to, its own object store.
+func TestQuarantineDoesNotLeak(t *testing.T) {
+	dir := gittest.Init(t)
+	t.Chdir(dir)
+	elsewhere := t.TempDir()
+	gittest.Git(t, dir, "init", "-q", "--bare", elsewhere)
+	t.Setenv("GIT_OBJECT_DIRECTORY", filepath.Join(elsewhere, "objects"))
+	t.Setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", filepath.Join(dir, ".git", "objects"))
+	repo, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("quarantined\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Create("r", "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv("GIT_OBJECT_DIRECTORY")
+	os.Unsetenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+	gittest.Git(t, dir, "--git-dir="+s.repo.GitDir, "fsck", "--strict", "--no-dangling")
+	if got := gittest.Git(t, dir, "--git-dir="+s.repo.GitDir, "show", c.ID+":f.txt"); got != "quarantined" {
+		t.Fatalf("the checkpoint reads %q from its own store", got)
+	}
+	if out, _ := exec.Command("git", "--git-dir="+elsewhere, "count-objects").Output(); !strings.HasPrefix(string(out), "0 objects") {
+		t.Fatalf("objects leaked into the quarantine: %s", out)
 	}
 }

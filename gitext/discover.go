@@ -17,11 +17,16 @@ type Repo struct {
 	WorkTree  string // "" for a bare repository or when run inside the git dir
 	Bare      bool
 	Format    string // object format: "sha1" or "sha256"
+	// Private says the repository's objects are its own alone: the
+	// object-store variables a caller's environment may carry (a push
+	// quarantine sets GIT_OBJECT_DIRECTORY for the repository receiving it)
+	// do not apply to it. A checkpoint shadow is private.
+	Private bool
 }
 
 // ObjectDir is where loose objects are written.
 func (r *Repo) ObjectDir() string {
-	if d := os.Getenv("GIT_OBJECT_DIRECTORY"); d != "" {
+	if d := os.Getenv("GIT_OBJECT_DIRECTORY"); d != "" && !r.Private {
 		return d
 	}
 	return filepath.Join(r.CommonDir, "objects")

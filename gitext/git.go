@@ -47,6 +47,9 @@ func Env(r *Repo, extra ...string) []string {
 	if r != nil {
 		drop["GIT_DIR"], drop["GIT_WORK_TREE"], drop["GIT_COMMON_DIR"] = true, true, true
 	}
+	if r != nil && r.Private {
+		drop["GIT_OBJECT_DIRECTORY"], drop["GIT_ALTERNATE_OBJECT_DIRECTORIES"], drop["GIT_QUARANTINE_PATH"] = true, true, true
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -112,7 +115,8 @@ func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...stri
 // InitBare creates a bare repository at dir with the given object format
 // and no template (no sample hooks).
 func InitBare(ctx context.Context, dir, format string) error {
-	_, err := run(ctx, nil, nil, "init", "-q", "--bare", "--template=", "--object-format="+format, dir)
+	// Private: a shadow created inside a push quarantine still gets its own objects.
+	_, err := run(ctx, &Repo{GitDir: dir, Private: true}, nil, "init", "-q", "--bare", "--template=", "--object-format="+format, dir)
 	return err
 }
 
