@@ -55,18 +55,50 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 
 // VerifyAt is Verify of pipeline id's chain as it is at commit tip, e.g. a
 // chain just fetched and not yet taken in.
-func (s *Service) VerifyAt(id, tip string) ([]Problem, error) {
+func (s *Service) VerifyAt(id, tip string) ([]Problem, error) { return s.VerifySince(id, "", tip) }
+
+// VerifySince is VerifyAt that takes the commits reachable from trusted (a
+// chain this clone already holds, "" for none) as sound, and replays only
+// the others, starting from the states their trusted parents carry: a
+// fetch checks what arrived, not the whole history again.
+func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
 	var problems []Problem
 	report := func(commit string, seq int64, format string, args ...any) {
 		problems = append(problems, Problem{Pipeline: id, Commit: commit, Seq: seq, Message: fmt.Sprintf(format, args...)})
 	}
 	states := map[string]*State{}
-	events := map[string][]Event{} // by commit, to replay merges
-	parents := map[string][]string{}
+	// stateOf is a parent's state: replayed here, or carried by a trusted commit.
+	stateOf := func(oid string) (*State, bool) {
+		if st, ok := states[oid]; ok || trusted == "" {
+			return st, ok
+		}
+		h, err := s.Store.HeadAt(id, oid)
+		if err != nil {
+			return nil, false
+		}
+		st, err := DecodeState(h.State)
+		if err != nil {
+			return nil, false
+		}
+		states[oid] = st
+		return st, true
+	}
 	var header string // pipeline.toml blob of the root, which no commit may change
 	roots := 0
-	err := s.Store.WalkFrom(tip, func(c *refs.ChainCommit) (bool, error) {
-		parents[c.OID] = c.Commit.Parents
+	var exclude []string
+	if trusted != "" {
+		h, err := s.Store.HeadAt(id, trusted)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range h.Tree {
+			if e.Name == HeaderFile {
+				header = e.OID
+			}
+		}
+		roots, exclude = 1, []string{"^" + trusted}
+	}
+	err := s.Store.WalkFrom(append([]string{tip}, exclude...), func(c *refs.ChainCommit) (bool, error) {
 		files := map[string]gitext.TreeEntry{}
 		for _, e := range c.Entries {
 			files[e.Name] = e
@@ -101,7 +133,6 @@ func (s *Service) VerifyAt(id, tip string) ([]Problem, error) {
 		if err != nil {
 			report(c.OID, 0, "%s: %v", refs.EventsFile, err)
 		}
-		events[c.OID] = own
 		st := &State{}
 		switch n := len(c.Commit.Parents); {
 		case n == 0:
@@ -109,7 +140,7 @@ func (s *Service) VerifyAt(id, tip string) ([]Problem, error) {
 				report(c.OID, 0, "a second root; a chain has one")
 			}
 		case n == 1:
-			if prev, ok := states[c.Commit.Parents[0]]; ok {
+			if prev, ok := stateOf(c.Commit.Parents[0]); ok {
 				copied := *prev
 				st = &copied
 			}
@@ -121,14 +152,19 @@ func (s *Service) VerifyAt(id, tip string) ([]Problem, error) {
 			if err != nil {
 				return false, err
 			}
-			baseState, ok := states[base]
+			baseState, ok := stateOf(base)
 			if !ok {
 				report(c.OID, 0, "merges two chains that share no history")
 				return true, nil
 			}
-			ours := since(c.Commit.Parents[0], base, parents, events)
-			theirs := since(c.Commit.Parents[1], base, parents, events)
-			merged, err := Merged(baseState, Side{states[c.Commit.Parents[0]], ours}, Side{states[c.Commit.Parents[1]], theirs})
+			var sides [2]Side
+			for i, p := range c.Commit.Parents {
+				sides[i].State, _ = stateOf(p)
+				if sides[i].Events, err = s.eventsSince(base, p); err != nil {
+					return false, err
+				}
+			}
+			merged, err := Merged(baseState, sides[0], sides[1])
 			if err != nil {
 				report(c.OID, 0, "cannot merge: %v", err)
 				return true, nil
@@ -167,29 +203,4 @@ func (s *Service) VerifyAt(id, tip string) ([]Problem, error) {
 		return true, nil
 	})
 	return problems, err
-}
-
-// since gathers the events of the commits reachable from tip but not from
-// base, as a rev-list tip ^base would list them.
-func since(tip, base string, parents map[string][]string, events map[string][]Event) []Event {
-	excluded := ancestry(base, parents, nil)
-	var out []Event
-	for c := range ancestry(tip, parents, excluded) {
-		out = append(out, events[c]...)
-	}
-	return out
-}
-
-// ancestry is the set of commits reachable from tip, not entering excluded.
-func ancestry(tip string, parents map[string][]string, excluded map[string]bool) map[string]bool {
-	seen := map[string]bool{}
-	for queue := []string{tip}; len(queue) > 0; queue = queue[1:] {
-		c := queue[0]
-		if seen[c] || excluded[c] {
-			continue
-		}
-		seen[c] = true
-		queue = append(queue, parents[c]...)
-	}
-	return seen
 }

@@ -317,12 +317,13 @@ func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
 	if tip == "" {
 		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
 	}
-	return s.WalkFrom(tip, fn)
+	return s.WalkFrom([]string{tip}, fn)
 }
 
-// WalkFrom is Walk from any commit, e.g. a chain fetched from a remote.
-func (s *Store) WalkFrom(tip string, fn func(*ChainCommit) (bool, error)) error {
-	out, err := s.repo.Git(s.ctx, "rev-list", "--topo-order", "--reverse", tip)
+// WalkFrom is Walk of the commits a rev-list of revs names: from any commit
+// (a chain fetched from a remote), and not into excluded ones ("^commit").
+func (s *Store) WalkFrom(revs []string, fn func(*ChainCommit) (bool, error)) error {
+	out, err := s.repo.Git(s.ctx, append([]string{"rev-list", "--topo-order", "--reverse"}, append(revs, "--")...)...)
 	if err != nil {
 		return err
 	}

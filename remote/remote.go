@@ -149,7 +149,7 @@ func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
 		res.Outcome = refs.UpToDate
 		return res, nil
 	}
-	problems, err := x.Svc.VerifyAt(id, tip)
+	problems, err := x.Svc.VerifySince(id, local, tip) // the local chain is ours: only what arrived is replayed
 	if err != nil {
 		return res, err
 	}
