@@ -228,7 +228,7 @@ func (a *Auditor) soundness(id string) string {
 	why := ""
 	if err := refs.ValidateID(id); err != nil {
 		why = fmt.Sprintf("names pipeline %q, which is not a pipeline id", id)
-	} else if problems, err := a.svc.Verify(id); errors.Is(err, refs.ErrNoPipeline) {
+	} else if problems, err := a.svc.VerifyKnown(id); errors.Is(err, refs.ErrNoPipeline) {
 		why = fmt.Sprintf("pipeline %s is not in this repository (its history travels with: git crucible push, git crucible fetch)", id)
 	} else if err != nil {
 		why = fmt.Sprintf("pipeline %s cannot be read here: %v", id, err)

@@ -53,6 +53,35 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 	return s.VerifyAt(id, tip)
 }
 
+// VerifyKnown is Verify for audits that run often (pre-push, pre-receive,
+// verify --range): it replays only what came after the newest commit an
+// earlier VerifyKnown found sound, while the chain still contains it, and
+// records the new tip once it is found sound. The record is a cache under
+// .git/crucible, no more trusted than the refs beside it.
+func (s *Service) VerifyKnown(id string) ([]Problem, error) {
+	tip, err := s.Repo.ReadRef(refs.PipelineRef(id))
+	if err != nil {
+		return nil, err
+	}
+	if tip == "" {
+		return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
+	}
+	known := s.Store.Verified(id)
+	if known == tip {
+		return nil, nil
+	}
+	if known != "" {
+		if ok, err := s.Store.IsAncestor(known, tip); err != nil || !ok {
+			known = "" // rewritten, or gone: replay it all
+		}
+	}
+	problems, err := s.VerifySince(id, known, tip)
+	if err == nil && len(problems) == 0 {
+		s.Store.SetVerified(id, tip) // best effort: a lost record costs a full replay
+	}
+	return problems, err
+}
+
 // VerifyAt is Verify of pipeline id's chain as it is at commit tip, e.g. a
 // chain just fetched and not yet taken in.
 func (s *Service) VerifyAt(id, tip string) ([]Problem, error) { return s.VerifySince(id, "", tip) }

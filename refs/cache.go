@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // The cache beside the refs holds a copy of each pipeline's tip, so that a
@@ -93,4 +94,26 @@ func writeInPlace(path string, data []byte) {
 	}
 	f.Write(data)
 	f.Close()
+}
+
+// verifiedPath holds the newest commit of pipeline id's chain that a full
+// replay found sound, so that later audits replay only what came after.
+func (s *Store) verifiedPath(id string) string { return s.cachePath(id) + ".verified" }
+
+// Verified returns the commit SetVerified recorded for pipeline id, or "".
+func (s *Store) Verified(id string) string {
+	b, err := os.ReadFile(s.verifiedPath(id))
+	if err != nil {
+		return ""
+	}
+	oid := strings.TrimSpace(string(b))
+	if len(oid) != 2*s.repo.HashLen() || strings.Trim(oid, "0123456789abcdef") != "" {
+		return ""
+	}
+	return oid
+}
+
+// SetVerified records that pipeline id's chain is sound up to commit.
+func (s *Store) SetVerified(id, commit string) error {
+	return fsutil.WriteAtomic(s.verifiedPath(id), []byte(commit+"\n"), 0o644)
 }

@@ -274,3 +274,24 @@ func TestEventLogMatchesWalk(t *testing.T) {
 		t.Fatalf("missing pipeline: %v", err)
 	}
 }
+
+// TestVerifiedRecord: the record round-trips, and anything that is not a
+// whole object id reads as no record.
+func TestVerifiedRecord(t *testing.T) {
+	s, _ := openStore(t)
+	if got := s.Verified("p1"); got != "" {
+		t.Fatalf("no record yet: %q", got)
+	}
+	oid := strings.Repeat("a", 2*s.repo.HashLen())
+	if err := s.SetVerified("p1", oid); err != nil || s.Verified("p1") != oid {
+		t.Fatalf("round trip: %v %q", err, s.Verified("p1"))
+	}
+	for _, junk := range []string{oid[:20], strings.Repeat("g", len(oid)), ""} {
+		if err := os.WriteFile(s.verifiedPath("p1"), []byte(junk+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Verified("p1"); got != "" {
+			t.Errorf("%q read as %q", junk, got)
+		}
+	}
+}
