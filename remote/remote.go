@@ -290,32 +290,32 @@ func (x *Syncer) pushSpecs(sel Selection, snapshot map[string]string) ([]string,
 	var specs []string
 	hasNotes := false
 	for name := range snapshot {
-		id, ok := strings.CutPrefix(name, refs.PipelinePrefix)
-		switch {
-		case !ok:
+		id, isPipeline := strings.CutPrefix(name, refs.PipelinePrefix)
+		if !isPipeline {
 			hasNotes = true
-		case sel.all():
+			continue
+		}
+		if sel.all() {
 			specs = []string{refs.PipelinePrefix + "*:" + refs.PipelinePrefix + "*"}
-		case slices.Contains(sel.IDs, id):
-			specs = append(specs, name+":"+name)
-		case sel.Branch != "":
+			continue
+		}
+		wanted := slices.Contains(sel.IDs, id)
+		if !wanted && sel.Branch != "" {
 			st, _, err := x.Svc.Load(id)
 			if err != nil {
 				return nil, err
 			}
-			if st.Branch == sel.Branch {
-				specs = append(specs, name+":"+name)
-			}
+			wanted = st.Branch == sel.Branch
 		}
-		if sel.all() && len(specs) > 0 && hasNotes {
-			break
+		if wanted {
+			specs = append(specs, name+":"+name)
 		}
 	}
 	if hasNotes {
 		specs = append(specs, notesPrefix+"*:"+notesPrefix+"*")
 	}
 	sort.Strings(specs)
-	return slices.Compact(specs), nil
+	return specs, nil
 }
 
 // track records what the remote now has in the tracking namespace, so the
