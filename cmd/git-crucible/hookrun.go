@@ -18,7 +18,13 @@ func hookRunCommand() *cli.Command {
 		Usage:     "git-crucible's part of a git hook: what the installed hooks run",
 		ArgsUsage: "<hook> [-- <arg>...]",
 		Description: "The hooks that 'git crucible hooks install' writes run 'git-crucible hook run <hook> -- \"$@\"'\n" +
-			"with git's arguments and standard input, and fail when it fails. Not meant to be run by hand.\n" +
+			"with git's arguments and standard input, and fail when it fails. Not meant to be run by hand.\n\n" +
+			"pre-commit refuses while the active pipeline's current phase may not go on. commit-msg adds\n" +
+			"Crucible-Pipeline/Crucible-Phase trailers (Crucible-Task/Crucible-Seq from CRUCIBLE_TASK and\n" +
+			"CRUCIBLE_SEQ). post-commit writes a provenance note on refs/notes/crucible/provenance (role from\n" +
+			"CRUCIBLE_ROLE). post-rewrite carries notes over amend and rebase. pre-push and pre-receive audit\n" +
+			"the pushed commits; config: crucible.pushPolicy (gated, complete, off), crucible.protectedBranches\n" +
+			"(default main,master), crucible.pushHistory (true: sync the pipelines along).\n" +
 			"Hooks: " + strings.Join(hooks.All(), ", ") + ".",
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
