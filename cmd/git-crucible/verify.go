@@ -13,7 +13,7 @@ import (
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
-		Usage:     "replay pipeline chains and report anything illegal or broken",
+		Usage:     "replay pipeline chains, or audit a range of commits, and report anything illegal or broken",
 		ArgsUsage: "[<pipeline>]",
 		Description: "Replays each chain from its root: every event must be a legal transition from the state\n" +
 			"before it (a PASS needs its verdict, a start its gate), every commit must have the expected\n" +
