@@ -113,6 +113,11 @@ func (r *Repo) ConfigMayMention(keys ...string) bool {
 			files = append(files, s)
 		} else {
 			files = append(files, "/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig")
+			// git's system config lives under its prefix (/usr's is /etc's,
+			// listed above); git tells hooks where it is installed.
+			if exec := os.Getenv("GIT_EXEC_PATH"); exec != "" {
+				files = append(files, filepath.Join(filepath.Dir(filepath.Dir(exec)), "etc", "gitconfig"))
+			}
 		}
 	}
 	for _, f := range files {

@@ -15,11 +15,29 @@ import (
 // TypeResolve clears conflicts a merge recorded, once a person has looked.
 const TypeResolve = "pipeline.resolve"
 
-// ResolveData is the payload of pipeline.resolve: the phase whose conflicts
-// are settled (0: all of them) and why the current state stands.
+// ResolveData is the payload of pipeline.resolve: the conflicts a person
+// settled (by Key: exactly those that person saw, so that a conflict that
+// arrives later from another clone is never swept away with them), the
+// phase they were asked about (0: all) and why the current state stands.
 type ResolveData struct {
-	Phase  ledger.Phase `json:"phase,omitempty"`
-	Reason string       `json:"reason"`
+	Phase     ledger.Phase `json:"phase,omitempty"`
+	Conflicts []string     `json:"conflicts,omitempty"`
+	Reason    string       `json:"reason"`
+}
+
+// Key names a conflict for ResolveData: its phase, type and events.
+func (c Conflict) Key() string { return fmt.Sprintf("%d %s %s", c.Phase, c.Type, c.Event) }
+
+// Resolvable returns the keys of the conflicts a resolve of phase (0: all)
+// settles in st.
+func (s *State) Resolvable(phase ledger.Phase) []string {
+	var keys []string
+	for _, c := range s.Conflicts {
+		if phase == 0 || c.Phase == phase {
+			keys = append(keys, c.Key())
+		}
+	}
+	return keys
 }
 
 // Conflict is an event from one clone that could not apply on top of what
@@ -84,7 +102,11 @@ func (s *State) applyResolve(e Event) error {
 	}
 	var kept []Conflict
 	for _, c := range s.Conflicts {
-		if d.Phase != 0 && c.Phase != d.Phase {
+		settled := d.Phase == 0 || c.Phase == d.Phase
+		if len(d.Conflicts) > 0 {
+			settled = settled && slices.Contains(d.Conflicts, c.Key())
+		}
+		if !settled {
 			kept = append(kept, c)
 		}
 	}
@@ -142,6 +164,18 @@ func Merged(base *State, ours, theirs Side) (*State, error) {
 			}
 		}
 	}
+	// A conflict a person resolved on either side stays resolved, whichever
+	// way it reached the merge.
+	resolved := map[string]bool{}
+	for _, e := range events {
+		var d ResolveData
+		if e.Type == TypeResolve && json.Unmarshal(e.Data, &d) == nil {
+			for _, k := range d.Conflicts {
+				resolved[k] = true
+			}
+		}
+	}
+	conflicts = slices.DeleteFunc(conflicts, func(c Conflict) bool { return resolved[c.Key()] })
 	slices.SortFunc(conflicts, func(a, b Conflict) int {
 		return cmp.Or(cmp.Compare(a.Phase, b.Phase), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Event, b.Event), cmp.Compare(a.Message, b.Message))
 	})

@@ -177,3 +177,33 @@ func TestMergedKeepsOpenConflicts(t *testing.T) {
 		t.Fatalf("a spent resolve became a conflict: %v %+v", err, st.Conflicts)
 	}
 }
+
+// TestResolveSettlesWhatItNamed: a resolve settles the conflicts it names,
+// not one that reaches the state later; and a conflict a side resolved does
+// not come back through the other side, which still carries it.
+func TestResolveSettlesWhatItNamed(t *testing.T) {
+	seen := Conflict{Phase: ledger.Design, Type: "gate", Event: "e1 e2", Message: "seen"}
+	later := Conflict{Phase: ledger.Design, Type: "gate", Event: "e3 e4", Message: "arrived later"}
+	st := started(t)
+	st.Conflicts = []Conflict{seen}
+	keys := st.Resolvable(ledger.Design)
+	resolve := ev(t, st, TypeResolve, ResolveData{Phase: ledger.Design, Conflicts: keys, Reason: "looked at e1 e2"})
+	st.Conflicts = []Conflict{seen, later}
+	if _, err := st.Apply(resolve); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Conflicts) != 1 || st.Conflicts[0] != later {
+		t.Fatalf("the resolve swept away what it never saw: %+v", st.Conflicts)
+	}
+
+	// Criss-cross: both sides merged the same conflict; a resolved it, b did not.
+	base := started(t)
+	a, b := *base, *base
+	a.Conflicts, b.Conflicts = []Conflict{seen}, []Conflict{seen}
+	r := evBy(t, &a, "w-a", TypeResolve, ResolveData{Conflicts: []string{seen.Key()}, Reason: "re-ran"})
+	d := evBy(t, &b, "w-b", TypeDecision, DecisionData{Type: "t", Choice: "c"})
+	merged, err := Merged(base, Side{State: &a, Events: []Event{r}}, Side{State: &b, Events: []Event{d}})
+	if err != nil || len(merged.Conflicts) != 0 {
+		t.Fatalf("a resolved conflict came back: %v %+v", err, merged.Conflicts)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,14 +124,24 @@ func (s *Store) IsAncestor(a, b string) (bool, error) {
 	return err == nil, err
 }
 
-// MergeBase returns the best common ancestor of commits a and b, or "".
+// MergeBase returns a best common ancestor of commits a and b, or "". When
+// criss-cross merges leave several, it is the lowest id of them, so that
+// every clone and every git version choose the same one (git's own pick
+// depends on the order it is asked in).
 func (s *Store) MergeBase(a, b string) (string, error) {
-	out, err := s.repo.Git(s.ctx, "merge-base", a, b)
+	out, err := s.repo.Git(s.ctx, "merge-base", "--all", a, b)
 	var gerr *gitext.Error
 	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
 		return "", nil
 	}
-	return strings.TrimSpace(string(out)), err
+	if err != nil {
+		return "", err
+	}
+	bases := strings.Fields(string(out))
+	if len(bases) == 0 {
+		return "", nil
+	}
+	return slices.Min(bases), nil
 }
 
 // HeadAt reads pipeline id's chain at commit oid, which need not be its tip.

@@ -295,3 +295,33 @@ func TestVerifiedRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeBaseCrissCross: with two best common ancestors, MergeBase picks
+// the same one whichever way round it is asked.
+func TestMergeBaseCrissCross(t *testing.T) {
+	s, dir := openStore(t)
+	tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	commit := func(msg string, parents ...string) string {
+		args := []string{"commit-tree", tree, "-m", msg}
+		for _, p := range parents {
+			args = append(args, "-p", p)
+		}
+		return gittest.Git(t, dir, args...)
+	}
+	root := commit("root")
+	x, y := commit("x", root), commit("y", root)
+	m1, m2 := commit("m1", x, y), commit("m2", y, x) // criss-cross
+	a, b := commit("a", m1), commit("b", m2)
+	all := strings.Fields(gittest.Git(t, dir, "merge-base", "--all", a, b))
+	if len(all) != 2 {
+		t.Fatalf("want two merge bases, git lists %v", all)
+	}
+	ab, err1 := s.MergeBase(a, b)
+	ba, err2 := s.MergeBase(b, a)
+	if err1 != nil || err2 != nil || ab != ba || ab != min(all[0], all[1]) {
+		t.Fatalf("MergeBase(a,b)=%s MergeBase(b,a)=%s of %v (%v %v)", ab, ba, all, err1, err2)
+	}
+	if none, err := s.MergeBase(a, commit("unrelated")); none != "" || err != nil {
+		t.Fatalf("unrelated: %q %v", none, err)
+	}
+}

@@ -59,20 +59,20 @@ type FetchReport struct {
 	Notes     []string         `json:"notes"` // local notes refs that took in remote notes
 }
 
-// Rejected counts the pipelines whose fetched chains failed verification.
-func (r *FetchReport) Rejected() int {
-	n := 0
+// Rejected lists the pipelines whose fetched chains were not taken in.
+func (r *FetchReport) Rejected() []string {
+	var ids []string
 	for _, p := range r.Pipelines {
 		if len(p.Rejected) > 0 {
-			n++
+			ids = append(ids, p.ID)
 		}
 	}
-	return n
+	return ids
 }
 
 // CheckName refuses a remote name that cannot name a tracking namespace.
 func CheckName(remote string) error {
-	if remote == "" || strings.HasPrefix(remote, "-") || strings.ContainsAny(remote, " ~^:?*[\\\x7f") ||
+	if remote == "" || strings.HasPrefix(remote, "-") || strings.HasPrefix(remote, "/") || strings.HasPrefix(remote, ".") || strings.ContainsAny(remote, " ~^:?*[\\\x7f") ||
 		strings.Contains(remote, "..") || strings.Contains(remote, "//") || strings.HasSuffix(remote, "/") {
 		return fmt.Errorf("'%s' is not a usable remote name", remote)
 	}
@@ -385,9 +385,26 @@ type SyncReport struct {
 // moved between its fetch and its push.
 const maxSyncAttempts = 5
 
-// ErrRejected stops a sync whose fetch refused chains: pushing would only
-// be refused in turn, as the remote holds history this clone did not take.
+// ErrRejected stops a sync whose fetch refused chains it was to push:
+// pushing them would only be refused in turn, as the remote holds history
+// this clone did not take. Chains outside the selection do not stop it.
 var ErrRejected = errors.New("fetched pipeline chains failed verification and were not taken in")
+
+// selected returns the ids among ids that a push of sel would send.
+func (x *Syncer) selected(sel Selection, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		switch {
+		case sel.all(), slices.Contains(sel.IDs, id):
+			out = append(out, id)
+		case sel.Branch != "":
+			if st, _, err := x.Svc.Load(id); err == nil && st.Branch == sel.Branch {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
 
 // Sync fetches and integrates remote's history, then pushes the result,
 // starting over (a bounded number of times) when the remote moved between.
@@ -399,8 +416,8 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 		if err != nil {
 			return report, err
 		}
-		if fetch.Rejected() > 0 {
-			return report, fmt.Errorf("%w: %d", ErrRejected, fetch.Rejected())
+		if blocked := x.selected(sel, fetch.Rejected()); len(blocked) > 0 {
+			return report, fmt.Errorf("%w: %s", ErrRejected, strings.Join(blocked, ", "))
 		}
 		push, err := x.Push(ctx, remote, sel)
 		if err == nil {

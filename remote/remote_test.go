@@ -28,7 +28,7 @@ func TestCheckName(t *testing.T) {
 			t.Errorf("%q: %v", good, err)
 		}
 	}
-	for _, bad := range []string{"", "-x", "a b", "a..b", "a:b", "a/", "a//b", "a*"} {
+	for _, bad := range []string{"", "-x", "a b", "a..b", "a:b", "a/", "a//b", "a*", "/tmp/server.git", "../server.git", "https://host/r.git"} {
 		if err := CheckName(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

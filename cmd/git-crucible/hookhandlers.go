@@ -123,17 +123,17 @@ func commitMsgHook(ctx context.Context, args []string, stdout, stderr io.Writer)
 // messageStyle reads what decides how git will clean the message up.
 func messageStyle(ctx context.Context, repo *gitext.Repo) (enforce.Style, error) {
 	var st enforce.Style
-	if !repo.ConfigMayMention("commentchar", "template") {
+	if !repo.ConfigMayMention("commentchar", "commentstring", "template") {
 		return st, nil // git's defaults, known without starting git config
 	}
-	entries, err := repo.ConfigEntries(ctx, `^(core\.commentchar|commit\.template)$`)
+	entries, err := repo.ConfigEntries(ctx, `^(core\.commentchar|core\.commentstring|commit\.template)$`)
 	if err != nil {
 		return st, err
 	}
 	for _, e := range entries {
 		switch strings.ToLower(e.Key) {
-		case "core.commentchar":
-			st.CommentChars = e.Value
+		case "core.commentchar", "core.commentstring": // git 2.45 allows a string; its first byte starts it
+			st.CommentChars = e.Value[:min(1, len(e.Value))]
 			if e.Value == "auto" {
 				st.CommentChars = enforce.AutoCommentChars
 			}
@@ -283,7 +283,9 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if !policy.history || len(pushed) == 0 {
 		return nil
 	}
-	if err := remote.CheckName(args[0]); err != nil {
+	// git names the remote in $1 and its URL in $2; pushing to a URL, $1 is
+	// the URL too, and there is no name to track its history under.
+	if err := remote.CheckName(args[0]); err != nil || len(args) > 1 && args[0] == args[1] {
 		fmt.Fprintf(stderr, "warning: git-crucible: pipeline history was not pushed: %s is not a configured remote's name\n", args[0])
 		fmt.Fprintf(stderr, "hint: push it to a named remote with: git crucible sync <remote>\n")
 		return nil

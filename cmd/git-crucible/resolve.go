@@ -35,16 +35,23 @@ func resolveCommand() *cli.Command {
 			if c.IsSet("phase") && !phase.Valid() {
 				return usageErrorf("invalid phase %d (want 1-4)", c.Int("phase"))
 			}
-			d := pipeline.ResolveData{Phase: phase, Reason: oneLine(c.String("reason"))}
+			reason := oneLine(c.String("reason"))
 			return withPipeline(c, func(s *session, id string) error {
-				st, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeResolve, Data: d})
+				var resolved int
+				st, _, err := s.svc.Update(id, func(st *pipeline.State, _ string) (*pipeline.Change, error) {
+					// Exactly the conflicts on record now: one that arrives
+					// later from another clone needs its own look.
+					d := pipeline.ResolveData{Phase: phase, Conflicts: st.Resolvable(phase), Reason: reason}
+					resolved = len(d.Conflicts)
+					return &pipeline.Change{Drafts: []pipeline.Draft{{Type: pipeline.TypeResolve, Data: d}}}, nil
+				})
 				if err != nil {
 					return &refused{err: err}
 				}
 				if s.jsonOut() {
-					return s.printJSON(map[string]any{"pipeline": id, "conflicts": st.Conflicts})
+					return s.printJSON(map[string]any{"pipeline": id, "resolved": resolved, "conflicts": st.Conflicts})
 				}
-				fmt.Fprintf(s.out(), "Resolved; %d conflict(s) left\n", len(st.Conflicts))
+				fmt.Fprintf(s.out(), "Resolved %d conflict(s); %d left\n", resolved, len(st.Conflicts))
 				return nil
 			})
 		},

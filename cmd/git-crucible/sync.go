@@ -43,7 +43,7 @@ func fetchCommand() *cli.Command {
 				} else {
 					printFetch(s.out(), report)
 				}
-				return rejectedError(report)
+				return rejectedError(report, "")
 			})
 		},
 	}
@@ -100,7 +100,10 @@ func syncCommand() *cli.Command {
 						printPush(s.out(), report.Push)
 					}
 				}
-				return rejectedError(report.Fetch)
+				if report.Push == nil {
+					return rejectedError(report.Fetch, "; nothing was pushed")
+				}
+				return rejectedError(report.Fetch, "")
 			})
 		},
 	}
@@ -153,9 +156,9 @@ func remoteError(err error, name string) error {
 }
 
 // rejectedError makes a fetch that refused some chains exit 1.
-func rejectedError(r *remote.FetchReport) error {
-	if n := r.Rejected(); n > 0 {
-		return withHints(&refused{err: fmt.Errorf("%d fetched pipeline chain(s) could not be taken in; nothing was pushed", n)},
+func rejectedError(r *remote.FetchReport, more string) error {
+	if ids := r.Rejected(); len(ids) > 0 {
+		return withHints(&refused{err: fmt.Errorf("fetched pipeline chain(s) could not be taken in: %s%s", strings.Join(ids, ", "), more)},
 			"they stay under "+remote.TrackingPrefix(r.Remote)+"; ask the clone that wrote them to run: git crucible verify --all")
 	}
 	return nil
