@@ -17,6 +17,12 @@ import (
 func openShadow(t *testing.T) (*Shadow, string) {
 	t.Helper()
 	dir := gittest.Init(t)
+	return openShadowIn(t, dir), dir
+}
+
+// openShadowIn opens the shadow of the repository at dir, from dir.
+func openShadowIn(t *testing.T, dir string) *Shadow {
+	t.Helper()
 	t.Chdir(dir)
 	repo, err := gitext.Discover(context.Background())
 	if err != nil {
@@ -26,7 +32,7 @@ func openShadow(t *testing.T) (*Shadow, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, dir
+	return s
 }
 
 // TestPruneFreesObjects: a pruned checkpoint's unique content leaves the
@@ -386,19 +392,11 @@ func TestRefsPacked(t *testing.T) {
 // shadow is still created in, and writes to, its own object store.
 func TestQuarantineDoesNotLeak(t *testing.T) {
 	dir := gittest.Init(t)
-	t.Chdir(dir)
 	elsewhere := t.TempDir()
 	gittest.Git(t, dir, "init", "-q", "--bare", elsewhere)
 	t.Setenv("GIT_OBJECT_DIRECTORY", filepath.Join(elsewhere, "objects"))
 	t.Setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", filepath.Join(dir, ".git", "objects"))
-	repo, err := gitext.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(context.Background(), repo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openShadowIn(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("quarantined\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
