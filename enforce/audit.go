@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -317,6 +316,3 @@ func (a *Auditor) checkPipeline(id string, rules Rules, report *Report) {
 		}
 	}
 }
-
-// Phase formats a phase number for trailers.
-func Phase(p ledger.Phase) string { return strconv.Itoa(int(p)) }

@@ -172,25 +172,3 @@ func trailerKey(line string) string {
 	}
 	return key
 }
-
-// ParseTrailers returns the trailer block of a commit message (as git
-// stores it, without comments), keys as written.
-func ParseTrailers(msg string) []Trailer {
-	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
-	start := len(lines)
-	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
-		start--
-	}
-	if start == 0 {
-		return nil // the subject paragraph only
-	}
-	var out []Trailer
-	for _, l := range lines[start:] {
-		if !isTrailer(l) {
-			return nil
-		}
-		k, v, _ := strings.Cut(l, ":")
-		out = append(out, Trailer{Key: k, Value: strings.TrimSpace(v)})
-	}
-	return out
-}

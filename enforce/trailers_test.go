@@ -57,21 +57,24 @@ func TestTrailersAsGitReadsThem(t *testing.T) {
 	}
 }
 
-func TestParseTrailers(t *testing.T) {
-	got := ParseTrailers("subject\n\nbody\n\nCrucible-Pipeline: p1\nCrucible-Phase:  3 \n")
+func TestCrucibleLines(t *testing.T) {
+	got := crucibleLines("subject\n\nbody\n\nCrucible-Pipeline: p1\nCrucible-Phase:  3 \nSigned-off-by: A <a@x>\n")
 	if len(got) != 2 || got[0] != (Trailer{"Crucible-Pipeline", "p1"}) || got[1] != (Trailer{"Crucible-Phase", "3"}) {
 		t.Fatalf("%+v", got)
 	}
-	for _, msg := range []string{"Key: subject only\n", "subject\n\nnot a trailer line\nKey: v\n", ""} {
-		if got := ParseTrailers(msg); got != nil {
+	// Anywhere in the message, so an odd layout cannot hide a claim.
+	if got := crucibleLines("crucible-pipeline: p2\n\nbody\n"); len(got) != 1 || got[0].Value != "p2" {
+		t.Fatalf("in the subject: %+v", got)
+	}
+	for _, msg := range []string{"Key: subject only\n", "subject\n\nCrucible Pipeline: p1\n", ""} {
+		if got := crucibleLines(msg); got != nil {
 			t.Errorf("%q: %+v", msg, got)
 		}
 	}
 }
 
 // FuzzAddTrailers: never panics; a message without text is left alone;
-// adding twice is adding once; the trailers are what ParseTrailers reads
-// from the text part.
+// adding twice is adding once; git reads them back.
 func FuzzAddTrailers(f *testing.F) {
 	for _, s := range []string{"fix it\n", "a\n\nb\n\nK: v\n", "# c\n", "x\n#" + scissors + "\ny\n", "a\r\n\r\nK: v\r\n", ""} {
 		f.Add(s)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -79,17 +80,6 @@ func (e *ConflictError) Error() string {
 		b.WriteString("\n  " + c.String())
 	}
 	return b.String()
-}
-
-// GateConflicts returns the conflicts that block gates.
-func GateConflicts(all []Conflict) []Conflict {
-	var out []Conflict
-	for _, c := range all {
-		if c.Blocks() {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 func (s *State) applyResolve(e Event) error {
@@ -337,7 +327,7 @@ func (s *Service) mergeBatch(ours, theirs *refs.Head) (*refs.Batch, []string, er
 	b := &refs.Batch{Files: map[string][]byte{}, Blobs: map[string]string{},
 		Subject: "merge " + short(theirs.Commit) + " from another clone"}
 	var conflicts []string
-	for _, p := range sortedKeys(theirFiles) {
+	for _, p := range slices.Sorted(maps.Keys(theirFiles)) {
 		mine, ok := ourFiles[p]
 		switch {
 		case generated[p] || mine == theirFiles[p]:
@@ -368,15 +358,6 @@ func (s *Service) eventsSince(base, tip string) ([]Event, error) {
 		return true, nil
 	})
 	return all, err
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func short(oid string) string { return oid[:min(12, len(oid))] }

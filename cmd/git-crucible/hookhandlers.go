@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/enforce"
@@ -98,7 +99,7 @@ func commitMsgHook(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return nil
 	}
 	trailers := []enforce.Trailer{{Key: enforce.TrailerPipeline, Value: p.id},
-		{Key: enforce.TrailerPhase, Value: enforce.Phase(p.gates.Ledger.Current())}}
+		{Key: enforce.TrailerPhase, Value: strconv.Itoa(int(p.gates.Ledger.Current()))}}
 	if v := os.Getenv(envTask); digits.MatchString(v) {
 		trailers = append(trailers, enforce.Trailer{Key: enforce.TrailerTask, Value: v})
 	}
