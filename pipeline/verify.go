@@ -43,12 +43,9 @@ const dispatchDir, handoffsDir, importDir = "dispatch", "handoffs", "import"
 // event it reaches. No problems means every transition on the chain was
 // legal.
 func (s *Service) Verify(id string) ([]Problem, error) {
-	tip, err := s.Repo.ReadRef(refs.PipelineRef(id))
+	tip, err := s.Store.Tip(id)
 	if err != nil {
 		return nil, err
-	}
-	if tip == "" {
-		return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
 	}
 	return s.VerifyAt(id, tip)
 }
@@ -59,12 +56,9 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 // records the new tip once it is found sound. The record is a cache under
 // .git/crucible, no more trusted than the refs beside it.
 func (s *Service) VerifyKnown(id string) ([]Problem, error) {
-	tip, err := s.Repo.ReadRef(refs.PipelineRef(id))
+	tip, err := s.Store.Tip(id)
 	if err != nil {
 		return nil, err
-	}
-	if tip == "" {
-		return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
 	}
 	known := s.Store.Verified(id)
 	if known == tip {

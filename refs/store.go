@@ -77,17 +77,27 @@ const StateFile = "state.json"
 // and trusts it only while it names the ref's current commit; otherwise it
 // reads the commit with git and rewrites the cache.
 func (s *Store) Head(id string) (*Head, error) {
-	if err := ValidateID(id); err != nil {
-		return nil, err
-	}
-	oid, err := s.repo.ReadRef(PipelineRef(id))
+	oid, err := s.Tip(id)
 	if err != nil {
 		return nil, err
 	}
-	if oid == "" {
-		return nil, fmt.Errorf("%w: %s", ErrNoPipeline, id)
-	}
 	return s.headAt(id, oid)
+}
+
+// Tip returns the commit pipeline id's ref names; ErrNoPipeline when there
+// is none.
+func (s *Store) Tip(id string) (string, error) {
+	if err := ValidateID(id); err != nil {
+		return "", err
+	}
+	oid, err := s.repo.ReadRef(PipelineRef(id))
+	if err != nil {
+		return "", err
+	}
+	if oid == "" {
+		return "", fmt.Errorf("%w: %s", ErrNoPipeline, id)
+	}
+	return oid, nil
 }
 
 func (s *Store) headAt(id, oid string) (*Head, error) {
@@ -307,15 +317,9 @@ type ChainCommit struct {
 // children (both sides of a merge included), until fn returns false or an
 // error.
 func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
-	if err := ValidateID(id); err != nil {
-		return err
-	}
-	tip, err := s.repo.ReadRef(PipelineRef(id))
+	tip, err := s.Tip(id)
 	if err != nil {
 		return err
-	}
-	if tip == "" {
-		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
 	}
 	return s.WalkFrom([]string{tip}, fn)
 }
@@ -344,15 +348,9 @@ func (s *Store) WalkFrom(revs []string, fn func(*ChainCommit) (bool, error)) err
 // and one object read per commit, where Walk needs three. Commits come in
 // git's topological order, so both sides of a merge are visited.
 func (s *Store) EventLog(id string, fn func(commit string, events []byte) (bool, error)) error {
-	if err := ValidateID(id); err != nil {
-		return err
-	}
-	tip, err := s.repo.ReadRef(PipelineRef(id))
+	tip, err := s.Tip(id)
 	if err != nil {
 		return err
-	}
-	if tip == "" {
-		return fmt.Errorf("%w: %s", ErrNoPipeline, id)
 	}
 	return s.eventLog([]string{"rev-list", "--topo-order", tip}, fn)
 }
