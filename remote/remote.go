@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 )
@@ -37,8 +38,6 @@ type Syncer struct {
 	Svc *pipeline.Service
 	// Progress receives git's progress output; nil keeps it quiet.
 	Progress io.Writer
-	// MergeNotes merges a fetched notes commit into a local notes ref.
-	MergeNotes func(ctx context.Context, notesRef, theirs string) error
 }
 
 // PipelineResult is what a fetch did to one pipeline.
@@ -70,10 +69,12 @@ func (r *FetchReport) Rejected() []string {
 	return ids
 }
 
-// CheckName refuses a remote name that cannot name a tracking namespace.
+// CheckName refuses a remote name that cannot name a tracking namespace
+// (git's ref-name rules, which also keep out paths and URLs) or would read
+// as an option.
 func CheckName(remote string) error {
-	if remote == "" || strings.HasPrefix(remote, "-") || strings.HasPrefix(remote, "/") || strings.HasPrefix(remote, ".") || strings.ContainsAny(remote, " ~^:?*[\\\x7f") ||
-		strings.Contains(remote, "..") || strings.Contains(remote, "//") || strings.HasSuffix(remote, "/") {
+	if strings.HasPrefix(remote, "-") || strings.HasPrefix(remote, "/") ||
+		gitext.CheckRefName(TrackingPrefix(remote)+"x") != nil {
 		return fmt.Errorf("'%s' is not a usable remote name", remote)
 	}
 	return nil
@@ -113,21 +114,18 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		}
 		report.Pipelines = append(report.Pipelines, res)
 	}
-	if x.MergeNotes == nil {
-		return report, nil
-	}
-	notes, err := repo.ListRefs(ctx, TrackingNotes(remote))
+	fetchedNotes, err := repo.ListRefs(ctx, TrackingNotes(remote))
 	if err != nil {
 		return report, err
 	}
-	for _, r := range notes {
+	for _, r := range fetchedNotes {
 		local := notesPrefix + strings.TrimPrefix(r.Name, TrackingNotes(remote))
 		if cur, err := repo.ReadRef(local); err != nil {
 			return report, err
 		} else if cur == r.OID {
 			continue
 		}
-		if err := x.MergeNotes(ctx, local, r.OID); err != nil {
+		if _, err := notes.Merge(ctx, repo, local, r.OID); err != nil {
 			return report, fmt.Errorf("%s: %w", local, err)
 		}
 		report.Notes = append(report.Notes, local)

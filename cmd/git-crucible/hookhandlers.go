@@ -291,7 +291,7 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "hint: push it to a named remote with: git crucible sync <remote>\n")
 		return nil
 	}
-	x := &remote.Syncer{Svc: s.svc, MergeNotes: mergeNotes(s.svc.Repo)}
+	x := &remote.Syncer{Svc: s.svc}
 	if _, err := x.Sync(ctx, args[0], remote.Selection{IDs: slices.Compact(slices.Sorted(slices.Values(pushed)))}); err != nil {
 		return withHints(&refused{err: fmt.Errorf("the pipeline history of this push did not reach %s: %w", args[0], err)},
 			"push it with: git crucible sync "+args[0])
@@ -405,12 +405,5 @@ func printFindings(w io.Writer, findings []enforce.Finding) {
 			where = f.Commit[:min(12, len(f.Commit))] + " " + f.Subject
 		}
 		fmt.Fprintf(w, "  %s: %s: %s\n", f.Level, where, f.Message)
-	}
-}
-
-func mergeNotes(repo *gitext.Repo) func(ctx context.Context, ref, theirs string) error {
-	return func(ctx context.Context, ref, theirs string) error {
-		_, err := notes.Merge(ctx, repo, ref, theirs)
-		return err
 	}
 }

@@ -126,7 +126,7 @@ func withSyncer(c *cli.Context, maxArgs int, fn func(*session, *remote.Syncer, s
 		if err := remote.CheckName(name); err != nil {
 			return usageErrorf("%v", err)
 		}
-		x := &remote.Syncer{Svc: s.svc, MergeNotes: mergeNotes(s.svc.Repo)}
+		x := &remote.Syncer{Svc: s.svc}
 		if isTerminal(s.err()) {
 			x.Progress = s.err()
 		}
