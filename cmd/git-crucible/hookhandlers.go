@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,24 +45,28 @@ func hookPipeline(ctx context.Context, stdout, stderr io.Writer) (*inPipeline, e
 	if err != nil {
 		return nil, err
 	}
-	branch, err := s.svc.Repo.HeadBranch()
-	if err != nil || branch == "" {
+	p, err := activeGates(s)
+	if err != nil || p == nil {
 		s.close()
-		return nil, err
 	}
-	id, err := s.svc.Store.Active(branch)
-	if err != nil || id == "" {
-		s.close()
+	return p, err
+}
+
+func activeGates(s *session) (*inPipeline, error) {
+	id, err := s.svc.Resolve("")
+	var none *pipeline.NoActiveError
+	if errors.As(err, &none) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	h, err := s.svc.Store.Head(id)
 	if err != nil {
-		s.close()
 		return nil, err
 	}
 	g, err := pipeline.GatesOf(h.State)
 	if err != nil || g.Status == pipeline.StatusAbandoned {
-		s.close()
 		return nil, err
 	}
 	return &inPipeline{s: s, id: id, head: h.Commit, gates: g}, nil
