@@ -263,7 +263,7 @@ func (a *Auditor) allowedAt(r notes.Provenance) string {
 	if phase := g.Ledger.Current(); int(phase) != r.Phase {
 		return fmt.Sprintf("its provenance says Phase %d, but the pipeline was in Phase %d", r.Phase, phase)
 	}
-	if refusal := g.Check(r.Pipeline); refusal != nil {
+	if _, refusal := g.Check(r.Pipeline, 0); refusal != nil {
 		first, _, _ := strings.Cut(refusal.Error(), "\n")
 		return fmt.Sprintf("made while Phase %d was not allowed: %s", r.Phase, strings.TrimPrefix(first, "PHASE GATE BLOCKED: "))
 	}

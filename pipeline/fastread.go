@@ -26,16 +26,23 @@ type Gates struct {
 	Status    string
 }
 
-// Check is the refusal of the current phase going on: a *ledger.Blocked, a
-// *ConflictError naming pipeline id, or nil.
-func (g *Gates) Check(id string) error {
-	if len(g.Conflicts) > 0 {
-		return &ConflictError{Pipeline: id, Conflicts: g.Conflicts}
+// Check is the refusal of phase starting (0: of the current phase going
+// on): a *ConflictError naming pipeline id while a gate conflict is open,
+// else a *ledger.Blocked, or nil. It also returns the phase it judged.
+func (g *Gates) Check(id string, phase ledger.Phase) (ledger.Phase, error) {
+	var blocked *ledger.Blocked
+	if phase == 0 {
+		phase, blocked = g.Ledger.Current(), g.Ledger.Check()
+	} else {
+		blocked = g.Ledger.CanBegin(phase)
 	}
-	if b := g.Ledger.Check(); b != nil {
-		return b
+	switch {
+	case len(g.Conflicts) > 0:
+		return phase, &ConflictError{Pipeline: id, Conflicts: g.Conflicts}
+	case blocked != nil:
+		return phase, blocked
 	}
-	return nil
+	return phase, nil
 }
 
 // GatesOf is LedgerOf that also reads the blocking conflicts and status.

@@ -80,7 +80,7 @@ func preCommitHook(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer p.s.close()
-	if refusal := p.gates.Check(p.id); refusal != nil {
+	if _, refusal := p.gates.Check(p.id, 0); refusal != nil {
 		return ruleError(refusal, "")
 	}
 	return nil

@@ -174,10 +174,12 @@ func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
 	if err != nil {
 		return err
 	}
-	l, phase, refusal, err := gateCheck(s, id, phase)
+	g, err := s.svc.LoadGates(id)
 	if err != nil {
 		return err
 	}
+	l := g.Ledger
+	phase, refusal := g.Check(id, phase)
 	if s.jsonOut() {
 		var blocked any
 		var b *ledger.Blocked
@@ -203,28 +205,4 @@ func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
 		fmt.Fprintf(s.out(), "%s is allowed (%s)\n", phaseLabel(phase), l.Entry(phase).Status)
 	}
 	return nil
-}
-
-// gateCheck asks whether phase may start (0: whether the current phase may
-// go on) in pipeline id. refusal is a *ledger.Blocked or, while a merge
-// conflict about a gate is open, a *pipeline.ConflictError.
-func gateCheck(s *session, id string, phase ledger.Phase) (l ledger.Ledger, _ ledger.Phase, refusal, err error) {
-	g, err := s.svc.LoadGates(id)
-	if err != nil {
-		return g.Ledger, phase, nil, err
-	}
-	l, conflicts := g.Ledger, g.Conflicts
-	var blocked *ledger.Blocked
-	if phase == 0 {
-		phase, blocked = l.Current(), l.Check()
-	} else {
-		blocked = l.CanBegin(phase)
-	}
-	switch {
-	case len(conflicts) > 0:
-		return l, phase, &pipeline.ConflictError{Pipeline: id, Conflicts: conflicts}, nil
-	case blocked != nil:
-		return l, phase, blocked, nil
-	}
-	return l, phase, nil, nil
 }
