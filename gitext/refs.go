@@ -361,18 +361,16 @@ func (r *Repo) listRefsFiles(prefix string) ([]Ref, bool) {
 	return refs, true
 }
 
-// validRefName accepts a conservative subset of git's ref names: slash-
-// separated components of letters, digits, '-', '_' and inner dots. Git
-// decides about anything else.
+// validRefName accepts a conservative subset of git's ref names: names
+// CheckRefName accepts, made of letters, digits, '-', '_', '.' and '/', no
+// component starting with '-'. Git decides about anything else.
 func validRefName(name string) bool {
-	for _, c := range strings.Split(name, "/") {
-		if c == "" || c[0] == '.' || c[0] == '-' || strings.HasSuffix(c, ".") || strings.Contains(c, "..") {
+	if CheckRefName(name) != nil || strings.Contains(name, "/-") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if b := name[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.' || b == '/') {
 			return false
-		}
-		for i := 0; i < len(c); i++ {
-			if b := c[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.') {
-				return false
-			}
 		}
 	}
 	return true
