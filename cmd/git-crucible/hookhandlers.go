@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,7 +85,15 @@ func preCommitHook(ctx context.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
-var digits = regexp.MustCompile(`^[1-9][0-9]{0,9}$`)
+// dispatcherNumber reads CRUCIBLE_TASK or CRUCIBLE_SEQ: a positive decimal
+// number, else 0 (not given). The trailers and the note read it alike.
+func dispatcherNumber(name string) int {
+	n, err := strconv.Atoi(os.Getenv(name))
+	if err != nil || n <= 0 || strconv.Itoa(n) != os.Getenv(name) {
+		return 0
+	}
+	return n
+}
 
 // commitMsgHook adds the Crucible-* trailers to a commit made inside a
 // pipeline, and leaves commits that replay others (rebase, cherry-pick,
@@ -105,11 +112,11 @@ func commitMsgHook(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	trailers := []enforce.Trailer{{Key: enforce.TrailerPipeline, Value: p.id},
 		{Key: enforce.TrailerPhase, Value: strconv.Itoa(int(p.gates.Ledger.Current()))}}
-	if v := os.Getenv(envTask); digits.MatchString(v) {
-		trailers = append(trailers, enforce.Trailer{Key: enforce.TrailerTask, Value: v})
+	if n := dispatcherNumber(envTask); n > 0 {
+		trailers = append(trailers, enforce.Trailer{Key: enforce.TrailerTask, Value: strconv.Itoa(n)})
 	}
-	if v := os.Getenv(envSeq); digits.MatchString(v) {
-		trailers = append(trailers, enforce.Trailer{Key: enforce.TrailerSeq, Value: v})
+	if n := dispatcherNumber(envSeq); n > 0 {
+		trailers = append(trailers, enforce.Trailer{Key: enforce.TrailerSeq, Value: strconv.Itoa(n)})
 	}
 	msg, err := os.ReadFile(args[0])
 	if err != nil {
@@ -179,10 +186,8 @@ func writeProvenance(ctx context.Context, p *inPipeline) error {
 	if err != nil {
 		return err
 	}
-	rec := notes.Provenance{Pipeline: p.id, Phase: int(p.gates.Ledger.Current()), Role: strings.TrimSpace(os.Getenv(envRole)), LedgerHead: p.head}
-	fmt.Sscan(os.Getenv(envTask), &rec.Task)
-	fmt.Sscan(os.Getenv(envSeq), &rec.Seq)
-	rec.Task, rec.Seq = max(rec.Task, 0), max(rec.Seq, 0)
+	rec := notes.Provenance{Pipeline: p.id, Phase: int(p.gates.Ledger.Current()), Task: dispatcherNumber(envTask),
+		Seq: dispatcherNumber(envSeq), Role: strings.TrimSpace(os.Getenv(envRole)), LedgerHead: p.head}
 	if w, err := pipeline.LoadWriter(repo); err == nil && w != nil {
 		rec.Writer = w.ID
 	}
