@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -129,4 +130,34 @@ func (r *Repo) GitIndex(ctx context.Context, index string, args ...string) ([]by
 // GitIndexInput is GitIndex with stdin on git's standard input.
 func (r *Repo) GitIndexInput(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
 	return runEnv(ctx, r, "", []string{"GIT_INDEX_FILE=" + index}, stdin, args...)
+}
+
+// IsAncestor reports whether commit a is reachable from commit b.
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
+	var gerr *Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// MergeBase returns a best common ancestor of commits a and b, or "" when
+// they share no history. When criss-cross merges leave several, it is the
+// lowest id of them, so that every clone and every git version choose the
+// same one (git's own pick depends on the order it is asked in).
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	out, err := r.Git(ctx, "merge-base", "--all", a, b)
+	var gerr *Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	bases := strings.Fields(string(out))
+	if len(bases) == 0 {
+		return "", nil
+	}
+	return slices.Min(bases), nil
 }

@@ -2,7 +2,6 @@ package notes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -54,7 +53,7 @@ func Merge(ctx context.Context, repo *gitext.Repo, notesRef, theirs string) (Mer
 		base := ""
 		if tip != "" && tip != their {
 			var err error
-			if base, err = mergeBase(ctx, repo, tip, their); err != nil {
+			if base, err = repo.MergeBase(ctx, tip, their); err != nil {
 				return "", err
 			}
 		}
@@ -101,16 +100,6 @@ func resolve(repo *gitext.Repo, rev string) (string, error) {
 		err = fmt.Errorf("no such ref: %s", rev)
 	}
 	return oid, err
-}
-
-// mergeBase returns the best common ancestor of a and b, "" when none.
-func mergeBase(ctx context.Context, repo *gitext.Repo, a, b string) (string, error) {
-	out, err := repo.Git(ctx, "merge-base", a, b)
-	var ge *gitext.Error
-	if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
-		return "", nil // unrelated histories: two clones began notes apart
-	}
-	return strings.TrimSpace(string(out)), err
 }
 
 // unionTrees returns a notes tree holding every note of both trees, the

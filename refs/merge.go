@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -115,34 +114,10 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 }
 
 // IsAncestor reports whether commit a is reachable from commit b.
-func (s *Store) IsAncestor(a, b string) (bool, error) {
-	_, err := s.repo.Git(s.ctx, "merge-base", "--is-ancestor", a, b)
-	var gerr *gitext.Error
-	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
-		return false, nil
-	}
-	return err == nil, err
-}
+func (s *Store) IsAncestor(a, b string) (bool, error) { return s.repo.IsAncestor(s.ctx, a, b) }
 
-// MergeBase returns a best common ancestor of commits a and b, or "". When
-// criss-cross merges leave several, it is the lowest id of them, so that
-// every clone and every git version choose the same one (git's own pick
-// depends on the order it is asked in).
-func (s *Store) MergeBase(a, b string) (string, error) {
-	out, err := s.repo.Git(s.ctx, "merge-base", "--all", a, b)
-	var gerr *gitext.Error
-	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	bases := strings.Fields(string(out))
-	if len(bases) == 0 {
-		return "", nil
-	}
-	return slices.Min(bases), nil
-}
+// MergeBase is gitext.Repo.MergeBase on the store's repository.
+func (s *Store) MergeBase(a, b string) (string, error) { return s.repo.MergeBase(s.ctx, a, b) }
 
 // HeadAt reads pipeline id's chain at commit oid, which need not be its tip.
 func (s *Store) HeadAt(id, oid string) (*Head, error) { return s.readHead(id, oid) }
