@@ -538,16 +538,13 @@ func (s *Shadow) Find(name string) (*Checkpoint, error) {
 
 // Files lists the paths a checkpoint holds, with their modes.
 func (s *Shadow) Files(c *Checkpoint) ([]string, error) {
-	out, err := s.repo.Git(s.ctx, "ls-tree", "-r", "-z", "--full-tree", c.Tree)
+	list, err := s.repo.ListTree(s.ctx, c.Tree)
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, f := range strings.Split(string(out), "\x00") {
-		meta, path, ok := strings.Cut(f, "\t")
-		if mode, _, _ := strings.Cut(meta, " "); ok {
-			files = append(files, mode+" "+path)
-		}
+	files := make([]string, 0, len(list))
+	for _, f := range list {
+		files = append(files, f.Mode+" "+f.Path)
 	}
 	return files, nil
 }

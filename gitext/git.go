@@ -161,3 +161,27 @@ func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
 	}
 	return slices.Min(bases), nil
 }
+
+// TreeFile is one entry of a recursive tree listing.
+type TreeFile struct{ Mode, Type, OID, Path string }
+
+// ListTree lists every file below treeish, recursively (git ls-tree -r).
+func (r *Repo) ListTree(ctx context.Context, treeish string) ([]TreeFile, error) {
+	out, err := r.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", treeish)
+	if err != nil {
+		return nil, err
+	}
+	var files []TreeFile
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		meta, path, ok := strings.Cut(rec, "\t")
+		fields := strings.Fields(meta)
+		if !ok || len(fields) != 3 {
+			return nil, fmt.Errorf("ls-tree %s: unexpected entry %q", treeish, rec)
+		}
+		files = append(files, TreeFile{Mode: fields[0], Type: fields[1], OID: fields[2], Path: path})
+	}
+	return files, nil
+}

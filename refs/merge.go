@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -124,21 +123,16 @@ func (s *Store) HeadAt(id, oid string) (*Head, error) { return s.readHead(id, oi
 
 // Files lists every file of a chain commit's tree by path, with its blob id.
 func (s *Store) Files(commit string) (map[string]string, error) {
-	out, err := s.repo.Git(s.ctx, "ls-tree", "-r", "-z", "--full-tree", commit)
+	list, err := s.repo.ListTree(s.ctx, commit)
 	if err != nil {
 		return nil, err
 	}
 	files := map[string]string{}
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if rec == "" {
-			continue
+	for _, f := range list {
+		if f.Type != "blob" {
+			return nil, fmt.Errorf("chain commit %s holds a %s at %s", short(commit), f.Type, f.Path)
 		}
-		meta, path, ok := strings.Cut(rec, "\t")
-		fields := strings.Fields(meta)
-		if !ok || len(fields) != 3 || fields[1] != "blob" {
-			return nil, fmt.Errorf("ls-tree %s: unexpected entry %q", short(commit), rec)
-		}
-		files[path] = fields[2]
+		files[f.Path] = f.OID
 	}
 	return files, nil
 }
