@@ -109,7 +109,7 @@ func findCheckpoint(s *session, name string) (*checkpoint.Shadow, *checkpoint.Ch
 	}
 	cp, err := sh.Find(name)
 	if err != nil {
-		return nil, nil, &refused{err: err}
+		return nil, nil, &refused{Err: err}
 	}
 	return sh, cp, nil
 }
@@ -228,7 +228,7 @@ func checkpointRestore(c *cli.Context) error {
 		endProgress(s)
 		var branch *checkpoint.BranchError
 		if errors.As(err, &branch) {
-			return &refused{err: err}
+			return &refused{Err: err}
 		}
 		if err != nil {
 			return err
@@ -244,7 +244,7 @@ func checkpointRestore(c *cli.Context) error {
 			var answer string
 			fmt.Fscanln(c.App.Reader, &answer)
 			if a := strings.ToLower(strings.TrimSpace(answer)); a != "yes" && a != "y" {
-				return &refused{err: errors.New("restore cancelled; nothing changed")}
+				return &refused{Err: errors.New("restore cancelled; nothing changed")}
 			}
 		}
 		refusedPaths, err := sh.Apply(cp, changes, c.StringSlice("path"))
@@ -307,7 +307,7 @@ func checkpointDiff(c *cli.Context) error {
 		var b *checkpoint.Checkpoint
 		if c.NArg() == 2 {
 			if b, err = sh.Find(c.Args().Get(1)); err != nil {
-				return &refused{err: err}
+				return &refused{Err: err}
 			}
 		}
 		out, err := sh.Diff(a, b, c.Bool("stat"))

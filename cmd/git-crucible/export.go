@@ -89,7 +89,7 @@ func checkOverwrites(dir string, names []string, files map[string][]byte, force 
 		}
 	}
 	if len(clash) > 0 && !force {
-		return withHints(&refused{err: fmt.Errorf("%s already holds other content in: %v", dir, clash)},
+		return withHints(&refused{Err: fmt.Errorf("%s already holds other content in: %v", dir, clash)},
 			"export to a new directory, or pass --force to overwrite these files")
 	}
 	return nil

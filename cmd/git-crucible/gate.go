@@ -92,10 +92,10 @@ func readMarker(path, id string, p ledger.Phase, data *pipeline.VerdictData) err
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if m.PipelineID != id {
-		return &refused{err: fmt.Errorf("%s is for pipeline %s, not %s", path, m.PipelineID, id)}
+		return &refused{Err: fmt.Errorf("%s is for pipeline %s, not %s", path, m.PipelineID, id)}
 	}
 	if m.Phase != p {
-		return &refused{err: fmt.Errorf("%s is for phase %s (%d), not %d", path, interop.PhaseName(m.Phase), m.Phase, p)}
+		return &refused{Err: fmt.Errorf("%s is for phase %s (%d), not %d", path, interop.PhaseName(m.Phase), m.Phase, p)}
 	}
 	data.Verdict, data.Rounds, data.Score = m.Verdict, m.Rounds, m.FinalScore
 	for _, f := range m.Fields {

@@ -285,7 +285,7 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 		if report.Errors() > 0 {
 			printFindings(stderr, report.Findings)
-			return withHints(&refused{err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.RemoteRef, report.Errors())},
+			return withHints(&refused{Err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.RemoteRef, report.Errors())},
 				"see the full report with: git crucible verify --range "+rangeOf(r)+" --rules push",
 				"pushing anyway (git push --no-verify) stays visible to git crucible verify")
 		}
@@ -303,7 +303,7 @@ func prePushHook(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	x := &remote.Syncer{Svc: s.svc}
 	if _, err := x.Sync(ctx, args[0], remote.Selection{IDs: slices.Compact(slices.Sorted(slices.Values(pushed)))}); err != nil {
-		return withHints(&refused{err: fmt.Errorf("the pipeline history of this push did not reach %s: %w", args[0], err)},
+		return withHints(&refused{Err: fmt.Errorf("the pipeline history of this push did not reach %s: %w", args[0], err)},
 			"push it with: git crucible sync "+args[0])
 	}
 	return nil
@@ -364,7 +364,7 @@ func preReceiveHook(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		}
 	}
 	if refusals > 0 {
-		return &refused{err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
+		return &refused{Err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
 	}
 	return nil
 }

@@ -214,7 +214,7 @@ func hooksPathRefusal(hp *gitext.ConfigEntry, dir string) error {
 	if hp.Scope != "command" {
 		hints = append(hints, fmt.Sprintf("or stop using it: git config --%s --unset core.hooksPath", hp.Scope))
 	}
-	return withHints(&refused{err: fmt.Errorf("core.hooksPath is set to '%s' (%s config, %s), so git runs hooks from %s",
+	return withHints(&refused{Err: fmt.Errorf("core.hooksPath is set to '%s' (%s config, %s), so git runs hooks from %s",
 		hp.Value, hp.Scope, hp.Origin, dir)}, hints...)
 }
 
@@ -246,12 +246,12 @@ func installRefusal(c *cli.Context, err error) error {
 		if c.NArg() > 0 {
 			args = " " + strings.Join(c.Args().Slice(), " ")
 		}
-		return withHints(&refused{err: errors.New(msg.String())},
+		return withHints(&refused{Err: errors.New(msg.String())},
 			"to keep it and run it first:      "+again+" --chain"+args,
 			"to replace it, keeping a backup:  "+again+" --force"+args,
 			"to call git-crucible from it:     "+again+" --manual"+args)
 	case errors.As(err, &aside):
-		return withHints(&refused{err: fmt.Errorf("cannot move %s aside: %s is in the way; nothing was installed", aside.Hook.Path, aside.Path)},
+		return withHints(&refused{Err: fmt.Errorf("cannot move %s aside: %s is in the way; nothing was installed", aside.Hook.Path, aside.Path)},
 			"look at it, move it away or delete it, then run the command again")
 	}
 	return err

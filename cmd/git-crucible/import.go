@@ -37,7 +37,7 @@ func importCommand() *cli.Command {
 					}
 				}
 				if errors.Is(err, crucible.ErrNoManifest) {
-					return &refused{err: err}
+					return &refused{Err: err}
 				}
 				if err != nil {
 					return err

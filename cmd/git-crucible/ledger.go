@@ -194,7 +194,7 @@ func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
 			return err
 		}
 		if refusal != nil {
-			return &silentExit{code: exitRefused}
+			return &silentExit{Code: exitRefused}
 		}
 		return nil
 	}

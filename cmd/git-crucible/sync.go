@@ -150,7 +150,7 @@ func defaultRemote(s *session) (string, error) {
 
 func remoteError(err error, name string) error {
 	if errors.Is(err, remote.ErrRemoteMoved) {
-		return withHints(&refused{err: err}, "take it in and push again with: git crucible sync "+name)
+		return withHints(&refused{Err: err}, "take it in and push again with: git crucible sync "+name)
 	}
 	return err
 }
@@ -158,7 +158,7 @@ func remoteError(err error, name string) error {
 // rejectedError makes a fetch that refused some chains exit 1.
 func rejectedError(r *remote.FetchReport, more string) error {
 	if ids := r.Rejected(); len(ids) > 0 {
-		return withHints(&refused{err: fmt.Errorf("fetched pipeline chain(s) could not be taken in: %s%s", strings.Join(ids, ", "), more)},
+		return withHints(&refused{Err: fmt.Errorf("fetched pipeline chain(s) could not be taken in: %s%s", strings.Join(ids, ", "), more)},
 			"they stay under "+remote.TrackingPrefix(r.Remote)+"; ask the clone that wrote them to run: git crucible verify --all")
 	}
 	return nil

@@ -88,7 +88,7 @@ func verifyCommand() *cli.Command {
 					if !s.jsonOut() {
 						fmt.Fprintf(s.err(), "error: %d problem(s) in %d pipeline(s)\n", len(problems), len(ids))
 					}
-					return &silentExit{code: exitRefused}
+					return &silentExit{Code: exitRefused}
 				}
 				return nil
 			})
@@ -133,7 +133,7 @@ func auditRange(c *cli.Context) error {
 				strings.Join(report.Pipelines, ", "), report.Errors())
 		}
 		if report.Errors() > 0 {
-			return &silentExit{code: exitRefused}
+			return &silentExit{Code: exitRefused}
 		}
 		return nil
 	})
