@@ -2,6 +2,7 @@ package crucible
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -40,7 +41,7 @@ var snapshots = []string{"build-gate-ledger.md", "pipeline-status.md", ".pipelin
 // pipelineID, else the ledger's PipelineID, else .pipeline-active's. What
 // was imported before (same file content, manifest lines already taken) is
 // not taken again. Malformed lines and files are reported and skipped.
-func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
+func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
 	r := &ImportReport{Problems: []string{}, Files: []string{}}
 	problem := func(name string, line int, msg string) {
 		r.Problems = append(r.Problems, fmt.Sprintf("%s:%d: %s", filepath.Join(dir, name), line, msg))
@@ -148,7 +149,7 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 		if err := refs.ValidateID(id); err != nil {
 			return nil, err
 		}
-		if st, _, err = svc.Load(id); errors.Is(err, refs.ErrNoPipeline) {
+		if st, _, err = svc.Load(ctx, id); errors.Is(err, refs.ErrNoPipeline) {
 			st, create = &pipeline.State{}, true
 		} else if err != nil {
 			return nil, err
@@ -208,7 +209,7 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 			}
 			o.ID = id
 		}
-		if st, _, err = svc.Start(o); err != nil {
+		if st, _, err = svc.Start(ctx, o); err != nil {
 			return nil, err
 		}
 		r.Created = true
@@ -259,7 +260,7 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 	abs, _ := filepath.Abs(dir)
 	change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportFiles, Data: pipeline.ImportFilesData{
 		Dir: abs, Files: digests, ManifestLines: len(lines), ManifestDigest: digestLines(lines)}})
-	_, _, err = svc.Update(id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
+	_, _, err = svc.Update(ctx, id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
 		if cur.Import.ManifestLines != st.Import.ManifestLines {
 			return nil, errors.New("another import of this pipeline ran at the same time; run this one again")
 		}

@@ -111,7 +111,7 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	}
 	for _, r := range fetched {
 		id := strings.TrimPrefix(r.Name, TrackingPrefix(remote))
-		res, err := x.integrate(id, r.OID)
+		res, err := x.integrate(ctx, id, r.OID)
 		if err != nil {
 			// One chain that cannot be taken in (e.g. two clones started
 			// pipelines with the same id) must not hold up the others.
@@ -138,7 +138,7 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	return report, nil
 }
 
-func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
+func (x *Syncer) integrate(ctx context.Context, id, tip string) (PipelineResult, error) {
 	res := PipelineResult{ID: id}
 	if err := refs.ValidateID(id); err != nil {
 		res.Rejected = []string{err.Error()}
@@ -152,7 +152,7 @@ func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
 		res.Outcome = refs.UpToDate
 		return res, nil
 	}
-	problems, err := x.Svc.VerifySince(id, local, tip) // the local chain is ours: only what arrived is replayed
+	problems, err := x.Svc.VerifySince(ctx, id, local, tip) // the local chain is ours: only what arrived is replayed
 	if err != nil {
 		return res, err
 	}
@@ -162,7 +162,7 @@ func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
 	if len(problems) > 0 {
 		return res, nil
 	}
-	in, err := x.Svc.Integrate(id, tip)
+	in, err := x.Svc.Integrate(ctx, id, tip)
 	if err != nil {
 		return res, err
 	}
@@ -244,7 +244,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if err != nil {
 		return nil, err
 	}
-	specs, err := x.pushSpecs(sel, snapshot)
+	specs, err := x.pushSpecs(ctx, sel, snapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func (x *Syncer) snapshot(ctx context.Context) (map[string]string, error) {
 // (refs/crucible/active/*) are this clone's own. All pipelines go as one
 // pattern: git matches a hundred explicit refspecs four times slower than
 // a pattern that names the same refs.
-func (x *Syncer) pushSpecs(sel Selection, snapshot map[string]string) ([]string, error) {
+func (x *Syncer) pushSpecs(ctx context.Context, sel Selection, snapshot map[string]string) ([]string, error) {
 	var specs []string
 	hasNotes := false
 	for name := range snapshot {
@@ -328,7 +328,7 @@ func (x *Syncer) pushSpecs(sel Selection, snapshot map[string]string) ([]string,
 		}
 		wanted := slices.Contains(sel.IDs, id)
 		if !wanted && sel.Branch != "" {
-			st, _, err := x.Svc.Load(id)
+			st, _, err := x.Svc.Load(ctx, id)
 			if err != nil {
 				return nil, err
 			}
@@ -422,14 +422,14 @@ const maxSyncAttempts = 10
 var ErrRejected = errors.New("fetched pipeline chains failed verification and were not taken in")
 
 // selected returns the ids among ids that a push of sel would send.
-func (x *Syncer) selected(sel Selection, ids []string) []string {
+func (x *Syncer) selected(ctx context.Context, sel Selection, ids []string) []string {
 	var out []string
 	for _, id := range ids {
 		switch {
 		case sel.all(), slices.Contains(sel.IDs, id):
 			out = append(out, id)
 		case sel.Branch != "":
-			if st, _, err := x.Svc.Load(id); err == nil && st.Branch == sel.Branch {
+			if st, _, err := x.Svc.Load(ctx, id); err == nil && st.Branch == sel.Branch {
 				out = append(out, id)
 			}
 		}
@@ -453,7 +453,7 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 		if err != nil {
 			return report, err
 		}
-		if blocked := x.selected(sel, fetch.Rejected()); len(blocked) > 0 {
+		if blocked := x.selected(ctx, sel, fetch.Rejected()); len(blocked) > 0 {
 			return report, fmt.Errorf("%w: %s", ErrRejected, strings.Join(blocked, ", "))
 		}
 		push, err := x.Push(ctx, remote, sel)

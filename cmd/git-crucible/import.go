@@ -33,7 +33,7 @@ func importCommand() *cli.Command {
 			}
 			dir := c.Args().First()
 			return withRepo(c, func(s *session) error {
-				r, err := crucible.Import(s.svc, dir, s.pipeline)
+				r, err := crucible.Import(c.Context, s.svc, dir, s.pipeline)
 				if r != nil && !s.jsonOut() {
 					for _, p := range r.Problems {
 						fmt.Fprintf(s.err(), "warning: %s (skipped)\n", p)
