@@ -52,9 +52,9 @@ func commitMsg(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, ok := enforce.AddTrailers(msg, trailers, style)
-	if !ok || string(out) == string(msg) {
-		return nil
+	out, ok, err := enforce.WriteTrailers(ctx, p.svc.Repo, msg, trailers, style)
+	if err != nil || !ok || string(out) == string(msg) {
+		return err
 	}
 	return fsutil.WriteAtomic(args[0], out, 0o644)
 }

@@ -129,16 +129,12 @@ func openPush(ctx context.Context, stdin io.Reader, receive bool) (*pipeline.Ser
 	if err != nil || policy.Off() {
 		return nil, policy, nil, err
 	}
-	return pipeline.Open(ctx, repo), policy, enforce.ParsePushInput(string(input), receive), nil
+	return pipeline.Open(repo), policy, enforce.ParsePushInput(string(input), receive), nil
 }
 
 // findings adds an audit's findings, one line each.
 func (r *Outcome) findings(findings []enforce.Finding) {
 	for _, f := range findings {
-		where := "pipeline " + f.Pipeline
-		if f.Commit != "" {
-			where = f.Commit[:min(12, len(f.Commit))] + " " + f.Subject
-		}
-		r.say("  %s: %s: %s", f.Level, where, f.Message)
+		r.say("  %s", f)
 	}
 }

@@ -87,16 +87,16 @@ func activePipeline(ctx context.Context) (*inPipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := pipeline.Open(ctx, repo)
-	p, err := activeGates(svc)
+	svc := pipeline.Open(repo)
+	p, err := activeGates(ctx, svc)
 	if err != nil || p == nil {
 		svc.Close()
 	}
 	return p, err
 }
 
-func activeGates(svc *pipeline.Service) (*inPipeline, error) {
-	id, err := svc.Resolve("")
+func activeGates(ctx context.Context, svc *pipeline.Service) (*inPipeline, error) {
+	id, err := svc.Resolve(ctx, "")
 	var none *pipeline.NoActiveError
 	if errors.As(err, &none) {
 		return nil, nil
@@ -104,7 +104,7 @@ func activeGates(svc *pipeline.Service) (*inPipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := svc.Store.Head(id)
+	h, err := svc.Store.Head(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -51,13 +51,13 @@ func verifyCommand() *cli.Command {
 			return withRepo(c, func(s *session) error {
 				var ids []string
 				if c.Bool("all") {
-					all, err := s.svc.Store.List()
+					all, err := s.svc.Store.List(c.Context)
 					if err != nil {
 						return err
 					}
 					ids = all
 				} else {
-					id, err := s.pipelineID()
+					id, err := s.pipelineID(c.Context)
 					if err != nil {
 						return err
 					}
@@ -65,7 +65,7 @@ func verifyCommand() *cli.Command {
 				}
 				problems := []pipeline.Problem{}
 				for _, id := range ids {
-					found, err := s.svc.Verify(id)
+					found, err := s.svc.Verify(c.Context, id)
 					if err != nil {
 						problems = append(problems, pipeline.Problem{Pipeline: id, Message: err.Error()})
 						continue
@@ -128,7 +128,9 @@ func auditRange(c *cli.Context) error {
 				return err
 			}
 		} else {
-			printFindings(s.out(), report.Findings)
+			for _, f := range report.Findings {
+				fmt.Fprintf(s.out(), "  %s\n", f)
+			}
 			fmt.Fprintf(s.out(), "%d commit(s) checked, %d made in pipelines (%s), %d error(s)\n", report.Commits, report.Crucible,
 				strings.Join(report.Pipelines, ", "), report.Errors())
 		}
