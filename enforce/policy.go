@@ -24,8 +24,8 @@ type PolicyError struct{ Value string }
 
 func (e *PolicyError) Error() string { return fmt.Sprintf("crucible.pushPolicy is '%s'", e.Value) }
 
-// Modes are the values crucible.pushPolicy takes.
-var Modes = []string{"gated", "complete", "off"}
+// pushModes are the values crucible.pushPolicy takes.
+var pushModes = []string{"gated", "complete", "off"}
 
 // ReadPushPolicy reads the push policy from git's configuration.
 func ReadPushPolicy(ctx context.Context, repo *gitext.Repo) (PushPolicy, error) {
@@ -51,7 +51,7 @@ func ParsePushPolicy(entries []gitext.ConfigEntry) (PushPolicy, error) {
 			p.History = e.Value == "true" || e.Value == "yes" || e.Value == "on" || e.Value == "1"
 		}
 	}
-	if !slices.Contains(Modes, p.Mode) {
+	if !slices.Contains(pushModes, p.Mode) {
 		return p, &PolicyError{Value: p.Mode}
 	}
 	return p, nil
