@@ -25,7 +25,7 @@ func Export(ctx context.Context, svc *pipeline.Service, id, dir, now string) (ma
 	}
 	files := map[string][]byte{
 		"build-gate-ledger.md": ledger.Render(&st.Gates.Ledger),
-		"pipeline-status.md":   pipeline.StatusDoc(st, now).Render(),
+		"pipeline-status.md":   interop.StatusOf(st, now).Render(),
 		".pipeline-active": interop.Active{PipelineID: st.ID, Skill: "build", Phase: strconv.Itoa(int(st.Phase)),
 			StartTime: st.Created, ScratchDir: dir, DispatchDir: dir, Branch: st.Branch, BaselineSHA: st.Baseline}.Render(),
 	}

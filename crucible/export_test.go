@@ -95,7 +95,7 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := a.WriteHandoff(t.Context(), st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}); err != nil {
+	if _, _, err := a.WriteHandoff(t.Context(), st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}, interop.RenderHandoff); err != nil {
 		t.Fatal(err)
 	}
 	task := 1

@@ -209,12 +209,9 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportLedger, Data: pipeline.ImportLedgerData{Ledger: *gates}})
 			change.Files[pipeline.ImportPath(name)] = docs[name]
 		case handoffs[name].From != 0:
-			h := handoffs[name]
-			from := ledger.Phase(h.From)
-			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportHandoff, Data: pipeline.HandoffData{
-				From: from, To: from + 1, Path: pipeline.HandoffPath(from), Inputs: h.Inputs, Decisions: h.Decisions,
-				Constraints: h.Constraints, Shed: h.Shed}})
-			change.Files[pipeline.HandoffPath(from)] = docs[name]
+			d := handoffs[name].Data()
+			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportHandoff, Data: d})
+			change.Files[d.Path] = docs[name]
 		case verdicts[name].Verdict != "":
 			m := verdicts[name]
 			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportVerdict, Data: pipeline.ImportVerdictData{
