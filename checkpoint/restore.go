@@ -151,6 +151,22 @@ func (s *Shadow) readTree(oid string) ([]gitext.TreeEntry, error) {
 	return gitext.DecodeTree(data, s.repo.HashLen())
 }
 
+// CheckPath refuses a --path that is not inside the work tree as a
+// checkpoint holds it: absolute, climbing out with "..", or in .git, which
+// would otherwise match nothing and report a restore of "0 paths".
+func CheckPath(p string) error {
+	slash := filepath.ToSlash(p)
+	if slash == "" || !filepath.IsLocal(p) || strings.HasPrefix(slash, "/") {
+		return fmt.Errorf("path %q is outside the work tree: give a path relative to its top", p)
+	}
+	for _, part := range strings.Split(slash, "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("path %q is inside .git, which checkpoints do not hold", p)
+		}
+	}
+	return nil
+}
+
 func pathspecs(paths []string) []string {
 	if len(paths) == 0 {
 		return []string{":/"}
@@ -238,11 +254,23 @@ func (s *Shadow) removeInside(rel string) error {
 	return nil
 }
 
+// HeadGoneError: the commit HEAD was at when the checkpoint was taken is no
+// longer in the repository (reset away, then garbage-collected).
+type HeadGoneError struct{ Head string }
+
+func (e *HeadGoneError) Error() string {
+	return fmt.Sprintf("commit %s, HEAD when the checkpoint was taken, is gone (garbage-collected)", e.Head)
+}
+
 // ResetBranch moves the current branch (and the index, not the work tree)
 // to head, through git so that the reflog keeps where it was.
 func (s *Shadow) ResetBranch(ctx context.Context, head string) error {
 	if head == "" {
 		return nil
+	}
+	var gerr *gitext.Error
+	if _, err := s.main.Git(ctx, "rev-parse", "--verify", "--quiet", head+"^{commit}"); errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return &HeadGoneError{Head: head}
 	}
 	_, err := s.main.Git(ctx, "reset", "-q", "--mixed", head)
 	return err

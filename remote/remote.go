@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/notes"
@@ -97,6 +99,9 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		"+"+refs.PipelinePrefix+"*:"+TrackingPrefix(remote)+"*",
 		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*")
 	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
+		if lostRace(err) { // another fetch of this clone moved a tracking ref first
+			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
+		}
 		return nil, err
 	}
 	report := &FetchReport{Remote: remote, Pipelines: []PipelineResult{}, Notes: []string{}}
@@ -199,6 +204,27 @@ type PushReport struct {
 // yet; a sync (fetch, integrate, push) resolves it.
 var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does not have yet")
 
+// ErrLostRace says another fetch or push moved the same ref between git's
+// check and its lock, here or at the remote; a sync starts over.
+var ErrLostRace = errors.New("another sync moved the same ref at the same time")
+
+// lostRace recognises git's compare-and-swap failures: "cannot lock ref
+// '...': is at X but expected Y", or a ref created meanwhile. A lock file
+// left behind ("File exists") is not a race and is not retried.
+func lostRace(err error) bool {
+	var gerr *gitext.Error
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	for _, line := range strings.Split(gerr.Stderr, "\n") {
+		if strings.Contains(line, "cannot lock ref") &&
+			(strings.Contains(line, "but expected") || strings.Contains(line, "reference already exists")) {
+			return true
+		}
+	}
+	return false
+}
+
 // Selection names the pipelines a push sends: those of Branch, those named
 // in IDs, or (both empty) all of them.
 type Selection struct {
@@ -239,6 +265,9 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 			if l.flag == '!' && (strings.Contains(l.summary, "fetch first") || strings.Contains(l.summary, "non-fast-forward")) {
 				return nil, fmt.Errorf("%w: %s", ErrRemoteMoved, l.ref)
 			}
+		}
+		if lostRace(err) { // the remote's ref moved between its check and its lock
+			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
 	}
@@ -337,7 +366,10 @@ func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]strin
 	if err != nil || old == oid {
 		return err
 	}
-	return repo.UpdateRef(tracking, oid, old)
+	if err := repo.UpdateRef(tracking, oid, old); !errors.Is(err, gitext.ErrRefChanged) {
+		return err
+	}
+	return nil // a sync beside this one recorded the remote first; the next fetch reads it anyway
 }
 
 // porcelainLine is one ref line of `git push --porcelain`.
@@ -380,8 +412,9 @@ type SyncReport struct {
 }
 
 // maxSyncAttempts bounds how often Sync starts over because the remote
-// moved between its fetch and its push.
-const maxSyncAttempts = 5
+// moved between its fetch and its push, or another sync won a race for a
+// ref; retries back off, with jitter, so that racers spread out.
+const maxSyncAttempts = 10
 
 // ErrRejected stops a sync whose fetch refused chains it was to push:
 // pushing them would only be refused in turn, as the remote holds history
@@ -411,6 +444,12 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 	for report.Attempts = 1; ; report.Attempts++ {
 		fetch, err := x.Fetch(ctx, remote)
 		report.Fetch = fetch
+		if errors.Is(err, ErrLostRace) && report.Attempts < maxSyncAttempts {
+			if err := backOff(ctx, report.Attempts); err != nil {
+				return report, err
+			}
+			continue
+		}
 		if err != nil {
 			return report, err
 		}
@@ -422,8 +461,23 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 			report.Push = push
 			return report, nil
 		}
-		if !errors.Is(err, ErrRemoteMoved) || report.Attempts == maxSyncAttempts {
+		if !errors.Is(err, ErrRemoteMoved) && !errors.Is(err, ErrLostRace) || report.Attempts == maxSyncAttempts {
 			return report, err
 		}
+		if err := backOff(ctx, report.Attempts); err != nil {
+			return report, err
+		}
+	}
+}
+
+// backOff waits a random time that grows with the attempt, up to 640ms.
+func backOff(ctx context.Context, attempt int) error {
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(attempt, 6))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

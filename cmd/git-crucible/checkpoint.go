@@ -220,6 +220,11 @@ func checkpointRestore(c *cli.Context) error {
 		return withHints(usageErrorf("restore asks before it changes the work tree, and there is no terminal to ask on"),
 			"pass --yes to restore without asking")
 	}
+	for _, p := range c.StringSlice("path") {
+		if err := checkpoint.CheckPath(p); err != nil {
+			return usageErrorf("%v", err)
+		}
+	}
 	return withRepo(c, func(s *session) error {
 		sh, cp, err := findCheckpoint(c.Context, s, c.Args().First())
 		if err != nil {
@@ -256,7 +261,11 @@ func checkpointRestore(c *cli.Context) error {
 			return withHints(err, "the safety checkpoint undoes what was done: "+undo)
 		}
 		if !c.Bool("keep-head") && len(c.StringSlice("path")) == 0 {
-			if err := sh.ResetBranch(c.Context, cp.Head); err != nil {
+			var gone *checkpoint.HeadGoneError
+			if err := sh.ResetBranch(c.Context, cp.Head); errors.As(err, &gone) {
+				return withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
+					cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+undo)
+			} else if err != nil {
 				return withHints(err, "the work tree is restored; the branch did not move")
 			}
 		}

@@ -40,7 +40,15 @@ func open(c *cli.Context) (*session, error) {
 	return openSession(c.Context, c.App.Writer, c.App.ErrWriter, c.String("pipeline"), c.Bool("json"))
 }
 
+// A malformed pipeline id on the command line is a usage error (129); a
+// well-formed one that names no pipeline is fatal (128), as git treats a bad
+// option and a missing object.
 func openSession(ctx context.Context, stdout, stderr io.Writer, pipelineID string, json bool) (*session, error) {
+	if pipelineID != "" {
+		if err := refs.ValidateID(pipelineID); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+	}
 	repo, err := gitext.Discover(ctx)
 	if err != nil {
 		return nil, err
