@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/crucible"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -50,7 +50,7 @@ func exportCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				files, err := crucible.Export(c.Context, s.svc, id, abs, now)
+				files, err := interop.Export(c.Context, s.svc, id, abs, now)
 				if err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package crucible
+package interop
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
-	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -44,15 +43,15 @@ func TestExportReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lines, problems := interop.ParseManifest(files["manifest.jsonl"])
+	lines, problems := ParseManifest(files["manifest.jsonl"])
 	if len(problems) != 0 || len(lines) != 2 {
 		t.Fatalf("manifest: %d lines, problems %v", len(lines), problems)
 	}
-	last := interop.Latest(lines)
+	last := Latest(lines)
 	if len(last) != 1 || last[0].Status != "failed" || *last[0].Summary != "red" || *last[0].Task != 2 || last[0].Phase != "3" {
 		t.Fatalf("latest entry %+v", last[0])
 	}
-	df, err := interop.ParseDispatchFile(files["1-implementer.md"])
+	df, err := ParseDispatchFile(files["1-implementer.md"])
 	if err != nil || string(df.Prompt) != "do it\n---\nreally\n" || df.Task != "2" || df.DispatchDir != "/scratch" {
 		t.Fatalf("dispatch file %+v, %v", df, err)
 	}
@@ -60,11 +59,11 @@ func TestExportReadsBack(t *testing.T) {
 	if err != nil || l.PipelineID != "build-1" || l.Goal != "Add x and y" || l.Mode != "refactor" {
 		t.Fatalf("ledger %+v, %v", l, err)
 	}
-	status, err := interop.ParseStatus(files["pipeline-status.md"])
+	status, err := ParseStatus(files["pipeline-status.md"])
 	if err != nil || status.Compression.Goal != "Add x\nand y" || len(status.Tasks) != 1 || status.Elapsed == "" {
 		t.Fatalf("status %+v, %v", status, err)
 	}
-	active, err := interop.ParseActive(files[".pipeline-active"])
+	active, err := ParseActive(files[".pipeline-active"])
 	if err != nil || active.PipelineID != "build-1" || active.ScratchDir != "/scratch" {
 		t.Fatalf("active %+v, %v", active, err)
 	}
@@ -95,7 +94,7 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := a.WriteHandoff(t.Context(), st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}, interop.RenderHandoff); err != nil {
+	if _, _, err := a.WriteHandoff(t.Context(), st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}, RenderHandoff); err != nil {
 		t.Fatal(err)
 	}
 	task := 1
