@@ -14,6 +14,7 @@ import (
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
 )
 
 func statusCommand() *cli.Command {
@@ -144,7 +145,7 @@ func watchStatus(ctx context.Context, s *session) error {
 		return err
 	}
 	s.pipeline = id // follow this pipeline even if the branch moves on
-	ref := "refs/crucible/pipelines/" + id
+	ref := refs.PipelineRef(id)
 	tty := isTerminal(s.out())
 	last := ""
 	for {
