@@ -1,12 +1,17 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -132,4 +137,43 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 		files["manifest.jsonl"] = manifest
 	}
 	return nil
+}
+
+// ClashError is an export that would replace files holding other content.
+type ClashError struct {
+	Dir   string
+	Names []string
+}
+
+func (e *ClashError) Error() string {
+	return fmt.Sprintf("%s already holds other content in: %v", e.Dir, e.Names)
+}
+
+// WriteFiles writes an export's files into dir and returns their names,
+// sorted. Unless force, it writes none when one would replace a file with
+// other content (a *ClashError).
+func WriteFiles(dir string, files map[string][]byte, force bool) ([]string, error) {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var clash []string
+	for _, name := range names {
+		old, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil && !bytes.Equal(old, files[name]) {
+			clash = append(clash, name)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if len(clash) > 0 && !force {
+		return nil, &ClashError{Dir: dir, Names: clash}
+	}
+	for _, name := range names {
+		if err := fsutil.WriteAtomic(filepath.Join(dir, name), files[name], 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
 }

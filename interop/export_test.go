@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -164,5 +165,34 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 		if !bytes.Equal(again[name], want) {
 			t.Errorf("%s differs after import and export:\n%s\nwant:\n%s", name, again[name], want)
 		}
+	}
+}
+
+func TestWriteFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"b.md": []byte("b\n"), "a.md": []byte("a\n")}
+	if names, err := WriteFiles(dir, files, false); err != nil || fmt.Sprint(names) != "[a.md b.md]" {
+		t.Fatalf("%v, %v", names, err)
+	}
+	if _, err := WriteFiles(dir, files, false); err != nil {
+		t.Fatalf("the same content again: %v", err)
+	}
+	changed := map[string][]byte{"a.md": []byte("A\n"), "c.md": []byte("c\n")}
+	_, err := WriteFiles(dir, changed, false)
+	var clash *ClashError
+	if !errors.As(err, &clash) || fmt.Sprint(clash.Names) != "[a.md]" {
+		t.Fatalf("clash: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.md")); string(b) != "a\n" {
+		t.Fatalf("a refused export wrote a.md: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.md")); !os.IsNotExist(err) {
+		t.Fatalf("a refused export wrote c.md: %v", err)
+	}
+	if _, err := WriteFiles(dir, changed, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.md")); string(b) != "A\n" {
+		t.Fatalf("forced: %q", b)
 	}
 }
