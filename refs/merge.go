@@ -136,10 +136,3 @@ func (s *Store) Files(commit string) (map[string]string, error) {
 	}
 	return files, nil
 }
-
-// Events yields the events.jsonl of every commit a rev-list of revs names
-// (e.g. tip and ^base), in no particular order, until fn returns false or an error. Merge commits
-// record none and yield an empty blob.
-func (s *Store) Events(revs []string, fn func(commit string, events []byte) (bool, error)) error {
-	return s.eventLog(append([]string{"rev-list"}, revs...), fn)
-}
