@@ -109,6 +109,7 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 	}
 	s.writeCache(next)
 	tb.saveListings()
+	s.repo.AutoGC(s.ctx)
 	return Merged, next, nil
 }
 

@@ -209,6 +209,7 @@ func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error
 		if err == nil {
 			s.writeCache(next)
 			tb.saveListings()
+			s.repo.AutoGC(s.ctx)
 			return next, nil
 		}
 		if !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {

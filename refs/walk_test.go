@@ -49,7 +49,7 @@ func TestEventLogOfMerges(t *testing.T) {
 		"root", "a root", "b a",
 		"x1 a", "x2 x1", // a side branch...
 		"y1 x1", "mx x2 y1", // ...with a merge of its own
-		"m1 b mx",                  // merged into the main line
+		"m1 b mx", // merged into the main line
 		"c m1", "d c",
 		"p m1", "q p", // criss-cross between d and q
 		"cc1 d q", "cc2 q d",
