@@ -27,7 +27,6 @@ const RefPrefix = "refs/checkpoints/"
 
 // Shadow is one worktree's shadow repository.
 type Shadow struct {
-	ctx  context.Context
 	main *gitext.Repo
 	repo *gitext.Repo // the shadow, with the user's worktree as its work tree
 	// Progress, when set, hears each step of a long operation.
@@ -51,7 +50,7 @@ func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
 		name = "worktree-" + filepath.Base(main.GitDir)
 	}
 	dir := filepath.Join(main.CrucibleDir(), "shadow", name)
-	s := &Shadow{ctx: ctx, main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format, Private: true}}
+	s := &Shadow{main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format, Private: true}}
 	_, headErr := os.Stat(filepath.Join(dir, "HEAD"))
 	_, objErr := os.Stat(filepath.Join(dir, "objects"))
 	switch {
@@ -178,14 +177,14 @@ type Result struct {
 // Create snapshots the whole work tree — tracked and untracked files,
 // honouring .gitignore, .git/info/exclude and core.excludesFile — unless
 // nothing changed since the newest checkpoint, whose id it then returns.
-func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
+func (s *Shadow) Create(ctx context.Context, reason, source, pipeline string) (*Result, error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	s.clearStaleLocks()
-	recs, err := s.records() // under the lock: nobody adds one meanwhile
+	recs, err := s.records(ctx) // under the lock: nobody adds one meanwhile
 	if err != nil {
 		return nil, err
 	}
@@ -201,13 +200,13 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 		}
 	}
 	index := s.indexFile()
-	skipped, tooLarge, err := s.stage(index)
+	skipped, tooLarge, err := s.stage(ctx, index)
 	if err != nil {
 		return nil, err
 	}
 	r := &Result{Skipped: skipped, TooLarge: tooLarge}
 	s.step("writing the tree")
-	out, err := s.repo.GitIndex(s.ctx, index, "write-tree")
+	out, err := s.repo.GitIndex(ctx, index, "write-tree")
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +230,7 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	if err := s.pointHead(c.ID); err != nil {
 		return nil, err
 	}
-	s.packRefs()
+	s.packRefs(ctx)
 	r.Checkpoint = *c
 	return r, nil
 }
@@ -253,9 +252,9 @@ const maxLoose = 64
 
 // packRefs packs the checkpoint refs when too many are loose. It is best
 // effort: loose refs are only slower to list.
-func (s *Shadow) packRefs() {
+func (s *Shadow) packRefs(ctx context.Context) {
 	if loose, _ := os.ReadDir(filepath.Join(s.repo.GitDir, filepath.FromSlash(RefPrefix))); len(loose) > maxLoose {
-		_, _ = s.repo.Git(s.ctx, "pack-refs", "--all", "--prune")
+		_, _ = s.repo.Git(ctx, "pack-refs", "--all", "--prune")
 	}
 }
 
@@ -286,7 +285,7 @@ const maxListed = 200
 // shows them as "dir/") and files over the size cap are left out and
 // returned: git cannot add a repository without a commit, and one with a
 // commit would be a link to commits the shadow does not have.
-func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
+func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []string, err error) {
 	if err := s.syncExcludes(); err != nil {
 		return nil, nil, err
 	}
@@ -294,14 +293,14 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	// status runs meanwhile with the excludes file the last create was
 	// given, and again in the rare case that it changed.
 	found := make(chan settings, 1)
-	go func() { found <- s.settings() }()
+	go func() { found <- s.settings(ctx) }()
 	s.step("looking for changes")
 	last := settings{excludesFile: s.lastExcludesFile()}
-	out, err := s.status(index, last)
+	out, err := s.status(ctx, index, last)
 	settings := <-found
 	if err == nil && settings.excludesFile != last.excludesFile {
 		s.saveExcludesFile(settings.excludesFile)
-		out, err = s.status(index, settings)
+		out, err = s.status(ctx, index, settings)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -336,7 +335,7 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	}
 	if len(update) <= maxListed {
 		stdin := []byte(strings.Join(update, "\x00") + "\x00")
-		if _, err := s.gitWork(index, stdin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
+		if _, err := s.gitWork(ctx, index, stdin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
 			return skipped, tooLarge, nil
 		}
 	}
@@ -344,13 +343,13 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	// than add), or some that update-index refuses and add takes (a tracked
 	// path now beyond a symbolic link, a file that became a directory since
 	// the status): add the whole tree, as git add -A sees it.
-	links, err := s.addAll(index, settings, exclusions)
+	links, err := s.addAll(ctx, index, settings, exclusions)
 	return append(skipped, links...), tooLarge, err
 }
 
 // status lists what differs between index and the work tree.
-func (s *Shadow) status(index string, settings settings) ([]byte, error) {
-	return s.gitWork(index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
+func (s *Shadow) status(ctx context.Context, index string, settings settings) ([]byte, error) {
+	return s.gitWork(ctx, index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
 		"--untracked-files=all", "--no-renames", "--ignored=no")...)
 }
 
@@ -372,12 +371,12 @@ func (s *Shadow) saveExcludesFile(path string) {
 // addAll adds the whole work tree but the exclusions, and takes out again
 // any nested repository that appeared since the status (git adds one as a
 // link), returning those.
-func (s *Shadow) addAll(index string, settings settings, exclusions []string) ([]string, error) {
+func (s *Shadow) addAll(ctx context.Context, index string, settings settings, exclusions []string) ([]string, error) {
 	args := append(settings.config(), "add", "-A", "--ignore-errors", "--", ":/")
-	if _, err := s.gitWork(index, nil, append(args, exclusions...)...); err != nil {
+	if _, err := s.gitWork(ctx, index, nil, append(args, exclusions...)...); err != nil {
 		return nil, err
 	}
-	staged, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
+	staged, err := s.repo.GitIndex(ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +388,7 @@ func (s *Shadow) addAll(index string, settings settings, exclusions []string) ([
 		}
 	}
 	if len(links) > 0 {
-		if _, err := s.repo.GitIndex(s.ctx, index, append([]string{"rm", "-q", "--cached", "--"}, specs...)...); err != nil {
+		if _, err := s.repo.GitIndex(ctx, index, append([]string{"rm", "-q", "--cached", "--"}, specs...)...); err != nil {
 			return nil, err
 		}
 	}
@@ -398,8 +397,8 @@ func (s *Shadow) addAll(index string, settings settings, exclusions []string) ([
 
 // gitWork runs git in the shadow with index, from the top of the work
 // tree, so that the paths it reads and prints are the work tree's.
-func (s *Shadow) gitWork(index string, stdin []byte, args ...string) ([]byte, error) {
-	return s.repo.GitIndexInput(s.ctx, index, stdin, append([]string{"-C", s.main.WorkTree}, args...)...)
+func (s *Shadow) gitWork(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
+	return s.repo.GitIndexInput(ctx, index, stdin, append([]string{"-C", s.main.WorkTree}, args...)...)
 }
 
 // lock serialises the shadow's writers. It is an flock, which the kernel
@@ -435,9 +434,9 @@ func (st settings) config() []string {
 
 // settings reads, in one git process, what the main repository's config
 // (its local file included) says for checkpoints.
-func (s *Shadow) settings() settings {
+func (s *Shadow) settings(ctx context.Context) settings {
 	st := settings{maxFileSize: DefaultMaxFileSize}
-	out, err := s.main.Git(s.ctx, "config", "--get-regexp", `^(core\.excludesfile|crucible\.checkpoint\.maxfilesize)$`)
+	out, err := s.main.Git(ctx, "config", "--get-regexp", `^(core\.excludesfile|crucible\.checkpoint\.maxfilesize)$`)
 	if err != nil {
 		return st
 	}
@@ -513,8 +512,8 @@ func (s *Shadow) commit(tree string, seq int, reason, source, pipeline string) (
 }
 
 // Find names a checkpoint by id prefix, or by reason (the newest with it).
-func (s *Shadow) Find(name string) (*Checkpoint, error) {
-	list, err := s.List()
+func (s *Shadow) Find(ctx context.Context, name string) (*Checkpoint, error) {
+	list, err := s.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -537,8 +536,8 @@ func (s *Shadow) Find(name string) (*Checkpoint, error) {
 }
 
 // Files lists the paths a checkpoint holds, with their modes.
-func (s *Shadow) Files(c *Checkpoint) ([]string, error) {
-	list, err := s.repo.ListTree(s.ctx, c.Tree)
+func (s *Shadow) Files(ctx context.Context, c *Checkpoint) ([]string, error) {
+	list, err := s.repo.ListTree(ctx, c.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -553,14 +552,14 @@ func (s *Shadow) Files(c *Checkpoint) ([]string, error) {
 // of none), sparing every pre-restore-safety checkpoint younger than
 // safetyAge, then lets the shadow's gc free their objects. It returns the
 // checkpoints it deleted.
-func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) {
+func (s *Shadow) Prune(ctx context.Context, keep int, safetyAge time.Duration) ([]Checkpoint, error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	s.clearStaleLocks()
-	recs, err := s.records()
+	recs, err := s.records(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -585,7 +584,7 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 			left = append(left, r)
 			continue
 		}
-		if _, err := s.repo.Git(s.ctx, "update-ref", "-d", RefPrefix+c.ID, c.ID); err != nil {
+		if _, err := s.repo.Git(ctx, "update-ref", "-d", RefPrefix+c.ID, c.ID); err != nil {
 			return gone, err
 		}
 		gone = append(gone, c)
@@ -596,7 +595,7 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 		if err := s.pointHead(parse(left[0]).ID); err != nil {
 			return gone, err
 		}
-		if _, err := s.repo.Git(s.ctx, "gc", "-q", "--prune=now"); err != nil {
+		if _, err := s.repo.Git(ctx, "gc", "-q", "--prune=now"); err != nil {
 			return gone, err
 		}
 	}

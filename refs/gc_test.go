@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestAppendsRunAutoGC(t *testing.T) {
 			gittest.Git(t, dir, "config", "gc.autoDetach", "false") // so that the test sees its effect at once
 			most := 0
 			for seq := 1; seq <= appends; seq++ {
-				if _, err := s.Append("p", who, func(*Head) (*Batch, error) { return benchBatch(seq), nil }); err != nil {
+				if _, err := s.Append(context.Background(), "p", who, func(*Head) (*Batch, error) { return benchBatch(seq), nil }); err != nil {
 					t.Fatal(err)
 				}
 				most = max(most, looseObjects(t, dir))
@@ -52,9 +53,9 @@ func TestAppendsRunAutoGC(t *testing.T) {
 			t.Logf("%d loose objects at most", most)
 			gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
 			n := 0
-			if err := s.Walk("p", func(c *ChainCommit) (bool, error) {
+			if err := s.Walk(context.Background(), "p", func(c *ChainCommit) (bool, error) {
 				n++
-				b, err := s.ReadFile(c.Entries, EventsFile)
+				b, err := s.ReadFile(context.Background(), c.Entries, EventsFile)
 				if err == nil && !strings.Contains(string(b), `"seq":`) {
 					t.Fatalf("commit %s: events %q", c.OID, b)
 				}

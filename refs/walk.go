@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -36,12 +37,12 @@ func (c *ChainCommit) File(name string) ([]byte, error) {
 // Walk yields pipeline id's commits oldest first, every parent before its
 // children (both sides of a merge included), until fn returns false or an
 // error.
-func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
+func (s *Store) Walk(ctx context.Context, id string, fn func(*ChainCommit) (bool, error)) error {
 	tip, err := s.Tip(id)
 	if err != nil {
 		return err
 	}
-	return s.WalkFrom([]string{tip}, nil, fn)
+	return s.WalkFrom(ctx, []string{tip}, nil, fn)
 }
 
 // WalkFrom is Walk of the commits a rev-list of revs names: from any commit
@@ -49,12 +50,12 @@ func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
 // The blobs of the top-level files named in read come with each commit
 // (ChainCommit.File). Objects are requested many at a time, ahead of their
 // answers, and a blob the commit before had is not read again.
-func (s *Store) WalkFrom(revs, read []string, fn func(*ChainCommit) (bool, error)) error {
-	out, err := s.repo.Git(s.ctx, append([]string{"rev-list", "--topo-order", "--reverse", "--parents"}, append(revs, "--")...)...)
+func (s *Store) WalkFrom(ctx context.Context, revs, read []string, fn func(*ChainCommit) (bool, error)) error {
+	out, err := s.repo.Git(ctx, append([]string{"rev-list", "--topo-order", "--reverse", "--parents"}, append(revs, "--")...)...)
 	if err != nil {
 		return err
 	}
-	r, err := s.Objects()
+	r, err := s.Objects(ctx)
 	if err != nil {
 		return err
 	}
@@ -232,12 +233,12 @@ func isOneOf(name string, names []string) bool {
 // from the tip as it goes, so the first commits cost the same whatever the
 // chain's length: only a merge asks git for the commits its other parents
 // bring, and those come first, then the first parent's line.
-func (s *Store) EventLog(id string, fn func(commit string, events []byte) (bool, error)) error {
+func (s *Store) EventLog(ctx context.Context, id string, fn func(commit string, events []byte) (bool, error)) error {
 	tip, err := s.Tip(id)
 	if err != nil {
 		return err
 	}
-	r, err := s.Objects()
+	r, err := s.Objects(ctx)
 	if err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func (s *Store) EventLog(id string, fn func(commit string, events []byte) (bool,
 		if len(c.Parents) > 1 {
 			sides := []string{"rev-list", "--topo-order"}
 			sides = append(append(sides, c.Parents[1:]...), "^"+c.Parents[0], "--")
-			if more, err := s.eventLog(sides, fn); err != nil || !more {
+			if more, err := s.eventLog(ctx, sides, fn); err != nil || !more {
 				return err
 			}
 		}
@@ -292,12 +293,12 @@ func blobOf(rev, kind string, data []byte) ([]byte, error) {
 
 // eventLog runs a rev-list and reads each listed commit's events.jsonl; it
 // reports whether fn asked for more.
-func (s *Store) eventLog(revList []string, fn func(commit string, events []byte) (bool, error)) (bool, error) {
-	out, err := s.repo.Git(s.ctx, revList...)
+func (s *Store) eventLog(ctx context.Context, revList []string, fn func(commit string, events []byte) (bool, error)) (bool, error) {
+	out, err := s.repo.Git(ctx, revList...)
 	if err != nil {
 		return false, err
 	}
-	r, err := s.Objects()
+	r, err := s.Objects(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -323,7 +324,7 @@ func (s *Store) eventLog(revList []string, fn func(commit string, events []byte)
 // Events yields the events.jsonl of every commit a rev-list of revs names
 // (e.g. tip and ^base), in no particular order, until fn returns false or
 // an error. Merge commits record none and yield an empty blob.
-func (s *Store) Events(revs []string, fn func(commit string, events []byte) (bool, error)) error {
-	_, err := s.eventLog(append([]string{"rev-list"}, revs...), fn)
+func (s *Store) Events(ctx context.Context, revs []string, fn func(commit string, events []byte) (bool, error)) error {
+	_, err := s.eventLog(ctx, append([]string{"rev-list"}, revs...), fn)
 	return err
 }

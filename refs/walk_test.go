@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -59,7 +60,7 @@ func TestEventLogOfMerges(t *testing.T) {
 		name[id] = n
 	}
 	var order []string
-	err := s.EventLog("p", func(commit string, events []byte) (bool, error) {
+	err := s.EventLog(context.Background(), "p", func(commit string, events []byte) (bool, error) {
 		if got := strings.TrimSpace(string(events)); got != name[commit] {
 			t.Errorf("commit %s yields events %q", name[commit], got)
 		}
@@ -96,12 +97,12 @@ func TestEventLogOfMerges(t *testing.T) {
 func TestEventLogFirstPageStartsNoGit(t *testing.T) {
 	s, dir := openStore(t)
 	dagOf(t, dir, "1", "2 1", "3 2", "4 3", "5 4")
-	if _, err := s.Objects(); err != nil {
+	if _, err := s.Objects(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", t.TempDir())
 	var got []string
-	err := s.EventLog("p", func(_ string, events []byte) (bool, error) {
+	err := s.EventLog(context.Background(), "p", func(_ string, events []byte) (bool, error) {
 		got = append(got, strings.TrimSpace(string(events)))
 		return len(got) < 3, nil
 	})
