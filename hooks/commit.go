@@ -10,6 +10,7 @@ import (
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -22,10 +23,8 @@ func preCommit(ctx context.Context) error {
 		return err
 	}
 	defer p.svc.Close()
-	if _, refusal := p.gates.Check(p.id, 0); refusal != nil {
-		return &Refused{Err: refusal}
-	}
-	return nil
+	_, refusal := p.gates.Check(p.id, 0)
+	return refusal
 }
 
 // commitMsg adds the Crucible-* trailers to a commit made inside a
@@ -33,7 +32,7 @@ func preCommit(ctx context.Context) error {
 // revert, merge) alone: they keep the trailers they had.
 func commitMsg(ctx context.Context, args []string) error {
 	if len(args) != 1 {
-		return &UsageError{Msg: "commit-msg takes the message file"}
+		return outcome.Usagef("commit-msg takes the message file")
 	}
 	p, err := activePipeline(ctx)
 	if err != nil || p == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/remote"
 )
@@ -24,7 +25,7 @@ func prePush(ctx context.Context, args []string, stdin io.Reader, out *Outcome) 
 	}
 	defer svc.Close()
 	if len(args) < 1 {
-		return &UsageError{Msg: "pre-push takes the remote's name and URL"}
+		return outcome.Usagef("pre-push takes the remote's name and URL")
 	}
 	auditor := enforce.NewAuditor(svc)
 	var pushed []string // pipelines the pushed commits were made in
@@ -44,9 +45,9 @@ func prePush(ctx context.Context, args []string, stdin io.Reader, out *Outcome) 
 		}
 		if report.Errors() > 0 {
 			out.findings(report.Findings)
-			return &Refused{Err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.RemoteRef, report.Errors()),
-				Hints: []string{"see the full report with: git crucible verify --range " + r.Range() + " --rules push",
-					"pushing anyway (git push --no-verify) stays visible to git crucible verify"}}
+			return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.RemoteRef, report.Errors())},
+				"see the full report with: git crucible verify --range "+r.Range()+" --rules push",
+				"pushing anyway (git push --no-verify) stays visible to git crucible verify")
 		}
 		pushed = append(pushed, report.Pipelines...)
 	}
@@ -62,8 +63,8 @@ func prePush(ctx context.Context, args []string, stdin io.Reader, out *Outcome) 
 	}
 	x := &remote.Syncer{Svc: svc}
 	if _, err := x.Sync(ctx, args[0], remote.Selection{IDs: slices.Compact(slices.Sorted(slices.Values(pushed)))}); err != nil {
-		return &Refused{Err: fmt.Errorf("the pipeline history of this push did not reach %s: %w", args[0], err),
-			Hints: []string{"push it with: git crucible sync " + args[0]}}
+		return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("the pipeline history of this push did not reach %s: %w", args[0], err)},
+			"push it with: git crucible sync "+args[0])
 	}
 	return nil
 }
@@ -104,7 +105,7 @@ func preReceive(ctx context.Context, stdin io.Reader, out *Outcome) error {
 		}
 	}
 	if refusals > 0 {
-		return &Refused{Err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
+		return &outcome.Refused{Err: fmt.Errorf("%d protected branch update(s) refused", refusals)}
 	}
 	return nil
 }
@@ -124,7 +125,7 @@ func openPush(ctx context.Context, stdin io.Reader, receive bool) (*pipeline.Ser
 	policy, err := enforce.ReadPushPolicy(ctx, repo)
 	var bad *enforce.PolicyError
 	if errors.As(err, &bad) {
-		err = &Hinted{Err: err, Hints: []string{"set it to gated, complete or off"}}
+		err = outcome.WithHints(err, "set it to gated, complete or off")
 	}
 	if err != nil || policy.Off() {
 		return nil, policy, nil, err

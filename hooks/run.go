@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -21,33 +22,11 @@ func (r *Outcome) say(format string, args ...any) {
 	r.Stderr = append(r.Stderr, fmt.Sprintf(format, args...))
 }
 
-// Refused is a hook's no (exit 1): git stops what it was doing. Err says
-// why: a *ledger.Blocked or *pipeline.ConflictError for pre-commit, which
-// the caller turns into the commands that unblock it; Hints say how to go on.
-type Refused struct {
-	Err   error
-	Hints []string
-}
-
-func (e *Refused) Error() string { return e.Err.Error() }
-func (e *Refused) Unwrap() error { return e.Err }
-
-// Hinted is a failure, with how to fix it.
-type Hinted struct {
-	Err   error
-	Hints []string
-}
-
-func (e *Hinted) Error() string { return e.Err.Error() }
-func (e *Hinted) Unwrap() error { return e.Err }
-
-// UsageError is a hook run with arguments git never gives it (exit 129).
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
 // Run is git-crucible's part of the git hook name, given git's arguments
-// and input: what the installed hooks run. A nil error lets git go on.
+// and input: what the installed hooks run. A nil error lets git go on;
+// pre-commit refuses with a *ledger.Blocked or *pipeline.ConflictError
+// (the caller names the commands that unblock it), the push hooks with an
+// *outcome.Refused; arguments git never gives are an *outcome.UsageError.
 func Run(ctx context.Context, name string, args []string, stdin io.Reader) (Outcome, error) {
 	var out Outcome
 	var err error
@@ -65,7 +44,7 @@ func Run(ctx context.Context, name string, args []string, stdin io.Reader) (Outc
 	case "pre-receive":
 		err = preReceive(ctx, stdin, &out)
 	default:
-		err = &UsageError{Msg: fmt.Sprintf("unknown hook '%s' (one of %s)", name, strings.Join(All(), ", "))}
+		err = outcome.Usagef("unknown hook '%s' (one of %s)", name, strings.Join(All(), ", "))
 	}
 	return out, err
 }

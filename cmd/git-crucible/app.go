@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 )
 
 // Exit codes, as documented in the README and --help.
@@ -19,16 +20,16 @@ const (
 	exitUsage   = cliexit.ExitUsage
 )
 
-// The errors that choose an exit status, shared with git-crucible-hook.
+// The errors that choose an exit status, as packages return them too.
 type (
-	usageError = cliexit.UsageError
-	refused    = cliexit.Refused
+	usageError = outcome.UsageError
+	refused    = outcome.Refused
 	silentExit = cliexit.SilentExit
 )
 
 var (
-	usageErrorf = cliexit.Usagef
-	withHints   = cliexit.WithHints
+	usageErrorf = outcome.Usagef
+	withHints   = outcome.WithHints
 	report      = cliexit.Report
 )
 

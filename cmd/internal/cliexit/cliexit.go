@@ -1,6 +1,6 @@
-// Package cliexit is how git-crucible's binaries end a command: the
-// errors that choose an exit status, and their printing in git's words
-// ("error: ...", "fatal: ...", "hint: ...").
+// Package cliexit is how git-crucible's binaries end a command: errors
+// (outcome's kinds, gitext's, ledger refusals) printed in git's words
+// ("error: ...", "fatal: ...", "hint: ...") with the exit status they choose.
 package cliexit
 
 import (
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 )
 
 // Exit codes, as documented in the README and --help.
@@ -19,34 +20,6 @@ const (
 	ExitFatal   = gitext.ExitFatal
 	ExitUsage   = gitext.ExitUsage
 )
-
-// UsageError is a bad command line (exit 129).
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-// Usagef is a usage error.
-func Usagef(format string, args ...any) error {
-	return &UsageError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// Hinted adds git-style hint lines to an error.
-type Hinted struct {
-	Err   error
-	Hints []string
-}
-
-func (h *Hinted) Error() string { return h.Err.Error() }
-func (h *Hinted) Unwrap() error { return h.Err }
-
-// WithHints adds hint lines to err.
-func WithHints(err error, hints ...string) error { return &Hinted{Err: err, Hints: hints} }
-
-// Refused marks an error as a rule saying no (exit 1) rather than a failure.
-type Refused struct{ Err error }
-
-func (r *Refused) Error() string { return r.Err.Error() }
-func (r *Refused) Unwrap() error { return r.Err }
 
 // SilentExit ends the command with a code; what to say was said already.
 type SilentExit struct{ Code int }
@@ -60,7 +33,7 @@ func Report(stderr io.Writer, err error) int {
 	}
 	var hints []string
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if h, ok := e.(*Hinted); ok {
+		if h, ok := e.(*outcome.Hinted); ok {
 			hints = append(hints, h.Hints...)
 		}
 	}
@@ -75,8 +48,8 @@ func Report(stderr io.Writer, err error) int {
 	}
 	var (
 		silent *SilentExit
-		usage  *UsageError
-		rf     *Refused
+		usage  *outcome.UsageError
+		rf     *outcome.Refused
 		gerr   *gitext.Error
 		exit   interface {
 			error

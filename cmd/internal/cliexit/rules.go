@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -16,15 +17,15 @@ func Rule(err error, id string) error {
 	var conflict *pipeline.ConflictError
 	switch {
 	case errors.As(err, &blocked):
-		return WithHints(&Refused{Err: blocked}, fixHints(blocked, id)...)
+		return outcome.WithHints(&outcome.Refused{Err: blocked}, fixHints(blocked, id)...)
 	case errors.As(err, &conflict):
 		phase := conflict.Conflicts[0].Phase
-		return WithHints(&Refused{Err: conflict}, "see both records with: git crucible status"+pipelineArg(id),
+		return outcome.WithHints(&outcome.Refused{Err: conflict}, "see both records with: git crucible status"+pipelineArg(id),
 			fmt.Sprintf(`once the gate's status is right, run: git crucible resolve --phase %d --reason "<why>"%s`, phase, pipelineArg(id)))
 	case errors.As(err, &illegal):
-		return &Refused{Err: illegal}
+		return &outcome.Refused{Err: illegal}
 	case errors.Is(err, pipeline.ErrAbandoned):
-		return WithHints(&Refused{Err: err}, `start a new pipeline with: git crucible start "<goal>"`)
+		return outcome.WithHints(&outcome.Refused{Err: err}, `start a new pipeline with: git crucible start "<goal>"`)
 	}
 	return err
 }

@@ -4,20 +4,20 @@ package hookcli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/hooks"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 )
 
 // Main is git-crucible-hook: `git-crucible-hook <hook> [<arg>...]`, git's
 // arguments passed on as they are, git's input on stdin. args are os.Args.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
-		return cliexit.Report(stderr, cliexit.WithHints(cliexit.Usagef("missing <hook> (one of %s)", strings.Join(hooks.All(), ", ")),
+		return cliexit.Report(stderr, outcome.WithHints(outcome.Usagef("missing <hook> (one of %s)", strings.Join(hooks.All(), ", ")),
 			"usage: git-crucible-hook <hook> [<arg>...], as the hooks that 'git crucible hooks install' writes run it"))
 	}
 	return cliexit.Report(stderr, Run(context.Background(), args[1], args[2:], stdin, stderr))
@@ -27,31 +27,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // stderr and returns its error for cliexit.Report.
 func Run(ctx context.Context, name string, args []string, stdin io.Reader, stderr io.Writer) error {
 	if !hooks.Known(name) {
-		return cliexit.Usagef("unknown hook '%s' (one of %s)", name, strings.Join(hooks.All(), ", "))
+		return outcome.Usagef("unknown hook '%s' (one of %s)", name, strings.Join(hooks.All(), ", "))
 	}
 	out, err := hooks.Run(ctx, name, args, stdin)
 	for _, line := range out.Stderr {
 		fmt.Fprintln(stderr, line)
 	}
-	var (
-		refused *hooks.Refused
-		hinted  *hooks.Hinted
-		usage   *hooks.UsageError
-	)
-	switch {
-	case errors.As(err, &refused):
-		err = cliexit.Rule(refused.Err, "")
-		var rf *cliexit.Refused
-		if !errors.As(err, &rf) {
-			err = &cliexit.Refused{Err: err}
-		}
-		if len(refused.Hints) > 0 {
-			err = cliexit.WithHints(err, refused.Hints...)
-		}
-	case errors.As(err, &hinted):
-		err = cliexit.WithHints(hinted.Err, hinted.Hints...)
-	case errors.As(err, &usage):
-		err = cliexit.Usagef("%s", usage.Msg)
-	}
-	return err
+	return cliexit.Rule(err, "")
 }
