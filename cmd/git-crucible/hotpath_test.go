@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -55,9 +54,6 @@ func TestHotPathMatchesApp(t *testing.T) {
 		{[]string{"ledger", "check", "--help"}, false},
 		{[]string{"ledger", "check", "--quiet=false"}, false},
 		{[]string{"ledger", "check", "--bogus"}, false},
-	}
-	if err := os.WriteFile("MSG", []byte("subject\n"), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	for _, c := range cases {
 		args := append([]string{"git-crucible"}, c.args...)
