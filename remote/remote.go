@@ -244,6 +244,9 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if err != nil {
 		return nil, err
 	}
+	if err := x.verifyOutgoing(ctx, remote, sel, snapshot); err != nil {
+		return nil, err
+	}
 	specs, err := x.pushSpecs(ctx, sel, snapshot)
 	if err != nil {
 		return nil, err
@@ -289,6 +292,58 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 		}
 	}
 	return report, nil
+}
+
+// ChainError refuses a push of chains that fail verification: the remote
+// would take them, and every other clone's fetch would then refuse them and
+// its sync stop.
+type ChainError struct{ Problems []pipeline.Problem }
+
+// IDs lists the pipelines whose chains failed, each once.
+func (e *ChainError) IDs() []string {
+	var ids []string
+	for _, p := range e.Problems {
+		if !slices.Contains(ids, p.Pipeline) {
+			ids = append(ids, p.Pipeline)
+		}
+	}
+	return ids
+}
+
+func (e *ChainError) Error() string {
+	return "pipeline chain(s) fail verification and were not pushed: " + strings.Join(e.IDs(), ", ")
+}
+
+// verifyOutgoing verifies the selected chains as the snapshot holds them,
+// replaying only what came after the newest commit found sound before; a
+// chain the remote is recorded to hold already is not looked at again.
+func (x *Syncer) verifyOutgoing(ctx context.Context, remote string, sel Selection, snapshot map[string]string) error {
+	var ids []string
+	for name := range snapshot {
+		if id, ok := strings.CutPrefix(name, refs.PipelinePrefix); ok {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var problems []pipeline.Problem
+	for _, id := range x.selected(ctx, sel, ids) {
+		oid := snapshot[refs.PipelineRef(id)]
+		if has, err := x.Svc.Repo.ReadRef(TrackingPrefix(remote) + id); err != nil || has == oid {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		ps, err := x.Svc.VerifyKnownAt(ctx, id, oid)
+		if err != nil {
+			return fmt.Errorf("verifying %s before the push: %w", id, err)
+		}
+		problems = append(problems, ps...)
+	}
+	if len(problems) > 0 {
+		return &ChainError{Problems: problems}
+	}
+	return nil
 }
 
 // snapshot reads the refs a push may send, before it runs: what the
