@@ -253,7 +253,7 @@ func checkpointRestore(c *cli.Context) error {
 				return &refused{err: errors.New("restore cancelled; nothing changed")}
 			}
 		}
-		refusedPaths, err := sh.Apply(c.Context, cp, changes, c.StringSlice("path"))
+		refusedPaths, err := sh.Apply(c.Context, cp, changes)
 		for _, r := range refusedPaths {
 			fmt.Fprintf(s.err(), "warning: not removed: %s\n", r)
 		}
@@ -265,6 +265,8 @@ func checkpointRestore(c *cli.Context) error {
 			if err := sh.ResetBranch(c.Context, cp.Head); errors.As(err, &gone) {
 				return withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
 					cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+undo)
+			} else if killed := (*checkpoint.KilledRestoreError)(nil); errors.As(err, &killed) {
+				return withHints(err, "the work tree is restored; the branch did not move", killed.Hint())
 			} else if err != nil {
 				return withHints(err, "the work tree is restored; the branch did not move")
 			}
