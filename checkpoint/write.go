@@ -23,7 +23,9 @@ func restoreTemp(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".crucible-restore")
 }
 
-func (s *Shadow) journalPath() string { return filepath.Join(s.repo.GitDir, "crucible-restore-journal") }
+func (s *Shadow) journalPath() string {
+	return filepath.Join(s.repo.GitDir, "crucible-restore-journal")
+}
 
 // clearRestoreTemps removes what a killed restore left (the journal's
 // temporary files, never following a symbolic link) and the journal.
