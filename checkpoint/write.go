@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -49,26 +50,13 @@ func (s *Shadow) clearRestoreTemps() error {
 
 // writeFiles writes cp's content at the changed paths that cp holds.
 func (s *Shadow) writeFiles(ctx context.Context, cp *Checkpoint, changes []Change) error {
-	files, err := s.repo.ListTree(ctx, cp.Tree)
-	if err != nil {
-		return err
-	}
-	byPath := make(map[string]gitext.TreeFile, len(files))
-	for _, f := range files {
-		byPath[f.Path] = f
-	}
-	var writes []gitext.TreeFile
+	var writes []string
 	var journal []byte
 	for _, c := range changes {
-		if c.Op == "D" {
-			continue
+		if c.Op != "D" {
+			writes = append(writes, c.Path)
+			journal = append(append(journal, filepath.ToSlash(restoreTemp(filepath.FromSlash(c.Path)))...), 0)
 		}
-		f, ok := byPath[c.Path]
-		if !ok {
-			return fmt.Errorf("%s: not in checkpoint %s", c.Path, cp.ID)
-		}
-		writes = append(writes, f)
-		journal = append(append(journal, filepath.ToSlash(restoreTemp(filepath.FromSlash(f.Path)))...), 0)
 	}
 	if len(writes) == 0 {
 		return nil
@@ -81,17 +69,50 @@ func (s *Shadow) writeFiles(ctx context.Context, cp *Checkpoint, changes []Chang
 		return err
 	}
 	defer objects.Close()
-	for _, f := range writes {
-		if err := s.writeFile(objects, f); err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
+	// Each path's entry is looked up through the trees on its way, each
+	// read once: a few changed paths cost a few trees, not a listing of all.
+	trees := map[string][]gitext.TreeEntry{}
+	entry := func(path string) (gitext.TreeEntry, error) {
+		tree := cp.Tree
+		parts := strings.Split(path, "/")
+		for i, name := range parts {
+			entries, ok := trees[tree]
+			if !ok {
+				data, err := objects.ReadKind(tree, "tree")
+				if err != nil {
+					return gitext.TreeEntry{}, err
+				}
+				if entries, err = gitext.DecodeTree(data, s.repo.HashLen()); err != nil {
+					return gitext.TreeEntry{}, err
+				}
+				trees[tree] = entries
+			}
+			j := slices.IndexFunc(entries, func(e gitext.TreeEntry) bool { return e.Name == name })
+			switch {
+			case j < 0 || i < len(parts)-1 && !entries[j].IsTree():
+				return gitext.TreeEntry{}, fmt.Errorf("not in checkpoint %s", cp.ID)
+			case i == len(parts)-1:
+				return entries[j], nil
+			}
+			tree = entries[j].OID
+		}
+		return gitext.TreeEntry{}, fmt.Errorf("not in checkpoint %s", cp.ID)
+	}
+	for _, path := range writes {
+		e, err := entry(path)
+		if err == nil {
+			err = s.writeFile(objects, path, e)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return os.Remove(s.journalPath())
 }
 
 // writeFile puts one tree entry in place in the work tree.
-func (s *Shadow) writeFile(objects *gitext.ObjectReader, f gitext.TreeFile) error {
-	path, err := s.makeParents(f.Path)
+func (s *Shadow) writeFile(objects *gitext.ObjectReader, rel string, f gitext.TreeEntry) error {
+	path, err := s.makeParents(rel)
 	if err != nil {
 		return err
 	}
