@@ -38,9 +38,6 @@ func (s *Shadow) Plan(ctx context.Context, cp *Checkpoint, paths []string) (*Res
 	if branch != cp.Branch {
 		return nil, nil, &BranchError{Want: cp.Branch, Have: branch}
 	}
-	if err := s.clearKilledRestore(); err != nil {
-		return nil, nil, err
-	}
 	safety, err := s.Create(ctx, "pre-restore-safety", "git-crucible", cp.Pipeline)
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking the safety checkpoint: %w", err)
@@ -179,16 +176,6 @@ func pathspecs(paths []string) []string {
 		out[i] = ":(top,literal)" + filepath.ToSlash(p)
 	}
 	return out
-}
-
-// clearKilledRestore removes the temporary files a killed restore left.
-func (s *Shadow) clearKilledRestore() error {
-	unlock, err := s.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	return s.clearRestoreTemps()
 }
 
 // Apply makes the work tree match cp for the planned changes: files
