@@ -84,7 +84,8 @@ func syncCommand() *cli.Command {
 		ArgsUsage: "[<remote> [<branch>]]",
 		Description: "`git crucible fetch`, then `git crucible push`; when the remote moves in between, or another\n" +
 			"sync wins a race for the same ref, it starts over after a short random pause, up to ten times.\n" +
-			"Two clones that both wrote to a pipeline converge by syncing in turn.\n\n" +
+			"Two clones that both wrote to a pipeline converge by syncing in turn. A fetched chain that\n" +
+			"cannot be taken in is left out of the push and named (exit 1); the others still go.\n\n" +
 			remoteHelp,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
