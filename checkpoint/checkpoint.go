@@ -240,10 +240,12 @@ func (s *Shadow) indexFile() string { return filepath.Join(s.repo.GitDir, "index
 
 // clearStaleLocks runs under the lock: no other git-crucible works in the
 // shadow then, so a lock git left there (on the index or packed-refs) is a
-// killed one's, in our repository, and it goes.
+// killed one's, in our repository, and it goes; so do the temporary files
+// of a killed restore, before a checkpoint could take them in.
 func (s *Shadow) clearStaleLocks() {
 	os.Remove(s.indexFile() + ".lock")
 	os.Remove(filepath.Join(s.repo.GitDir, "packed-refs.lock"))
+	s.clearRestoreTemps() // best effort: a leftover is only an untracked file
 }
 
 // maxLoose is how many checkpoint refs may be loose files: every listing

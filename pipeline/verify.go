@@ -61,12 +61,22 @@ func (s *Service) VerifyKnown(ctx context.Context, id string) ([]Problem, error)
 	if err != nil {
 		return nil, err
 	}
+	return s.VerifyKnownAt(ctx, id, tip)
+}
+
+// VerifyKnownAt is VerifyKnown of the chain as it is at commit tip, e.g.
+// the tip a push is about to send. A tip the recorded sound commit already
+// contains is sound as it is.
+func (s *Service) VerifyKnownAt(ctx context.Context, id, tip string) ([]Problem, error) {
 	known := s.Store.Verified(id)
 	if known == tip {
 		return nil, nil
 	}
 	if known != "" {
 		if ok, err := s.Store.IsAncestor(ctx, known, tip); err != nil || !ok {
+			if behind, err := s.Store.IsAncestor(ctx, tip, known); err == nil && behind {
+				return nil, nil
+			}
 			known = "" // rewritten, or gone: replay it all
 		}
 	}
