@@ -107,6 +107,8 @@ func create(ctx context.Context, dir, format string) error {
 // what changed is written back, and only directories that changed are read
 // again. No fsmonitor or hook of the user's global config runs for the
 // shadow, and untracked files are listed one by one, as the cache expects.
+// No reflog is kept (git would keep one, the shadow having a work tree):
+// it would hold pruned checkpoints' content.
 const shadowConfig = `
 # git-crucible's settings for the shadow repository
 [core]
@@ -118,6 +120,11 @@ const shadowConfig = `
 	showUntrackedFiles = all
 [crucible]
 	shadowSettings = 1
+` + shadowNoReflog
+
+// shadowNoReflog is added to shadows made before it was part of shadowConfig.
+const shadowNoReflog = `[core]
+	logAllRefUpdates = false
 `
 
 // shadowAttributes take precedence over every .gitattributes (git reads
@@ -138,8 +145,15 @@ func writeSettings(dir string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(cfg, []byte("shadowSettings = 1")) {
-		if err := fsutil.WriteAtomic(cfgPath, append(cfg, shadowConfig...), 0o644); err != nil {
+	add := ""
+	switch {
+	case !bytes.Contains(cfg, []byte("shadowSettings = 1")):
+		add = shadowConfig
+	case !bytes.Contains(cfg, []byte(shadowNoReflog)):
+		add = shadowNoReflog
+	}
+	if add != "" {
+		if err := fsutil.WriteAtomic(cfgPath, append(cfg, add...), 0o644); err != nil {
 			return err
 		}
 	}
@@ -224,13 +238,16 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.repo.UpdateRef(RefPrefix+c.ID, c.ID, ""); err != nil {
+	// The checkpoint's ref and the branch move together: a kill leaves
+	// both or neither.
+	move, err := s.headMove(c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.repo.UpdateRefs(s.ctx, "checkpoint: "+reason, append(move, gitext.RefUpdate{Name: RefPrefix + c.ID, New: c.ID})...); err != nil {
 		return nil, err
 	}
 	s.addRecord(record{id: c.ID, tree: tree, message: c.message()})
-	if err := s.pointHead(c.ID); err != nil {
-		return nil, err
-	}
 	s.packRefs()
 	r.Checkpoint = *c
 	return r, nil
@@ -260,19 +277,29 @@ func (s *Shadow) packRefs() {
 }
 
 // pointHead moves the shadow's branch to the newest checkpoint, id, so
-// that the status a create runs finds nothing staged. Only the shadow's
-// writers move it, under the lock: a lock file on it is a killed one's.
+// that the status a create runs finds nothing staged.
 func (s *Shadow) pointHead(id string) error {
+	move, err := s.headMove(id)
+	if err != nil {
+		return err
+	}
+	return s.repo.UpdateRefs(s.ctx, "checkpoint: newest", move...)
+}
+
+// headMove is the update that points the shadow's branch at id, none when
+// it is there. Only the shadow's writers move it, under the lock: a lock
+// file on it is a killed one's.
+func (s *Shadow) headMove(id string) ([]gitext.RefUpdate, error) {
 	branch, err := s.repo.ReadSymref("HEAD")
 	if err != nil || branch == "" {
-		return err
+		return nil, err
 	}
 	cur, err := s.repo.ReadRef(branch)
 	if err != nil || cur == id {
-		return err
+		return nil, err
 	}
 	os.Remove(filepath.Join(s.repo.GitDir, filepath.FromSlash(branch)) + ".lock")
-	return s.repo.UpdateRef(branch, id, cur)
+	return []gitext.RefUpdate{{Name: branch, Old: cur, New: id}}, nil
 }
 
 // maxListed is how many paths a git command is given one by one; past it,
@@ -572,6 +599,7 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 	kept := map[string]int{}
 	var gone []Checkpoint
 	var left []record
+	var deletes []gitext.RefUpdate
 	for _, r := range recs { // newest first
 		c := parse(r)
 		if c.Reason == "pre-restore-safety" {
@@ -585,17 +613,19 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 			left = append(left, r)
 			continue
 		}
-		if _, err := s.repo.Git(s.ctx, "update-ref", "-d", RefPrefix+c.ID, c.ID); err != nil {
-			return gone, err
-		}
+		deletes = append(deletes, gitext.RefUpdate{Name: RefPrefix + c.ID, Old: c.ID})
 		gone = append(gone, c)
 	}
 	if len(gone) > 0 {
-		s.saveRecords(left)
 		// The newest is always kept; the branch must not hold a pruned one.
-		if err := s.pointHead(parse(left[0]).ID); err != nil {
-			return gone, err
+		move, err := s.headMove(parse(left[0]).ID)
+		if err != nil {
+			return nil, err
 		}
+		if err := s.repo.UpdateRefs(s.ctx, "checkpoint: prune", append(move, deletes...)...); err != nil {
+			return nil, err
+		}
+		s.saveRecords(left)
 		if _, err := s.repo.Git(s.ctx, "gc", "-q", "--prune=now"); err != nil {
 			return gone, err
 		}

@@ -134,7 +134,7 @@ func TestObjectsReadByGit(t *testing.T) {
 	if got := gittest.Git(t, dir, "log", "-1", "--format=%T %an %aI %s", oid); got != tree+" Ada 2026-11-22T10:00:00+00:00 m" {
 		t.Fatalf("commit reads back as %q", got)
 	}
-	if err := r.UpdateRef("refs/test/x", oid, ""); err != nil {
+	if err := r.UpdateRefs(context.Background(), "test", RefUpdate{Name: "refs/test/x", New: oid}); err != nil {
 		t.Fatal(err)
 	}
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
@@ -169,50 +169,6 @@ func mustDate(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return tm
-}
-
-// TestUpdateRefCAS covers the compare-and-swap: create, move, lost race,
-// a ref that lives only in packed-refs, and waiting for a lock.
-func TestUpdateRefCAS(t *testing.T) {
-	r, dir := openRepo(t)
-	head := gittest.Git(t, dir, "rev-parse", "HEAD")
-	tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
-	if err := r.UpdateRef("refs/crucible/x", head, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.UpdateRef("refs/crucible/x", head, ""); !errors.Is(err, ErrRefChanged) {
-		t.Fatalf("create over existing: %v", err)
-	}
-	if err := r.UpdateRef("refs/crucible/x", tree, tree); !errors.Is(err, ErrRefChanged) {
-		t.Fatalf("wrong old value: %v", err)
-	}
-	gittest.Git(t, dir, "pack-refs", "--all", "--prune")
-	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "crucible", "x")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("pack-refs left the loose ref")
-	}
-	if got, err := r.ReadRef("refs/crucible/x"); err != nil || got != head {
-		t.Fatalf("packed ref reads %q, %v", got, err)
-	}
-	if err := r.UpdateRef("refs/crucible/x", tree, head); err != nil {
-		t.Fatal(err)
-	}
-	if got := gittest.Git(t, dir, "rev-parse", "refs/crucible/x"); got != tree {
-		t.Fatalf("git sees %s", got)
-	}
-
-	// A held lock makes the writer wait, not fail, while it is released soon.
-	lock := filepath.Join(dir, ".git", "refs", "crucible", "x.lock")
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error)
-	go func() { done <- r.UpdateRef("refs/crucible/x", head, tree) }()
-	if err := os.Remove(lock); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("after the lock was released: %v", err)
-	}
 }
 
 func TestSymrefs(t *testing.T) {

@@ -48,7 +48,7 @@ func Merge(ctx context.Context, repo *gitext.Repo, notesRef, theirs string) (Mer
 		return MergeResult{}, fmt.Errorf("%s: %w", theirs, err)
 	}
 	var res MergeResult
-	err = update(repo, notesRef, func(tip string) (string, error) {
+	err = update(ctx, repo, notesRef, func(tip string) (string, error) {
 		res = MergeResult{Outcome: UpToDate, Commit: tip}
 		base := ""
 		if tip != "" && tip != their {

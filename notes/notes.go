@@ -10,11 +10,8 @@ package notes
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -28,9 +25,6 @@ const (
 	authorName  = "git-crucible"
 	authorEmail = "notes@git-crucible"
 )
-
-// maxAttempts bounds the retries of a write that keeps losing the race.
-const maxAttempts = 100
 
 // Read returns the note on object in notesRef and whether there is one.
 func Read(ctx context.Context, repo *gitext.Repo, notesRef, object string) ([]byte, bool, error) {
@@ -236,7 +230,7 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 	}
 	o := newObjects(ctx, repo)
 	defer o.close()
-	return update(repo, notesRef, func(tip string) (string, error) {
+	return update(ctx, repo, notesRef, func(tip string) (string, error) {
 		tree := ""
 		if tip != "" {
 			var err error
@@ -259,10 +253,10 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 }
 
 // update moves ref to the commit next makes of its current tip ("" leaves
-// it alone) with a compare-and-swap, retrying a bounded number of times
-// when another writer moved it first.
-func update(repo *gitext.Repo, ref string, next func(tip string) (string, error)) error {
-	for attempt := 1; ; attempt++ {
+// it alone) with a compare-and-swap, starting over when another writer
+// moved it first.
+func update(ctx context.Context, repo *gitext.Repo, ref string, next func(tip string) (string, error)) error {
+	return gitext.RetryCAS(ctx, func() error {
 		tip, err := repo.ReadRef(ref)
 		if err != nil {
 			return err
@@ -271,12 +265,8 @@ func update(repo *gitext.Repo, ref string, next func(tip string) (string, error)
 		if err != nil || to == "" {
 			return err
 		}
-		err = repo.UpdateRef(ref, to, tip)
-		if err == nil || !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
-			return err
-		}
-		time.Sleep(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond)
-	}
+		return repo.UpdateRefs(ctx, "notes: crucible", gitext.RefUpdate{Name: ref, Old: tip, New: to})
+	})
 }
 
 // commit writes a notes commit signed by git-crucible at gitext.Now().

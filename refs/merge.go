@@ -3,8 +3,6 @@ package refs
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -34,16 +32,16 @@ func (s *Store) Integrate(id, theirs string, who Identity, merge MergeFunc) (Out
 		return "", nil, err
 	}
 	ref := PipelineRef(id)
-	for attempt := 1; ; attempt++ {
-		outcome, next, err := s.integrateOnce(ref, id, theirs, who, merge)
-		if err == nil {
-			return outcome, next, nil
-		}
-		if !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
-			return "", nil, err
-		}
-		time.Sleep(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond)
+	var outcome Outcome
+	var next *Head
+	err := gitext.RetryCAS(s.ctx, func() (err error) {
+		outcome, next, err = s.integrateOnce(ref, id, theirs, who, merge)
+		return err
+	})
+	if err != nil {
+		return "", nil, err
 	}
+	return outcome, next, nil
 }
 
 func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
@@ -79,7 +77,7 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 		if err != nil {
 			return "", nil, err
 		}
-		if err := s.repo.UpdateRef(ref, theirs, ours); err != nil {
+		if err := s.repo.UpdateRefs(s.ctx, "crucible: integrate "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: theirs}); err != nil {
 			return "", nil, err
 		}
 		s.writeCache(h)
@@ -104,7 +102,7 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 	if err != nil {
 		return "", nil, err
 	}
-	if err := s.repo.UpdateRef(ref, next.Commit, ours); err != nil {
+	if err := s.repo.UpdateRefs(s.ctx, "crucible: merge "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: next.Commit}); err != nil {
 		return "", nil, err
 	}
 	s.writeCache(next)

@@ -248,6 +248,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if parseErr != nil {
 		return nil, parseErr
 	}
+	var moves []gitext.RefUpdate
 	for _, l := range lines {
 		switch l.flag {
 		case '=':
@@ -255,11 +256,13 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 		default:
 			report.Pushed = append(report.Pushed, l.ref)
 		}
-		if err := x.track(remote, l, snapshot); err != nil {
+		move, err := x.track(remote, l, snapshot)
+		if err != nil {
 			return report, err
 		}
+		moves = append(moves, move...)
 	}
-	return report, nil
+	return report, x.Svc.Repo.UpdateRefs(ctx, "crucible: push to "+remote, moves...)
 }
 
 // snapshot reads the refs a push may send, before it runs: what the
@@ -316,9 +319,9 @@ func (x *Syncer) pushSpecs(sel Selection, snapshot map[string]string) ([]string,
 	return specs, nil
 }
 
-// track records what the remote now has in the tracking namespace, so the
-// next fetch starts from it.
-func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]string) error {
+// track is the move that records what the remote now has in the tracking
+// namespace, so the next fetch starts from it; none when it is recorded.
+func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]string) ([]gitext.RefUpdate, error) {
 	var tracking string
 	switch {
 	case strings.HasPrefix(l.ref, refs.PipelinePrefix):
@@ -326,18 +329,18 @@ func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]strin
 	case strings.HasPrefix(l.ref, notesPrefix):
 		tracking = TrackingNotes(remote) + strings.TrimPrefix(l.ref, notesPrefix)
 	default:
-		return nil
+		return nil, nil
 	}
 	repo := x.Svc.Repo
 	oid, ok := snapshot[l.ref]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	old, err := repo.ReadRef(tracking)
 	if err != nil || old == oid {
-		return err
+		return nil, err
 	}
-	return repo.UpdateRef(tracking, oid, old)
+	return []gitext.RefUpdate{{Name: tracking, Old: old, New: oid}}, nil
 }
 
 // porcelainLine is one ref line of `git push --porcelain`.
