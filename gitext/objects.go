@@ -98,7 +98,7 @@ var zlibReaders sync.Pool
 // (it may be packed or in an alternate: ask an ObjectReader), so that a hook
 // reading objects it has just written starts no git process.
 func (r *Repo) ReadLoose(oid string) (kind string, data []byte, err error) {
-	if len(oid) != 2*r.HashLen() || strings.Trim(oid, "0123456789abcdef") != "" {
+	if !r.ValidOID(oid) {
 		return "", nil, fmt.Errorf("invalid object id %q", oid)
 	}
 	raw, err := os.ReadFile(filepath.Join(r.ObjectDir(), oid[:2], oid[2:]))

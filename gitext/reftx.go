@@ -152,13 +152,7 @@ func RetryCAS(ctx context.Context, try func() error) error {
 // ValidOID reports whether s is a full lower-case hex object id of r's
 // object format.
 func (r *Repo) ValidOID(s string) bool {
-	return IsOID(s) && len(s) == 2*r.HashLen()
-}
-
-// IsOID reports whether s is a full lower-case hex object id of either
-// format (SHA-1 or SHA-256), for text that does not say which.
-func IsOID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
+	if len(s) != 2*r.HashLen() {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

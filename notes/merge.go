@@ -88,12 +88,8 @@ func resolve(repo *gitext.Repo, rev string) (string, error) {
 	if checkObject(repo, rev) == nil {
 		return rev, nil
 	}
-	rest, ok := strings.CutPrefix(rev, "refs/")
-	if !ok {
+	if !strings.HasPrefix(rev, "refs/") {
 		return "", fmt.Errorf("not a full ref name or object id: %q", rev)
-	}
-	if err := checkRefName(rev, rest); err != nil {
-		return "", err
 	}
 	oid, err := repo.ReadRef(rev)
 	if err == nil && oid == "" {

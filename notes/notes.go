@@ -319,7 +319,7 @@ func union(note []byte, lines [][]byte) ([]byte, bool) {
 
 // checkObject accepts a full lowercase object id of the repository's format.
 func checkObject(repo *gitext.Repo, id string) error {
-	if len(id) != 2*repo.HashLen() || strings.Trim(id, "0123456789abcdef") != "" {
+	if !repo.ValidOID(id) {
 		return fmt.Errorf("not a full object id: %q", id)
 	}
 	return nil
@@ -328,21 +328,8 @@ func checkObject(repo *gitext.Repo, id string) error {
 // checkRef accepts a well-formed ref under refs/notes/ (git's rewrite and
 // display rules only know notes there).
 func checkRef(name string) error {
-	rest, ok := strings.CutPrefix(name, "refs/notes/")
-	if !ok {
+	if !strings.HasPrefix(name, "refs/notes/") {
 		return fmt.Errorf("notes ref %q is not under refs/notes/", name)
 	}
-	return checkRefName(name, rest)
-}
-
-// checkRefName applies git's check-ref-format rules to the components of
-// rest, so that no name can step outside the refs directory.
-func checkRefName(name, rest string) error {
-	for _, part := range strings.Split(rest, "/") {
-		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") || strings.Contains(part, "..") ||
-			strings.Contains(part, "@{") || strings.ContainsAny(part, " ~^:?*[\\\x7f") || strings.IndexFunc(part, func(r rune) bool { return r < ' ' }) >= 0 {
-			return fmt.Errorf("invalid ref name %q", name)
-		}
-	}
-	return nil
+	return gitext.CheckRefName(name)
 }
