@@ -401,3 +401,49 @@ func FuzzEachPackedRef(f *testing.F) {
 		})
 	})
 }
+
+// TestBareSpellings: a bare repository whose hooks run with GIT_DIR set is
+// found bare however its config spells core.bare, as git finds it; the
+// spellings of false keep the fast path.
+func TestBareSpellings(t *testing.T) {
+	_, _, _, bare := layouts(t)
+	t.Chdir(bare)
+	t.Setenv("GIT_DIR", ".")
+	head := "[core]\n\trepositoryformatversion = 0\n"
+	for _, c := range []struct {
+		config string
+		bare   bool
+	}{
+		{head + "\tbare = true\n", true},
+		{head + "\tbare=true\n", true},
+		{head + "\tbare = yes\n", true},
+		{head + "\tbare=1\n", true},
+		{head + "\tBare = On\n", true},
+		{head + "\tbare\n", true},
+		{head + "\tbare = \"true\"\n", true},
+		{head + "[core] bare = true\n", true},
+		{head + "\tbare = false # no\n\tbare = 2\n", true},
+		{head + "\tbare = false\n", false},
+		{head + "\tbare=no\n", false},
+		{head + "\tbare = off\n\tbare=0\n", false},
+		{head + "[remote \"x\"]\n\turl = /srv/bare.git\n", false},
+	} {
+		if err := os.WriteFile(filepath.Join(bare, "config"), []byte(c.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := discoverWithGit(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Bare != c.bare {
+			t.Fatalf("%q: git says bare %v", c.config, want.Bare)
+		}
+		got, err := Discover(context.Background())
+		if err != nil || got.Bare != want.Bare || got.WorkTree != want.WorkTree {
+			t.Errorf("%q: Discover gives %+v, %v; git %+v", c.config, got, err, want)
+		}
+		if _, fast := discoverFast(); fast == c.bare {
+			t.Errorf("%q: fast path taken = %v", c.config, fast)
+		}
+	}
+}
