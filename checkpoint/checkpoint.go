@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -317,15 +316,26 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	if err := s.syncExcludes(); err != nil {
 		return nil, nil, err
 	}
-	// The main repository's settings take a git process of their own: the
+	// The main repository's settings take git processes of their own: the
 	// status runs meanwhile with the excludes file the last create was
 	// given, and again in the rare case that it changed.
-	found := make(chan settings, 1)
-	go func() { found <- s.settings() }()
+	type found struct {
+		settings
+		err error
+	}
+	ready := make(chan found, 1)
+	go func() {
+		st, err := s.settings()
+		ready <- found{st, err}
+	}()
 	s.step("looking for changes")
 	last := settings{excludesFile: s.lastExcludesFile()}
 	out, err := s.status(index, last)
-	settings := <-found
+	f := <-ready
+	settings := f.settings
+	if err == nil {
+		err = f.err
+	}
 	if err == nil && settings.excludesFile != last.excludesFile {
 		s.saveExcludesFile(settings.excludesFile)
 		out, err = s.status(index, settings)
@@ -460,50 +470,15 @@ func (st settings) config() []string {
 	return []string{"-c", "core.excludesFile=" + st.excludesFile}
 }
 
-// settings reads, in one git process, what the main repository's config
-// (its local file included) says for checkpoints.
-func (s *Shadow) settings() settings {
-	st := settings{maxFileSize: DefaultMaxFileSize}
-	out, err := s.main.Git(s.ctx, "config", "--get-regexp", `^(core\.excludesfile|crucible\.checkpoint\.maxfilesize)$`)
+// settings reads what the main repository's config (its local file
+// included) says for checkpoints, typed by git.
+func (s *Shadow) settings() (settings, error) {
+	size, err := s.main.ConfigInt(s.ctx, "crucible.checkpoint.maxFileSize", DefaultMaxFileSize)
 	if err != nil {
-		return st
+		return settings{}, err
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		key, value, _ := strings.Cut(line, " ")
-		switch key {
-		case "core.excludesfile":
-			if rest, ok := strings.CutPrefix(value, "~/"); ok {
-				if home, err := os.UserHomeDir(); err == nil {
-					value = filepath.Join(home, rest)
-				}
-			}
-			st.excludesFile = value
-		case "crucible.checkpoint.maxfilesize":
-			if n, ok := parseSize(value); ok {
-				st.maxFileSize = n
-			}
-		}
-	}
-	return st
-}
-
-// parseSize reads git's integer syntax: digits with an optional k, m or g.
-func parseSize(v string) (int64, bool) {
-	v = strings.ToLower(strings.TrimSpace(v))
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "k"):
-		mult, v = 1<<10, strings.TrimSuffix(v, "k")
-	case strings.HasSuffix(v, "m"):
-		mult, v = 1<<20, strings.TrimSuffix(v, "m")
-	case strings.HasSuffix(v, "g"):
-		mult, v = 1<<30, strings.TrimSuffix(v, "g")
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return n * mult, true
+	excludes, err := s.main.ConfigPath(s.ctx, "core.excludesFile")
+	return settings{excludesFile: excludes, maxFileSize: size}, err
 }
 
 // syncExcludes makes the shadow ignore what .git/info/exclude ignores. It
