@@ -26,7 +26,6 @@ const RefPrefix = "refs/checkpoints/"
 
 // Shadow is one worktree's shadow repository.
 type Shadow struct {
-	ctx  context.Context
 	main *gitext.Repo
 	repo *gitext.Repo // the shadow, with the user's worktree as its work tree
 	// Progress, when set, hears each step of a long operation.
@@ -50,7 +49,7 @@ func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
 		name = "worktree-" + filepath.Base(main.GitDir)
 	}
 	dir := filepath.Join(main.CrucibleDir(), "shadow", name)
-	s := &Shadow{ctx: ctx, main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format, Private: true}}
+	s := &Shadow{main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format, Private: true}}
 	_, headErr := os.Stat(filepath.Join(dir, "HEAD"))
 	_, objErr := os.Stat(filepath.Join(dir, "objects"))
 	switch {
@@ -191,14 +190,14 @@ type Result struct {
 // Create snapshots the whole work tree — tracked and untracked files,
 // honouring .gitignore, .git/info/exclude and core.excludesFile — unless
 // nothing changed since the newest checkpoint, whose id it then returns.
-func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
+func (s *Shadow) Create(ctx context.Context, reason, source, pipeline string) (*Result, error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	s.clearStaleLocks()
-	recs, err := s.records() // under the lock: nobody adds one meanwhile
+	recs, err := s.records(ctx) // under the lock: nobody adds one meanwhile
 	if err != nil {
 		return nil, err
 	}
@@ -209,18 +208,18 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 		}
 	}
 	if newest != nil {
-		if err := s.pointHead(newest.ID); err != nil {
+		if err := s.pointHead(ctx, newest.ID); err != nil {
 			return nil, err
 		}
 	}
 	index := s.indexFile()
-	skipped, tooLarge, err := s.stage(index)
+	skipped, tooLarge, err := s.stage(ctx, index)
 	if err != nil {
 		return nil, err
 	}
 	r := &Result{Skipped: skipped, TooLarge: tooLarge}
 	s.step("writing the tree")
-	out, err := s.repo.GitIndex(s.ctx, index, "write-tree")
+	out, err := s.repo.GitIndex(ctx, index, "write-tree")
 	if err != nil {
 		return nil, err
 	}
@@ -243,11 +242,11 @@ func (s *Shadow) Create(reason, source, pipeline string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.repo.UpdateRefs(s.ctx, "checkpoint: "+reason, append(move, gitext.RefUpdate{Name: RefPrefix + c.ID, New: c.ID})...); err != nil {
+	if err := s.repo.UpdateRefs(ctx, "checkpoint: "+reason, append(move, gitext.RefUpdate{Name: RefPrefix + c.ID, New: c.ID})...); err != nil {
 		return nil, err
 	}
 	s.addRecord(record{id: c.ID, tree: tree, message: c.message()})
-	s.packRefs()
+	s.packRefs(ctx)
 	r.Checkpoint = *c
 	return r, nil
 }
@@ -269,20 +268,20 @@ const maxLoose = 64
 
 // packRefs packs the checkpoint refs when too many are loose. It is best
 // effort: loose refs are only slower to list.
-func (s *Shadow) packRefs() {
+func (s *Shadow) packRefs(ctx context.Context) {
 	if loose, _ := os.ReadDir(filepath.Join(s.repo.GitDir, filepath.FromSlash(RefPrefix))); len(loose) > maxLoose {
-		_, _ = s.repo.Git(s.ctx, "pack-refs", "--all", "--prune")
+		_, _ = s.repo.Git(ctx, "pack-refs", "--all", "--prune")
 	}
 }
 
 // pointHead moves the shadow's branch to the newest checkpoint, id, so
 // that the status a create runs finds nothing staged.
-func (s *Shadow) pointHead(id string) error {
+func (s *Shadow) pointHead(ctx context.Context, id string) error {
 	move, err := s.headMove(id)
 	if err != nil {
 		return err
 	}
-	return s.repo.UpdateRefs(s.ctx, "checkpoint: newest", move...)
+	return s.repo.UpdateRefs(ctx, "checkpoint: newest", move...)
 }
 
 // headMove is the update that points the shadow's branch at id, none when
@@ -312,7 +311,7 @@ const maxListed = 200
 // shows them as "dir/") and files over the size cap are left out and
 // returned: git cannot add a repository without a commit, and one with a
 // commit would be a link to commits the shadow does not have.
-func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
+func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []string, err error) {
 	if err := s.syncExcludes(); err != nil {
 		return nil, nil, err
 	}
@@ -325,12 +324,12 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	}
 	ready := make(chan found, 1)
 	go func() {
-		st, err := s.settings()
+		st, err := s.settings(ctx)
 		ready <- found{st, err}
 	}()
 	s.step("looking for changes")
 	last := settings{excludesFile: s.lastExcludesFile()}
-	out, err := s.status(index, last)
+	out, err := s.status(ctx, index, last)
 	f := <-ready
 	settings := f.settings
 	if err == nil {
@@ -338,7 +337,7 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	}
 	if err == nil && settings.excludesFile != last.excludesFile {
 		s.saveExcludesFile(settings.excludesFile)
-		out, err = s.status(index, settings)
+		out, err = s.status(ctx, index, settings)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -373,7 +372,7 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	}
 	if len(update) <= maxListed {
 		stdin := []byte(strings.Join(update, "\x00") + "\x00")
-		if _, err := s.gitWork(index, stdin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
+		if _, err := s.gitWork(ctx, index, stdin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
 			return skipped, tooLarge, nil
 		}
 	}
@@ -381,13 +380,13 @@ func (s *Shadow) stage(index string) (skipped, tooLarge []string, err error) {
 	// than add), or some that update-index refuses and add takes (a tracked
 	// path now beyond a symbolic link, a file that became a directory since
 	// the status): add the whole tree, as git add -A sees it.
-	links, err := s.addAll(index, settings, exclusions)
+	links, err := s.addAll(ctx, index, settings, exclusions)
 	return append(skipped, links...), tooLarge, err
 }
 
 // status lists what differs between index and the work tree.
-func (s *Shadow) status(index string, settings settings) ([]byte, error) {
-	return s.gitWork(index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
+func (s *Shadow) status(ctx context.Context, index string, settings settings) ([]byte, error) {
+	return s.gitWork(ctx, index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
 		"--untracked-files=all", "--no-renames", "--ignored=no")...)
 }
 
@@ -409,12 +408,12 @@ func (s *Shadow) saveExcludesFile(path string) {
 // addAll adds the whole work tree but the exclusions, and takes out again
 // any nested repository that appeared since the status (git adds one as a
 // link), returning those.
-func (s *Shadow) addAll(index string, settings settings, exclusions []string) ([]string, error) {
+func (s *Shadow) addAll(ctx context.Context, index string, settings settings, exclusions []string) ([]string, error) {
 	args := append(settings.config(), "add", "-A", "--ignore-errors", "--", ":/")
-	if _, err := s.gitWork(index, nil, append(args, exclusions...)...); err != nil {
+	if _, err := s.gitWork(ctx, index, nil, append(args, exclusions...)...); err != nil {
 		return nil, err
 	}
-	staged, err := s.repo.GitIndex(s.ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
+	staged, err := s.repo.GitIndex(ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +425,7 @@ func (s *Shadow) addAll(index string, settings settings, exclusions []string) ([
 		}
 	}
 	if len(links) > 0 {
-		if _, err := s.repo.GitIndex(s.ctx, index, append([]string{"rm", "-q", "--cached", "--"}, specs...)...); err != nil {
+		if _, err := s.repo.GitIndex(ctx, index, append([]string{"rm", "-q", "--cached", "--"}, specs...)...); err != nil {
 			return nil, err
 		}
 	}
@@ -435,8 +434,8 @@ func (s *Shadow) addAll(index string, settings settings, exclusions []string) ([
 
 // gitWork runs git in the shadow with index, from the top of the work
 // tree, so that the paths it reads and prints are the work tree's.
-func (s *Shadow) gitWork(index string, stdin []byte, args ...string) ([]byte, error) {
-	return s.repo.GitIndexInput(s.ctx, index, stdin, append([]string{"-C", s.main.WorkTree}, args...)...)
+func (s *Shadow) gitWork(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
+	return s.repo.GitIndexInput(ctx, index, stdin, append([]string{"-C", s.main.WorkTree}, args...)...)
 }
 
 // lock serialises the shadow's writers. It is an flock, which the kernel
@@ -472,12 +471,12 @@ func (st settings) config() []string {
 
 // settings reads what the main repository's config (its local file
 // included) says for checkpoints, typed by git.
-func (s *Shadow) settings() (settings, error) {
-	size, err := s.main.ConfigInt(s.ctx, "crucible.checkpoint.maxFileSize", DefaultMaxFileSize)
+func (s *Shadow) settings(ctx context.Context) (settings, error) {
+	size, err := s.main.ConfigInt(ctx, "crucible.checkpoint.maxFileSize", DefaultMaxFileSize)
 	if err != nil {
 		return settings{}, err
 	}
-	excludes, err := s.main.ConfigPath(s.ctx, "core.excludesFile")
+	excludes, err := s.main.ConfigPath(ctx, "core.excludesFile")
 	return settings{excludesFile: excludes, maxFileSize: size}, err
 }
 
@@ -515,8 +514,8 @@ func (s *Shadow) commit(tree string, seq int, reason, source, pipeline string) (
 }
 
 // Find names a checkpoint by id prefix, or by reason (the newest with it).
-func (s *Shadow) Find(name string) (*Checkpoint, error) {
-	list, err := s.List()
+func (s *Shadow) Find(ctx context.Context, name string) (*Checkpoint, error) {
+	list, err := s.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -539,8 +538,8 @@ func (s *Shadow) Find(name string) (*Checkpoint, error) {
 }
 
 // Files lists the paths a checkpoint holds, with their modes.
-func (s *Shadow) Files(c *Checkpoint) ([]string, error) {
-	list, err := s.repo.ListTree(s.ctx, c.Tree)
+func (s *Shadow) Files(ctx context.Context, c *Checkpoint) ([]string, error) {
+	list, err := s.repo.ListTree(ctx, c.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -555,14 +554,14 @@ func (s *Shadow) Files(c *Checkpoint) ([]string, error) {
 // of none), sparing every pre-restore-safety checkpoint younger than
 // safetyAge, then lets the shadow's gc free their objects. It returns the
 // checkpoints it deleted.
-func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) {
+func (s *Shadow) Prune(ctx context.Context, keep int, safetyAge time.Duration) ([]Checkpoint, error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	s.clearStaleLocks()
-	recs, err := s.records()
+	recs, err := s.records(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -597,11 +596,11 @@ func (s *Shadow) Prune(keep int, safetyAge time.Duration) ([]Checkpoint, error) 
 		if err != nil {
 			return nil, err
 		}
-		if err := s.repo.UpdateRefs(s.ctx, "checkpoint: prune", append(move, deletes...)...); err != nil {
+		if err := s.repo.UpdateRefs(ctx, "checkpoint: prune", append(move, deletes...)...); err != nil {
 			return nil, err
 		}
 		s.saveRecords(left)
-		if _, err := s.repo.Git(s.ctx, "gc", "-q", "--prune=now"); err != nil {
+		if _, err := s.repo.Git(ctx, "gc", "-q", "--prune=now"); err != nil {
 			return gone, err
 		}
 	}

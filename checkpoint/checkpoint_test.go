@@ -14,6 +14,8 @@ import (
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
+var ctx = context.Background()
+
 func openShadow(t *testing.T) (*Shadow, string) {
 	t.Helper()
 	dir := gittest.Init(t)
@@ -45,12 +47,12 @@ func TestPruneFreesObjects(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Create("r", "test", ""); err != nil {
+		if _, err := s.Create(ctx, "r", "test", ""); err != nil {
 			t.Fatal(err)
 		}
 		blobs = append(blobs, s.repo.HashObject("blob", []byte(content)))
 	}
-	gone, err := s.Prune(1, time.Hour)
+	gone, err := s.Prune(ctx, 1, time.Hour)
 	if err != nil || len(gone) != 2 {
 		t.Fatalf("pruned %d, %v", len(gone), err)
 	}
@@ -64,7 +66,7 @@ func TestPruneFreesObjects(t *testing.T) {
 	if !has(blobs[2]) {
 		t.Fatal("the kept checkpoint's content is gone")
 	}
-	list, err := s.List()
+	list, err := s.List(ctx)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list %v, %v", list, err)
 	}
@@ -74,7 +76,7 @@ func TestPruneFreesObjects(t *testing.T) {
 // left as it is, never re-created over what it still holds.
 func TestDamagedShadowIsReported(t *testing.T) {
 	s, _ := openShadow(t)
-	if _, err := s.Create("r", "test", ""); err != nil {
+	if _, err := s.Create(ctx, "r", "test", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(s.Dir(), "HEAD")); err != nil {
@@ -93,7 +95,7 @@ func TestProgressSteps(t *testing.T) {
 	s, _ := openShadow(t)
 	var steps []string
 	s.Progress = func(step string) { steps = append(steps, step) }
-	if _, err := s.Create("r", "test", ""); err != nil {
+	if _, err := s.Create(ctx, "r", "test", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(steps, ", "); got != "looking for changes, adding files, writing the tree" {
@@ -113,7 +115,7 @@ func writeFile(t *testing.T, path, content string) {
 
 func mustCreate(t *testing.T, s *Shadow, reason string) *Result {
 	t.Helper()
-	r, err := s.Create(reason, "test", "")
+	r, err := s.Create(ctx, reason, "test", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func mustCreate(t *testing.T, s *Shadow, reason string) *Result {
 // files lists a checkpoint's paths with their modes.
 func files(t *testing.T, s *Shadow, c *Checkpoint) string {
 	t.Helper()
-	f, err := s.Files(c)
+	f, err := s.Files(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,14 +377,14 @@ func TestRefsPacked(t *testing.T) {
 	if len(loose) > maxLoose {
 		t.Fatalf("%d loose refs", len(loose))
 	}
-	list, err := s.List()
+	list, err := s.List(ctx)
 	if err != nil || len(list) != len(ids) || list[0].ID != ids[len(ids)-1] {
 		t.Fatalf("list of %d, %v", len(list), err)
 	}
 	if r := mustCreate(t, s, "same"); !r.Unchanged || r.ID != ids[len(ids)-1] {
 		t.Fatalf("unchanged tree gave %s", r.ID)
 	}
-	if c, err := s.Find("r3"); err != nil || c.ID != ids[3] {
+	if c, err := s.Find(ctx, "r3"); err != nil || c.ID != ids[3] {
 		t.Fatalf("Find(r3) = %v, %v", c, err)
 	}
 }
@@ -400,7 +402,7 @@ func TestQuarantineDoesNotLeak(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("quarantined\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.Create("r", "test", "")
+	c, err := s.Create(ctx, "r", "test", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,8 +93,8 @@ func (c *Checkpoint) message() string {
 }
 
 // List returns every checkpoint, newest first.
-func (s *Shadow) List() ([]Checkpoint, error) {
-	recs, err := s.records()
+func (s *Shadow) List(ctx context.Context) ([]Checkpoint, error) {
+	recs, err := s.records(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +108,8 @@ func (s *Shadow) List() ([]Checkpoint, error) {
 
 // records returns the record of every checkpoint ref, from the file when it
 // has them all, else from git (and then rewrites the file).
-func (s *Shadow) records() ([]record, error) {
-	refs, err := s.repo.ListRefs(s.ctx, RefPrefix)
+func (s *Shadow) records(ctx context.Context) ([]record, error) {
+	refs, err := s.repo.ListRefs(ctx, RefPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func (s *Shadow) records() ([]record, error) {
 			return recs, nil
 		}
 	}
-	out, err := s.repo.Git(s.ctx, "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", RefPrefix)
+	out, err := s.repo.Git(ctx, "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", RefPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -29,7 +30,7 @@ func (e *BranchError) Error() string {
 // Plan takes the pre-restore-safety checkpoint and returns it with the
 // changes restoring cp would make, limited to paths when any are given.
 // Nothing in the work tree has changed yet.
-func (s *Shadow) Plan(cp *Checkpoint, paths []string) (*Result, []Change, error) {
+func (s *Shadow) Plan(ctx context.Context, cp *Checkpoint, paths []string) (*Result, []Change, error) {
 	branch, err := s.main.HeadBranch()
 	if err != nil {
 		return nil, nil, err
@@ -37,11 +38,11 @@ func (s *Shadow) Plan(cp *Checkpoint, paths []string) (*Result, []Change, error)
 	if branch != cp.Branch {
 		return nil, nil, &BranchError{Want: cp.Branch, Have: branch}
 	}
-	safety, err := s.Create("pre-restore-safety", "git-crucible", cp.Pipeline)
+	safety, err := s.Create(ctx, "pre-restore-safety", "git-crucible", cp.Pipeline)
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking the safety checkpoint: %w", err)
 	}
-	changes, err := s.changes(safety.Tree, cp.Tree, paths)
+	changes, err := s.changes(ctx, safety.Tree, cp.Tree, paths)
 	return safety, changes, err
 }
 
@@ -49,7 +50,7 @@ func (s *Shadow) Plan(cp *Checkpoint, paths []string) (*Result, []Change, error)
 // git diff-tree -r --name-status does. Without paths the trees are compared
 // in process, subtree by subtree, while their objects are loose: that costs
 // less than starting git.
-func (s *Shadow) changes(a, b string, paths []string) ([]Change, error) {
+func (s *Shadow) changes(ctx context.Context, a, b string, paths []string) ([]Change, error) {
 	var changes []Change
 	if len(paths) == 0 {
 		err := s.diffTrees("", a, b, &changes)
@@ -59,7 +60,7 @@ func (s *Shadow) changes(a, b string, paths []string) ([]Change, error) {
 		changes = nil
 	}
 	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b, "--"}
-	out, err := s.repo.Git(s.ctx, append(args, pathspecs(paths)...)...)
+	out, err := s.repo.Git(ctx, append(args, pathspecs(paths)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +151,22 @@ func (s *Shadow) readTree(oid string) ([]gitext.TreeEntry, error) {
 	return gitext.DecodeTree(data, s.repo.HashLen())
 }
 
+// CheckPath refuses a --path that is not inside the work tree as a
+// checkpoint holds it: absolute, climbing out with "..", or in .git, which
+// would otherwise match nothing and report a restore of "0 paths".
+func CheckPath(p string) error {
+	slash := filepath.ToSlash(p)
+	if slash == "" || !filepath.IsLocal(p) || strings.HasPrefix(slash, "/") {
+		return fmt.Errorf("path %q is outside the work tree: give a path relative to its top", p)
+	}
+	for _, part := range strings.Split(slash, "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("path %q is inside .git, which checkpoints do not hold", p)
+		}
+	}
+	return nil
+}
+
 func pathspecs(paths []string) []string {
 	if len(paths) == 0 {
 		return []string{":/"}
@@ -166,7 +183,7 @@ func pathspecs(paths []string) []string {
 // files. It never removes through a symbolic link or outside the work
 // tree; such a path is returned as refused. Ignored files are never in a
 // plan, so they are never touched.
-func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refused []string, err error) {
+func (s *Shadow) Apply(ctx context.Context, cp *Checkpoint, changes []Change, paths []string) (refused []string, err error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
@@ -200,7 +217,7 @@ func (s *Shadow) Apply(cp *Checkpoint, changes []Change, paths []string) (refuse
 				}
 			}
 		}
-		if _, err := s.gitWork(s.indexFile(), listed, args...); err != nil {
+		if _, err := s.gitWork(ctx, s.indexFile(), listed, args...); err != nil {
 			return refused, err
 		}
 	}
@@ -237,25 +254,37 @@ func (s *Shadow) removeInside(rel string) error {
 	return nil
 }
 
+// HeadGoneError: the commit HEAD was at when the checkpoint was taken is no
+// longer in the repository (reset away, then garbage-collected).
+type HeadGoneError struct{ Head string }
+
+func (e *HeadGoneError) Error() string {
+	return fmt.Sprintf("commit %s, HEAD when the checkpoint was taken, is gone (garbage-collected)", e.Head)
+}
+
 // ResetBranch moves the current branch (and the index, not the work tree)
 // to head, through git so that the reflog keeps where it was.
-func (s *Shadow) ResetBranch(head string) error {
+func (s *Shadow) ResetBranch(ctx context.Context, head string) error {
 	if head == "" {
 		return nil
 	}
-	_, err := s.main.Git(s.ctx, "reset", "-q", "--mixed", head)
+	var gerr *gitext.Error
+	if _, err := s.main.Git(ctx, "rev-parse", "--verify", "--quiet", head+"^{commit}"); errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return &HeadGoneError{Head: head}
+	}
+	_, err := s.main.Git(ctx, "reset", "-q", "--mixed", head)
 	return err
 }
 
 // Diff returns the patch (or, with stat, the diffstat) from checkpoint a to
 // b, or to the work tree as it is now when b is nil. The work tree is
 // snapshotted through a temporary index, so the shadow's own stays as it is.
-func (s *Shadow) Diff(a, b *Checkpoint, stat bool) ([]byte, error) {
+func (s *Shadow) Diff(ctx context.Context, a, b *Checkpoint, stat bool) ([]byte, error) {
 	to := ""
 	if b != nil {
 		to = b.Tree
 	} else {
-		tree, err := s.worktreeTree()
+		tree, err := s.worktreeTree(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -267,11 +296,11 @@ func (s *Shadow) Diff(a, b *Checkpoint, stat bool) ([]byte, error) {
 	} else {
 		args = append(args, "-p", "--binary")
 	}
-	return s.repo.Git(s.ctx, append(args, a.Tree, to, "--")...)
+	return s.repo.Git(ctx, append(args, a.Tree, to, "--")...)
 }
 
 // worktreeTree writes the work tree as a tree of the shadow and returns it.
-func (s *Shadow) worktreeTree() (string, error) {
+func (s *Shadow) worktreeTree(ctx context.Context) (string, error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return "", err
@@ -291,10 +320,10 @@ func (s *Shadow) worktreeTree() (string, error) {
 	} else {
 		os.Remove(tmp.Name()) // git makes a fresh one
 	}
-	if _, _, err := s.stage(tmp.Name()); err != nil {
+	if _, _, err := s.stage(ctx, tmp.Name()); err != nil {
 		return "", err
 	}
-	out, err := s.repo.GitIndex(s.ctx, tmp.Name(), "write-tree")
+	out, err := s.repo.GitIndex(ctx, tmp.Name(), "write-tree")
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,20 +15,21 @@ import (
 // read is git's error, not a silent default.
 func TestSettings(t *testing.T) {
 	s, dir := openShadow(t)
-	if st, err := s.settings(); err != nil || st != (settings{maxFileSize: DefaultMaxFileSize}) {
+	ctx := context.Background()
+	if st, err := s.settings(ctx); err != nil || st != (settings{maxFileSize: DefaultMaxFileSize}) {
 		t.Fatalf("unset: %+v, %v", st, err)
 	}
 	gittest.Git(t, dir, "config", "crucible.checkpoint.maxFileSize", "2M")
 	gittest.Git(t, dir, "config", "core.excludesFile", "~/ignore")
 	want := settings{maxFileSize: 2 << 20, excludesFile: filepath.Join(os.Getenv("HOME"), "ignore")}
-	if st, err := s.settings(); err != nil || st != want {
+	if st, err := s.settings(ctx); err != nil || st != want {
 		t.Fatalf("set: %+v, %v; want %+v", st, err, want)
 	}
 	gittest.Git(t, dir, "config", "crucible.checkpoint.maxFileSize", "1.5m")
-	if _, err := s.settings(); err == nil || !strings.Contains(err.Error(), "fatal: bad numeric config value '1.5m' for 'crucible.checkpoint.maxfilesize'") {
+	if _, err := s.settings(ctx); err == nil || !strings.Contains(err.Error(), "fatal: bad numeric config value '1.5m' for 'crucible.checkpoint.maxfilesize'") {
 		t.Fatalf("bad cap: %v", err)
 	}
-	if _, err := s.Create("r", "test", ""); err == nil || !strings.Contains(err.Error(), "bad numeric config value") {
+	if _, err := s.Create(ctx, "r", "test", ""); err == nil || !strings.Contains(err.Error(), "bad numeric config value") {
 		t.Fatalf("create with a bad cap: %v", err)
 	}
 }

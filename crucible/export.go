@@ -4,6 +4,7 @@
 package crucible
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,8 +18,8 @@ import (
 // Export renders pipeline id as a crucible scratch directory dir (the name
 // is written into the files that record it): file name to content. now is
 // the time pipeline-status.md is rendered at.
-func Export(svc *pipeline.Service, id, dir, now string) (map[string][]byte, error) {
-	st, _, err := svc.Load(id)
+func Export(ctx context.Context, svc *pipeline.Service, id, dir, now string) (map[string][]byte, error) {
+	st, _, err := svc.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +29,7 @@ func Export(svc *pipeline.Service, id, dir, now string) (map[string][]byte, erro
 		".pipeline-active": interop.Active{PipelineID: st.ID, Skill: "build", Phase: strconv.Itoa(int(st.Phase)),
 			StartTime: st.Created, ScratchDir: dir, DispatchDir: dir, Branch: st.Branch, BaselineSHA: st.Baseline}.Render(),
 	}
-	if err := exportManifest(svc, id, dir, files); err != nil {
+	if err := exportManifest(ctx, svc, id, dir, files); err != nil {
 		return nil, err
 	}
 	// Files imported and not changed since are given back as they came.
@@ -36,14 +37,14 @@ func Export(svc *pipeline.Service, id, dir, now string) (map[string][]byte, erro
 		if st.Seq != st.Import.Seq || st.Import.Files[name] == "" {
 			continue
 		}
-		doc, err := svc.ReadKept(id, pipeline.ImportPath(name))
+		doc, err := svc.ReadKept(ctx, id, pipeline.ImportPath(name))
 		if err != nil {
 			return nil, err
 		}
 		files[name] = doc
 	}
 	for _, from := range []ledger.Phase{ledger.Design, ledger.Plan, ledger.Execute} {
-		doc, err := svc.ReadKept(id, pipeline.HandoffPath(from))
+		doc, err := svc.ReadKept(ctx, id, pipeline.HandoffPath(from))
 		switch {
 		case errors.Is(err, gitext.ErrMissing):
 			continue
@@ -58,8 +59,8 @@ func Export(svc *pipeline.Service, id, dir, now string) (map[string][]byte, erro
 // exportManifest writes manifest.jsonl as crucible appends it (a
 // "dispatched" line when an agent is sent, its final line when it returns,
 // in event order) and a dispatch file for every kept prompt.
-func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]byte) error {
-	events, err := svc.ChainEvents(id)
+func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, files map[string][]byte) error {
+	events, err := svc.ChainEvents(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]by
 				Mutation: pipeline.Optional(d.Mutation), Template: &d.Template}
 			starts[d.Seq] = line
 			if d.Prompt != "" {
-				prompt, err := svc.ReadKept(id, d.Prompt)
+				prompt, err := svc.ReadKept(ctx, id, d.Prompt)
 				if err != nil {
 					return err
 				}
@@ -101,7 +102,7 @@ func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]by
 				if err != nil {
 					return err
 				}
-				if files[l.File], err = svc.ReadKept(id, d.Prompt); err != nil {
+				if files[l.File], err = svc.ReadKept(ctx, id, d.Prompt); err != nil {
 					return err
 				}
 			}
@@ -111,7 +112,7 @@ func exportManifest(svc *pipeline.Service, id, dir string, files map[string][]by
 			if err := pipeline.DecodeData(e, &d); err != nil {
 				return err
 			}
-			doc, err := svc.ReadKept(id, d.Path)
+			doc, err := svc.ReadKept(ctx, id, d.Path)
 			if err != nil {
 				return err
 			}

@@ -24,22 +24,22 @@ func TestExportReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := pipeline.Open(context.Background(), repo)
+	svc := pipeline.Open(repo)
 	defer svc.Close()
-	st, _, err := svc.Start(pipeline.StartOptions{Goal: "Add x\nand y", Mode: "refactor", ID: "build-1"})
+	st, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "Add x\nand y", Mode: "refactor", ID: "build-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	task := 2
-	seq, err := svc.StartDispatch(st.ID, pipeline.DispatchRequest{Role: "implementer", Phase: ledger.Execute, Task: &task,
+	seq, err := svc.StartDispatch(t.Context(), st.ID, pipeline.DispatchRequest{Role: "implementer", Phase: ledger.Execute, Task: &task,
 		ModelTier: "sonnet", Prompt: []byte("do it\n---\nreally\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.FinishDispatch(st.ID, seq, pipeline.FinishRequest{Status: "failed", Summary: "red"}); err != nil {
+	if _, err := svc.FinishDispatch(t.Context(), st.ID, seq, pipeline.FinishRequest{Status: "failed", Summary: "red"}); err != nil {
 		t.Fatal(err)
 	}
-	files, err := Export(svc, st.ID, "/scratch", "2026-11-22T11:00:00Z")
+	files, err := Export(t.Context(), svc, st.ID, "/scratch", "2026-11-22T11:00:00Z")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +80,9 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := pipeline.Open(context.Background(), repo)
+	a := pipeline.Open(repo)
 	defer a.Close()
-	st, _, err := a.Start(pipeline.StartOptions{Goal: "round trip", Mode: "feature", ID: "build-rt"})
+	st, _, err := a.Start(t.Context(), pipeline.StartOptions{Goal: "round trip", Mode: "feature", ID: "build-rt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,27 +91,27 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 		{Type: pipeline.TypeVerdict, Data: pipeline.VerdictData{Phase: 1, Verdict: "PASS", PipelineID: "build-rt", Rounds: 2}},
 		{Type: pipeline.LedgerType(ledger.PassGate), Data: pipeline.LedgerData{Phase: 1}},
 	} {
-		if _, _, err := a.Record(st.ID, d); err != nil {
+		if _, _, err := a.Record(t.Context(), st.ID, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := a.WriteHandoff(st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}); err != nil {
+	if _, _, err := a.WriteHandoff(t.Context(), st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}); err != nil {
 		t.Fatal(err)
 	}
 	task := 1
 	for i := 0; i < 3; i++ {
-		seq, err := a.StartDispatch(st.ID, pipeline.DispatchRequest{Role: "planner", Phase: 2, Task: &task, Prompt: []byte(fmt.Sprint("prompt ", i))})
+		seq, err := a.StartDispatch(t.Context(), st.ID, pipeline.DispatchRequest{Role: "planner", Phase: 2, Task: &task, Prompt: []byte(fmt.Sprint("prompt ", i))})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i < 2 {
-			if _, err := a.FinishDispatch(st.ID, seq, pipeline.FinishRequest{Status: "completed", Summary: "ok"}); err != nil {
+			if _, err := a.FinishDispatch(t.Context(), st.ID, seq, pipeline.FinishRequest{Status: "completed", Summary: "ok"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	dir := t.TempDir()
-	files, err := Export(a, st.ID, dir, "2026-11-22T12:00:00Z")
+	files, err := Export(t.Context(), a, st.ID, dir, "2026-11-22T12:00:00Z")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wantManifest, err := a.Manifest(st.ID)
+	wantManifest, err := a.Manifest(t.Context(), st.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,24 +130,24 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := pipeline.Open(context.Background(), repo2)
+	b := pipeline.Open(repo2)
 	defer b.Close()
-	r, err := Import(b, dir, "")
+	r, err := Import(t.Context(), b, dir, "")
 	if err != nil || !r.Created || r.Pipeline != "build-rt" || len(r.Problems) != 0 {
 		t.Fatalf("import: %+v, %v", r, err)
 	}
-	got, err := b.Manifest("build-rt")
+	got, err := b.Manifest(t.Context(), "build-rt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, wantManifest) {
 		t.Fatalf("manifest after the round trip:\n%+v\nwant:\n%+v", got, wantManifest)
 	}
-	st2, _, err := b.Load("build-rt")
+	st2, _, err := b.Load(t.Context(), "build-rt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _, err := a.Load(st.ID)
+	cur, _, err := a.Load(t.Context(), st.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 	if !reflect.DeepEqual(st2.View.Journal.Constraints, []string{"no new deps"}) || st2.Dispatch.Last != 3 || len(st2.Dispatch.InFlight) != 1 {
 		t.Fatalf("journal %+v, dispatch %+v", st2.View.Journal, st2.Dispatch)
 	}
-	again, err := Export(b, "build-rt", dir, "2026-11-22T12:00:00Z")
+	again, err := Export(t.Context(), b, "build-rt", dir, "2026-11-22T12:00:00Z")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package crucible
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -39,7 +41,7 @@ var snapshots = []string{"build-gate-ledger.md", "pipeline-status.md", ".pipelin
 // pipelineID, else the ledger's PipelineID, else .pipeline-active's. What
 // was imported before (same file content, manifest lines already taken) is
 // not taken again. Malformed lines and files are reported and skipped.
-func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
+func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
 	r := &ImportReport{Problems: []string{}, Files: []string{}}
 	problem := func(name string, line int, msg string) {
 		r.Problems = append(r.Problems, fmt.Sprintf("%s:%d: %s", filepath.Join(dir, name), line, msg))
@@ -52,7 +54,7 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 		}
 		problem(name, line, msg)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.jsonl"))
+	raw, err := readInside(dir, "manifest.jsonl")
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +71,7 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 	var gates *ledger.Ledger
 	var active interop.Active
 	for _, name := range snapshots {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := readInside(dir, name)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		} else if err != nil {
@@ -103,7 +105,7 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 		names, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, path := range names {
 			name := filepath.Base(path)
-			b, err := os.ReadFile(path)
+			b, err := readInside(dir, name)
 			if err != nil {
 				return nil, err
 			}
@@ -139,24 +141,19 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 	case active.PipelineID != "":
 		id = active.PipelineID
 	default:
-		return nil, errors.New("cannot tell which pipeline this is: no PipelineID in build-gate-ledger.md or .pipeline-active")
+		id = IDFromDir(dir) // "" starts a new pipeline with a fresh id
 	}
-	if err := refs.ValidateID(id); err != nil {
-		return nil, err
-	}
-	r.Pipeline = id
-	st, _, err := svc.Load(id)
-	if errors.Is(err, refs.ErrNoPipeline) {
-		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true}
-		if gates != nil && (gates.Mode == "feature" || gates.Mode == "refactor") {
-			o.Mode = gates.Mode
-		}
-		if st, _, err = svc.Start(o); err != nil {
+	st := &pipeline.State{}
+	create := id == ""
+	if !create {
+		if err := refs.ValidateID(id); err != nil {
 			return nil, err
 		}
-		r.Created = true
-	} else if err != nil {
-		return nil, err
+		if st, _, err = svc.Load(ctx, id); errors.Is(err, refs.ErrNoPipeline) {
+			st, create = &pipeline.State{}, true
+		} else if err != nil {
+			return nil, err
+		}
 	}
 
 	// What is new since the last import.
@@ -179,28 +176,60 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 	}
 	r.Lines = len(fresh)
 	if r.Nothing() {
+		r.Pipeline = id
 		return r, nil
 	}
-
-	// Dispatch files are written one at a time, before the commit.
-	change := &pipeline.Change{Files: map[string][]byte{}, Blobs: map[string]string{}}
-	prompts := map[int]string{}
+	// Every file is read, and refused if it must be, before anything is written.
+	prompts := map[int][]byte{}
 	for _, l := range fresh {
 		if _, seen := prompts[l.Seq]; seen || l.File == "" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, l.File))
-		if errors.Is(err, os.ErrNotExist) || pipeline.CheckName("dispatch file", l.File) != nil {
+		b, err := readInside(dir, l.File)
+		if errors.Is(err, os.ErrNotExist) || err == nil && pipeline.CheckName("dispatch file", l.File) != nil {
 			continue
 		} else if err != nil {
 			return nil, err
+		}
+		prompts[l.Seq] = b
+	}
+
+	if create {
+		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true}
+		if gates != nil && (gates.Mode == "feature" || gates.Mode == "refactor") {
+			o.Mode = gates.Mode
+		}
+		if o.ID == "" {
+			t, err := gitext.Now()
+			if err != nil {
+				return nil, err
+			}
+			if id, err = refs.NewID(t); err != nil {
+				return nil, err
+			}
+			o.ID = id
+		}
+		if st, _, err = svc.Start(ctx, o); err != nil {
+			return nil, err
+		}
+		r.Created = true
+	}
+	r.Pipeline = id
+
+	// Dispatch files are written one at a time, before the commit.
+	change := &pipeline.Change{Files: map[string][]byte{}, Blobs: map[string]string{}}
+	promptPaths := map[int]string{}
+	for _, l := range fresh {
+		b, ok := prompts[l.Seq]
+		if _, seen := promptPaths[l.Seq]; seen || !ok {
+			continue
 		}
 		oid, err := svc.Repo.WriteObject("blob", b)
 		if err != nil {
 			return nil, err
 		}
 		path := fmt.Sprintf("dispatch/%04d/%s", l.Seq/100, l.File)
-		change.Blobs[path], prompts[l.Seq] = oid, path
+		change.Blobs[path], promptPaths[l.Seq] = oid, path
 	}
 	for _, name := range r.Files {
 		switch {
@@ -225,13 +254,13 @@ func Import(svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error
 	}
 	for _, l := range fresh {
 		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportDispatch,
-			Data: pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: prompts[l.Seq]}})
-		delete(prompts, l.Seq) // the first line for a seq carries its file
+			Data: pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: promptPaths[l.Seq]}})
+		delete(promptPaths, l.Seq) // the first line for a seq carries its file
 	}
 	abs, _ := filepath.Abs(dir)
 	change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportFiles, Data: pipeline.ImportFilesData{
 		Dir: abs, Files: digests, ManifestLines: len(lines), ManifestDigest: digestLines(lines)}})
-	_, _, err = svc.Update(id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
+	_, _, err = svc.Update(ctx, id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
 		if cur.Import.ManifestLines != st.Import.ManifestLines {
 			return nil, errors.New("another import of this pipeline ran at the same time; run this one again")
 		}
@@ -273,4 +302,40 @@ func digestLines(lines []interop.ManifestLine) string {
 		all.WriteByte('\n')
 	}
 	return digest(all.Bytes())
+}
+
+// runDir is how crucible names a dispatch directory: crucible-dispatch-<session-id>.
+const runDir = "crucible-dispatch-"
+
+// IDFromDir is the pipeline id a directory's name gives, or "": the session
+// id of a crucible-dispatch-<id> directory, or a name that is itself a
+// pipeline id as git-crucible makes them (build-YYYYMMDD-HHMMSS...).
+func IDFromDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	name := filepath.Base(abs)
+	if id, ok := strings.CutPrefix(name, runDir); ok && refs.ValidateID(id) == nil {
+		return id
+	}
+	if looksLikeRunID(name) && refs.ValidateID(name) == nil {
+		return name
+	}
+	return ""
+}
+
+// looksLikeRunID: <skill>-YYYYMMDD-HHMMSS, then anything ("-1a2b3c").
+func looksLikeRunID(name string) bool {
+	skill, rest, ok := strings.Cut(name, "-")
+	if !ok || skill == "" || len(rest) < 15 || rest[8] != '-' {
+		return false
+	}
+	for _, c := range skill {
+		ok = ok && c >= 'a' && c <= 'z'
+	}
+	for i, c := range rest[:15] {
+		ok = ok && (i == 8 || c >= '0' && c <= '9')
+	}
+	return ok && (len(rest) == 15 || rest[15] == '-')
 }

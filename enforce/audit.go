@@ -88,7 +88,7 @@ func (a *Auditor) Audit(ctx context.Context, revs []string, rules Rules) (*Repor
 	report := &Report{Commits: len(commits), Pipelines: []string{}, Findings: []Finding{}}
 	seen := map[string]bool{}
 	for _, c := range commits {
-		pipelines := a.checkCommit(c, report)
+		pipelines := a.checkCommit(ctx, c, report)
 		if len(pipelines) > 0 {
 			report.Crucible++
 		}
@@ -100,10 +100,10 @@ func (a *Auditor) Audit(ctx context.Context, revs []string, rules Rules) (*Repor
 		}
 	}
 	for _, id := range report.Pipelines {
-		if a.soundness(id) != "" {
+		if a.soundness(ctx, id) != "" {
 			continue // already reported on its commits
 		}
-		a.checkPipeline(id, rules, report)
+		a.checkPipeline(ctx, id, rules, report)
 	}
 	return report, nil
 }
@@ -120,7 +120,7 @@ func (a *Auditor) commits(ctx context.Context, revs []string) ([]commitInfo, err
 	if len(oids) == 0 {
 		return nil, nil
 	}
-	objects, err := a.svc.Store.Objects()
+	objects, err := a.svc.Store.Objects(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (a *Auditor) commits(ctx context.Context, revs []string) ([]commitInfo, err
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: %w", oid, err)
 		}
-		note, _, err := noteReader.Read(oid)
+		note, _, err := noteReader.Read(ctx, oid)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +164,7 @@ func crucibleLines(msg string) []Trailer {
 }
 
 // checkCommit reports on one commit and returns the pipelines it names.
-func (a *Auditor) checkCommit(c commitInfo, report *Report) []string {
+func (a *Auditor) checkCommit(ctx context.Context, c commitInfo, report *Report) []string {
 	add := func(level, id, format string, args ...any) {
 		report.Findings = append(report.Findings, Finding{Commit: c.oid, Subject: c.subject, Pipeline: id, Level: level, Message: fmt.Sprintf(format, args...)})
 	}
@@ -197,7 +197,7 @@ func (a *Auditor) checkCommit(c commitInfo, report *Report) []string {
 		noted[r.Pipeline] = true
 	}
 	for _, id := range ids {
-		if why := a.soundness(id); why != "" {
+		if why := a.soundness(ctx, id); why != "" {
 			add(LevelError, id, "%s", why)
 			continue
 		}
@@ -209,10 +209,10 @@ func (a *Auditor) checkCommit(c commitInfo, report *Report) []string {
 		}
 	}
 	for _, r := range records {
-		if a.soundness(r.Pipeline) != "" {
+		if a.soundness(ctx, r.Pipeline) != "" {
 			continue
 		}
-		if why := a.allowedAt(r); why != "" {
+		if why := a.allowedAt(ctx, r); why != "" {
 			add(LevelError, r.Pipeline, "%s", why)
 		}
 	}
@@ -220,14 +220,14 @@ func (a *Auditor) checkCommit(c commitInfo, report *Report) []string {
 }
 
 // soundness is "" when pipeline id is present and verifies, else why not.
-func (a *Auditor) soundness(id string) string {
+func (a *Auditor) soundness(ctx context.Context, id string) string {
 	if why, ok := a.sound[id]; ok {
 		return why
 	}
 	why := ""
 	if err := refs.ValidateID(id); err != nil {
 		why = fmt.Sprintf("names pipeline %q, which is not a pipeline id", id)
-	} else if problems, err := a.svc.VerifyKnown(id); errors.Is(err, refs.ErrNoPipeline) {
+	} else if problems, err := a.svc.VerifyKnown(ctx, id); errors.Is(err, refs.ErrNoPipeline) {
 		why = fmt.Sprintf("pipeline %s is not in this repository (its history travels with: git crucible push, git crucible fetch)", id)
 	} else if err != nil {
 		why = fmt.Sprintf("pipeline %s cannot be read here: %v", id, err)
@@ -240,15 +240,15 @@ func (a *Auditor) soundness(id string) string {
 
 // allowedAt is "" when the record's ledger head is on its pipeline's chain
 // and, there, the phase it names was allowed to go on.
-func (a *Auditor) allowedAt(r notes.Provenance) string {
-	chain, err := a.chain(r.Pipeline)
+func (a *Auditor) allowedAt(ctx context.Context, r notes.Provenance) string {
+	chain, err := a.chain(ctx, r.Pipeline)
 	if err != nil {
 		return err.Error()
 	}
 	if !chain[r.LedgerHead] {
 		return fmt.Sprintf("its provenance names ledger head %q, which is not on pipeline %s's chain", r.LedgerHead, r.Pipeline)
 	}
-	objects, err := a.svc.Store.Objects()
+	objects, err := a.svc.Store.Objects(ctx)
 	if err != nil {
 		return err.Error()
 	}
@@ -270,12 +270,12 @@ func (a *Auditor) allowedAt(r notes.Provenance) string {
 	return ""
 }
 
-func (a *Auditor) chain(id string) (map[string]bool, error) {
+func (a *Auditor) chain(ctx context.Context, id string) (map[string]bool, error) {
 	if c, ok := a.chains[id]; ok {
 		return c, nil
 	}
 	c := map[string]bool{}
-	err := a.svc.Store.Walk(id, func(cc *refs.ChainCommit) (bool, error) {
+	err := a.svc.Store.Walk(ctx, id, func(cc *refs.ChainCommit) (bool, error) {
 		c[cc.OID] = true
 		return true, nil
 	})
@@ -284,14 +284,14 @@ func (a *Auditor) chain(id string) (map[string]bool, error) {
 }
 
 // checkPipeline applies the rules about a pipeline's present state.
-func (a *Auditor) checkPipeline(id string, rules Rules, report *Report) {
+func (a *Auditor) checkPipeline(ctx context.Context, id string, rules Rules, report *Report) {
 	add := func(format string, args ...any) {
 		report.Findings = append(report.Findings, Finding{Pipeline: id, Level: LevelError, Message: fmt.Sprintf(format, args...)})
 	}
 	if !rules.Blocked && !rules.Complete {
 		return
 	}
-	g, err := a.svc.LoadGates(id)
+	g, err := a.svc.LoadGates(ctx, id)
 	if err != nil {
 		add("%v", err)
 		return

@@ -2,9 +2,14 @@ package enforce
 
 import (
 	"bytes"
+	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
 var crucible = []Trailer{{TrailerPipeline, "p1"}, {TrailerPhase, "3"}}
@@ -120,5 +125,115 @@ func TestEmptyAsGitSeesIt(t *testing.T) {
 		if ok == c.empty || (c.empty && string(out) != c.msg) {
 			t.Errorf("%s: AddTrailers ok=%v out=%q", c.name, ok, out)
 		}
+	}
+}
+
+// gitTrailers runs git's trailer code on msg: `interpret-trailers` with
+// args, in a hermetic environment.
+func gitTrailers(t *testing.T, msg []byte, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "trailer.ifexists=replace", "interpret-trailers"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent")
+	cmd.Stdin = bytes.NewReader(msg)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git interpret-trailers %v: %v", args, err)
+	}
+	return out
+}
+
+// sameTrailersAsGit: on msg, AddTrailers and `git interpret-trailers
+// --no-divider` (what `git commit --trailer` runs) leave trailer blocks
+// that git reads as the same trailers. Git replaces only the last of
+// several lines with one key, and takes a key that starts another ("C"
+// for Crucible-Phase) as the same key, deleting the user's line; such
+// messages are not compared.
+func sameTrailersAsGit(t *testing.T, msg string) {
+	if !strings.HasSuffix(msg, "\n") || strings.ContainsRune(msg, 0) {
+		return // git ends a message it writes with a newline; NUL ends its strings
+	}
+	for _, tr := range crucible {
+		n := 0
+		for _, l := range strings.SplitAfter(msg, "\n") {
+			k, _, ok := cutTrailer(l)
+			k, key := strings.ToLower(k), strings.ToLower(tr.Key)
+			if ok && k == key {
+				n++
+			}
+			if ok && k != key && (strings.HasPrefix(k, key) || strings.HasPrefix(key, k)) {
+				return
+			}
+		}
+		if n > 1 {
+			return
+		}
+	}
+	ours, ok := AddTrailers([]byte(msg), crucible, Style{})
+	if !ok {
+		return
+	}
+	var args []string
+	for _, tr := range crucible {
+		args = append(args, "--trailer", tr.Key+": "+tr.Value)
+	}
+	theirs := gitTrailers(t, []byte(msg), append([]string{"--no-divider"}, args...)...)
+	if a, b := gitTrailers(t, ours, "--parse", "--no-divider"), gitTrailers(t, theirs, "--parse", "--no-divider"); !bytes.Equal(a, b) {
+		t.Fatalf("%q:\nours %q, git reads %q\ngit's %q, git reads %q", msg, ours, a, theirs, b)
+	}
+}
+
+func TestTrailersMatchGit(t *testing.T) {
+	for _, msg := range []string{
+		"fix it\n",
+		"fix it\n\nbody\n",
+		"fix it\n\nKey: v\n  continued\n", // continuation lines belong to the trailer
+		"fix it\n\nCrucible-Phase: 2\n  old\nKey: v\n",                // ours goes with its continuation
+		"fix it\n\nKey : v\n",                                         // white space before the separator
+		"fix it\n\nbody\nSigned-off-by: A <a@x>\nmore\nthings\n",      // a quarter, with one git wrote
+		"fix it\n\nbody\nmore\nthings\nand\nKey: v\n",                 // a few trailers among text are text
+		"fix it\n\n(cherry picked from commit 0123)\nnot a trailer\n", // git's own line
+		"fix it\n\nKey: v\n# comment\nOther: w\n",
+		"fix it\n\nbody\n\n# comment\n\n",
+		"fix it\n\n  \nbody\n",
+		"fix it\n# c\nKey: v\n",
+		"fix it\n\nConflicts:\n\ta.txt\n",
+		"fix it\n\nbody\n\nConflicts:\n\ta.txt\n# c\n",
+		"fix it\n\nKey:v\nother-key:\n",
+		"fix it\n\n:not\n",
+		"fix it\r\n\r\nKey: v\r\n",
+	} {
+		sameTrailersAsGit(t, msg)
+	}
+}
+
+// FuzzTrailersMatchGit compares AddTrailers with git's own trailer code.
+func FuzzTrailersMatchGit(f *testing.F) {
+	for _, s := range []string{"a\n\nK: v\n w\n", "a\n\nb\nSigned-off-by: x\nc\n", "a\n\nK : v\n", "a\n\n# c\nK: v\n\n#d\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(sameTrailersAsGit)
+}
+
+// TestWriteTrailersUnderTrailerConfig: with trailer.separators or a
+// configured key, git reads blocks its own way, and git's code writes.
+func TestWriteTrailersUnderTrailerConfig(t *testing.T) {
+	dir := gittest.Init(t)
+	t.Chdir(dir)
+	repo, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("fix it\n\nReviewed= Bo\n")
+	if out, _, _ := WriteTrailers(context.Background(), repo, msg, crucible, Style{}); !bytes.Contains(out, []byte("Bo\n\nCrucible")) {
+		t.Fatalf("default separators: %q is not a trailer, so ours start a block: got %q", "Reviewed= Bo", out)
+	}
+	gittest.Git(t, dir, "config", "trailer.separators", ":=")
+	out, ok, err := WriteTrailers(context.Background(), repo, msg, crucible, Style{})
+	want := "fix it\n\nReviewed: Bo\nCrucible-Pipeline: p1\nCrucible-Phase: 3\n"
+	if err != nil || !ok || string(out) != want {
+		t.Fatalf("with trailer.separators: %q %v %v, want %q", out, ok, err, want)
+	}
+	if out, ok, _ := WriteTrailers(context.Background(), repo, []byte("\n# only a comment\n"), crucible, Style{}); ok || string(out) != "\n# only a comment\n" {
+		t.Fatalf("an empty message must stay empty: %q", out)
 	}
 }

@@ -49,8 +49,10 @@ func (e *ManifestError) Error() string { return fmt.Sprintf("line %d: %s", e.Lin
 var ManifestStatuses = []string{"dispatched", "completed", "failed", "skipped", "error"}
 
 // MaxManifestLine is the longest manifest line ParseManifest accepts, in bytes,
-// not counting its newline.
-const MaxManifestLine = 4096
+// not counting its newline. Crucible keeps lines under 4 KiB, but an agent's
+// summary may run long and must still be imported; the cap only keeps a
+// hostile file from costing unbounded memory per line.
+const MaxManifestLine = 1 << 20
 
 // Manifest keys, in the order Render writes them.
 const (

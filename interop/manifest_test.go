@@ -118,6 +118,11 @@ func TestParseManifestValid(t *testing.T) {
 			want: ManifestLine{Seq: 1, Role: "r", Status: "completed", DurationS: mfInt(0), Task: mfInt(-1)},
 		},
 		{
+			name: "a 100 KiB summary",
+			in:   `{"seq":1,"role":"r","status":"completed","summary":"` + strings.Repeat("y", 100<<10) + `"}`,
+			want: ManifestLine{Seq: 1, Role: "r", Status: "completed", Summary: mfStr(strings.Repeat("y", 100<<10))},
+		},
+		{
 			name: "longest line",
 			in:   `{"seq":1,"role":"r","status":"completed","summary":"` + strings.Repeat("x", MaxManifestLine-54) + `"}`,
 			want: ManifestLine{Seq: 1, Role: "r", Status: "completed", Summary: mfStr(strings.Repeat("x", MaxManifestLine-54))},
@@ -153,7 +158,7 @@ func TestParseManifestProblems(t *testing.T) {
 		{"string", `"seq"`, "not a JSON object"},
 		{"two objects", `{"seq":1,"role":"r","status":"completed"} {}`, "not a JSON object"},
 		{"too long", `{"seq":1,"role":"r","status":"completed","summary":"` + strings.Repeat("x", MaxManifestLine-53) + `"}`,
-			"line is 4097 bytes, over the 4096-byte limit"},
+			"line is 1048577 bytes, over the 1048576-byte limit"},
 		{"missing seq", `{"role":"r","status":"completed"}`, "missing seq"},
 		{"null seq", `{"seq":null,"role":"r","status":"completed"}`, "missing seq"},
 		{"seq 0", `{"seq":0,"role":"r","status":"completed"}`, "invalid seq 0: want an integer >= 1"},

@@ -426,11 +426,11 @@ func TestParsePhase(t *testing.T) {
 		want Phase // 0: invalid
 	}{
 		{"1", Design}, {"2", Plan}, {"3", Execute}, {"4", Completion},
-		{" 3 ", Execute}, {"\t4\n", Completion},
+		{" 3 ", 0}, {"\t4\n", 0}, {" 1", 0}, {"1 ", 0},
 		{"design", Design}, {"Design", Design}, {"DESIGN", Design}, {"dEsIgN", Design},
 		{"plan", Plan}, {"PLAN", Plan}, {"Plan", Plan},
 		{"execute", Execute}, {"EXECUTE", Execute}, {"Execute", Execute},
-		{"completion", Completion}, {"Completion", Completion}, {"COMPLETION", Completion}, {" completion ", Completion},
+		{"completion", Completion}, {"Completion", Completion}, {"COMPLETION", Completion}, {" completion ", 0},
 		{"", 0}, {" ", 0}, {"0", 0}, {"5", 0}, {"-1", 0}, {"01", 0}, {"+1", 0}, {"1.0", 0},
 		{"phase 1", 0}, {"designs", 0}, {"exec", 0}, {"complete", 0}, {"code", 0}, {"Phase(1)", 0},
 		{"de sign", 0}, {"１", 0}, {"one", 0},

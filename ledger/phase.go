@@ -42,7 +42,7 @@ func (p Phase) HasQualityGate() bool { return p != Execute }
 // ParsePhase accepts 1-4 or a phase name (design, plan, execute, completion),
 // case-insensitively.
 func ParsePhase(s string) (Phase, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
+	t := strings.ToLower(s) // " 1" is refused: what a caller trims is its own business
 	for _, p := range Phases {
 		if t == strconv.Itoa(int(p)) || t == strings.ToLower(p.Name()) {
 			return p, nil

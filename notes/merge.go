@@ -41,9 +41,9 @@ func Merge(ctx context.Context, repo *gitext.Repo, notesRef, theirs string) (Mer
 	if err != nil {
 		return MergeResult{}, err
 	}
-	o := newObjects(ctx, repo)
+	o := newObjects(repo)
 	defer o.close()
-	theirTree, err := o.commitTree(their)
+	theirTree, err := o.commitTree(ctx, their)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("%s: %w", theirs, err)
 	}
@@ -64,11 +64,11 @@ func Merge(ctx context.Context, repo *gitext.Repo, notesRef, theirs string) (Mer
 			res = MergeResult{Outcome: FastForward, Commit: their}
 			return their, nil
 		}
-		ourTree, err := o.commitTree(tip)
+		ourTree, err := o.commitTree(ctx, tip)
 		if err != nil {
 			return "", err
 		}
-		tree, err := unionTrees(o, ourTree, theirTree)
+		tree, err := unionTrees(ctx, o, ourTree, theirTree)
 		if err != nil {
 			return "", err
 		}
@@ -101,16 +101,16 @@ func resolve(repo *gitext.Repo, rev string) (string, error) {
 // unionTrees returns a notes tree holding every note of both trees, the
 // notes on one object joined line by line. Subtrees the two share are not
 // read.
-func unionTrees(o *objects, ours, theirs string) (string, error) {
-	ov, err := newView(o, ours)
+func unionTrees(ctx context.Context, o *objects, ours, theirs string) (string, error) {
+	ov, err := newView(ctx, o, ours)
 	if err != nil {
 		return "", err
 	}
-	tv, err := newView(o, theirs)
+	tv, err := newView(ctx, o, theirs)
 	if err != nil {
 		return "", err
 	}
-	if err := reconcile(ov, tv); err != nil {
+	if err := reconcile(ctx, ov, tv); err != nil {
 		return "", err
 	}
 	var added []item
@@ -122,7 +122,7 @@ func unionTrees(o *objects, ours, theirs string) (string, error) {
 			added, changed = append(added, t), true
 		case ov.items[i].oid != t.oid:
 			// Two notes: differing subtrees were read by reconcile.
-			if ov.items[i].oid, err = ov.combine(ov.items[i].oid, t.oid); err != nil {
+			if ov.items[i].oid, err = ov.combine(ctx, ov.items[i].oid, t.oid); err != nil {
 				return "", err
 			}
 			changed = true
@@ -141,20 +141,20 @@ func unionTrees(o *objects, ours, theirs string) (string, error) {
 		return ours, nil
 	}
 	ov.items = append(ov.items, added...)
-	return ov.write()
+	return ov.write(ctx)
 }
 
 // reconcile reads subtrees of a and b until every item of one is either
 // identical to an item of the other (same key and object) or unrelated to
 // all of them (no key a prefix of the other), so that they compare by key.
-func reconcile(a, b *view) error {
+func reconcile(ctx context.Context, a, b *view) error {
 	for {
 		ea, eb := overlaps(a, b), overlaps(b, a)
-		moreA, err := a.expand(ea)
+		moreA, err := a.expand(ctx, ea)
 		if err != nil {
 			return err
 		}
-		moreB, err := b.expand(eb)
+		moreB, err := b.expand(ctx, eb)
 		if err != nil || !moreA && !moreB {
 			return err
 		}

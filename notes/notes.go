@@ -32,7 +32,7 @@ func Read(ctx context.Context, repo *gitext.Repo, notesRef, object string) ([]by
 	if err != nil {
 		return nil, false, err
 	}
-	note, ok, err := r.Read(object)
+	note, ok, err := r.Read(ctx, object)
 	if cerr := r.Close(); err == nil {
 		err = cerr
 	}
@@ -55,9 +55,9 @@ func NewReader(ctx context.Context, repo *gitext.Repo, notesRef string) (*Reader
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{o: newObjects(ctx, repo)}
+	r := &Reader{o: newObjects(repo)}
 	if tip != "" {
-		if r.root, err = r.o.commitTree(tip); err != nil {
+		if r.root, err = r.o.commitTree(ctx, tip); err != nil {
 			r.o.close()
 			return nil, fmt.Errorf("%s: %w", notesRef, err)
 		}
@@ -71,7 +71,7 @@ func (r *Reader) Close() error { return r.o.close() }
 // Read returns the note on object and whether there is one. A note stored
 // at two depths of the tree (git reads both) comes back as one, the lines
 // of the deeper first.
-func (r *Reader) Read(object string) ([]byte, bool, error) {
+func (r *Reader) Read(ctx context.Context, object string) ([]byte, bool, error) {
 	if err := checkObject(r.o.repo, object); err != nil {
 		return nil, false, err
 	}
@@ -80,8 +80,8 @@ func (r *Reader) Read(object string) ([]byte, bool, error) {
 	}
 	var note []byte
 	found := false
-	err := r.walk("", r.root, object, func(blob string) error {
-		data, err := r.o.read(blob, "blob")
+	err := r.walk(ctx, "", r.root, object, func(blob string) error {
+		data, err := r.o.read(ctx, blob, "blob")
 		switch {
 		case err != nil:
 			return err
@@ -96,8 +96,8 @@ func (r *Reader) Read(object string) ([]byte, bool, error) {
 }
 
 // walk calls fn with each note on key along the path to it, deepest first.
-func (r *Reader) walk(prefix, tree, key string, fn func(blob string) error) error {
-	entries, err := r.o.tree(tree)
+func (r *Reader) walk(ctx context.Context, prefix, tree, key string, fn func(blob string) error) error {
+	entries, err := r.o.tree(ctx, tree)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (r *Reader) walk(prefix, tree, key string, fn func(blob string) error) erro
 		switch {
 		case !ok || !strings.HasPrefix(key, k):
 		case isTree:
-			if err := r.walk(k, e.OID, key, fn); err != nil {
+			if err := r.walk(ctx, k, e.OID, key, fn); err != nil {
 				return err
 			}
 		default:
@@ -137,10 +137,10 @@ func Append(ctx context.Context, repo *gitext.Repo, notesRef, object string, lin
 		}
 	}
 	return edit(ctx, repo, notesRef, func(v *view) (bool, error) {
-		if err := v.load(object); err != nil {
+		if err := v.load(ctx, object); err != nil {
 			return false, err
 		}
-		note, err := v.note(object)
+		note, err := v.note(ctx, object)
 		if err != nil {
 			return false, err
 		}
@@ -172,7 +172,7 @@ func Copy(ctx context.Context, repo *gitext.Repo, notesRef string, pairs []Rewri
 	}
 	changed := 0
 	err := edit(ctx, repo, notesRef, func(v *view) (bool, error) {
-		if err := v.load(keys...); err != nil {
+		if err := v.load(ctx, keys...); err != nil {
 			return false, err
 		}
 		before, next := map[string][]byte{}, map[string][]byte{} // by New
@@ -181,7 +181,7 @@ func Copy(ctx context.Context, repo *gitext.Repo, notesRef string, pairs []Rewri
 			if p.Old == p.New {
 				continue
 			}
-			src, err := v.note(p.Old)
+			src, err := v.note(ctx, p.Old)
 			if err != nil {
 				return false, err
 			}
@@ -190,7 +190,7 @@ func Copy(ctx context.Context, repo *gitext.Repo, notesRef string, pairs []Rewri
 			}
 			dst, seen := next[p.New]
 			if !seen {
-				if dst, err = v.note(p.New); err != nil {
+				if dst, err = v.note(ctx, p.New); err != nil {
 					return false, err
 				}
 				before[p.New] = dst
@@ -228,24 +228,24 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 	if err := checkRef(notesRef); err != nil {
 		return err
 	}
-	o := newObjects(ctx, repo)
+	o := newObjects(repo)
 	defer o.close()
 	return update(ctx, repo, notesRef, func(tip string) (string, error) {
 		tree := ""
 		if tip != "" {
 			var err error
-			if tree, err = o.commitTree(tip); err != nil {
+			if tree, err = o.commitTree(ctx, tip); err != nil {
 				return "", err
 			}
 		}
-		v, err := newView(o, tree)
+		v, err := newView(ctx, o, tree)
 		if err != nil {
 			return "", err
 		}
 		if changed, err := change(v); err != nil || !changed {
 			return "", err
 		}
-		if tree, err = v.write(); err != nil {
+		if tree, err = v.write(ctx); err != nil {
 			return "", err
 		}
 		return o.commit(tree, "Notes added by 'git crucible'\n", tip)

@@ -125,12 +125,12 @@ func TestFanoutMatchesGit(t *testing.T) {
 	}
 	defer r.Close()
 	for i, k := range keys {
-		note, ok, err := r.Read(k)
+		note, ok, err := r.Read(ctx, k)
 		if want := fmt.Sprintf("note %d\n", i); err != nil || !ok || string(note) != want {
 			t.Fatalf("Read(%s) = %q, %v, %v; want %q", k, note, ok, err, want)
 		}
 	}
-	if note, ok, err := r.Read(key(1)); err != nil || ok || note != nil {
+	if note, ok, err := r.Read(ctx, key(1)); err != nil || ok || note != nil {
 		t.Fatalf("Read(no note) = %q, %v, %v", note, ok, err)
 	}
 }
@@ -219,7 +219,7 @@ func TestThousandsOfNotes(t *testing.T) {
 	defer r.Close()
 	for _, line := range listed {
 		_, object, _ := strings.Cut(line, " ")
-		if note, ok, err := r.Read(object); err != nil || !ok || string(note) != "source\n" {
+		if note, ok, err := r.Read(ctx, object); err != nil || !ok || string(note) != "source\n" {
 			t.Fatalf("Read(%s) = %q, %v, %v", object, note, ok, err)
 		}
 	}

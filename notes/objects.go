@@ -13,14 +13,13 @@ import (
 // Trees are kept decoded by id (a tree's content never changes), so a
 // retried write does not read them twice.
 type objects struct {
-	ctx   context.Context
 	repo  *gitext.Repo
 	batch *gitext.ObjectReader
 	trees map[string][]gitext.TreeEntry
 }
 
-func newObjects(ctx context.Context, repo *gitext.Repo) *objects {
-	return &objects{ctx: ctx, repo: repo, trees: map[string][]gitext.TreeEntry{}}
+func newObjects(repo *gitext.Repo) *objects {
+	return &objects{repo: repo, trees: map[string][]gitext.TreeEntry{}}
 }
 
 func (o *objects) close() error {
@@ -31,11 +30,11 @@ func (o *objects) close() error {
 }
 
 // read returns object oid's content, which must be of type kind.
-func (o *objects) read(oid, kind string) ([]byte, error) {
+func (o *objects) read(ctx context.Context, oid, kind string) ([]byte, error) {
 	k, data, err := o.repo.ReadLoose(oid)
 	if errors.Is(err, gitext.ErrMissing) {
 		if o.batch == nil {
-			if o.batch, err = o.repo.NewObjectReader(o.ctx); err != nil {
+			if o.batch, err = o.repo.NewObjectReader(context.WithoutCancel(ctx)); err != nil {
 				return nil, err
 			}
 		}
@@ -50,11 +49,11 @@ func (o *objects) read(oid, kind string) ([]byte, error) {
 	return data, nil
 }
 
-func (o *objects) tree(oid string) ([]gitext.TreeEntry, error) {
+func (o *objects) tree(ctx context.Context, oid string) ([]gitext.TreeEntry, error) {
 	if entries, ok := o.trees[oid]; ok {
 		return entries, nil
 	}
-	data, err := o.read(oid, "tree")
+	data, err := o.read(ctx, oid, "tree")
 	if err != nil {
 		return nil, err
 	}
@@ -67,8 +66,8 @@ func (o *objects) tree(oid string) ([]gitext.TreeEntry, error) {
 }
 
 // commitTree returns the tree of notes commit oid.
-func (o *objects) commitTree(oid string) (string, error) {
-	data, err := o.read(oid, "commit")
+func (o *objects) commitTree(ctx context.Context, oid string) (string, error) {
+	data, err := o.read(ctx, oid, "commit")
 	if err != nil {
 		return "", err
 	}

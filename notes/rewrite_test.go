@@ -185,7 +185,7 @@ func TestMergeUnrelatedLarge(t *testing.T) {
 		} else if i >= 1000 {
 			want = "ours\n"
 		}
-		note, _, err := r.Read(key(i))
+		note, _, err := r.Read(ctx, key(i))
 		if err != nil || string(note) != want {
 			t.Fatalf("note %d: %q, %v; want %q", i, note, err, want)
 		}

@@ -1,6 +1,7 @@
 package notes
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -40,16 +41,16 @@ type view struct {
 	other  []gitext.TreeEntry // entries that are no note, Name being the full path
 }
 
-func newView(o *objects, tree string) (*view, error) {
+func newView(ctx context.Context, o *objects, tree string) (*view, error) {
 	v := &view{o: o, hexLen: 2 * o.repo.HashLen()}
 	if tree == "" {
 		return v, nil
 	}
-	items, err := v.read("", tree)
+	items, err := v.read(ctx, "", tree)
 	if err != nil {
 		return nil, err
 	}
-	v.items, err = v.normalize(items)
+	v.items, err = v.normalize(ctx, items)
 	return v, err
 }
 
@@ -71,8 +72,8 @@ func classify(prefix string, e gitext.TreeEntry, hexLen int) (key string, tree, 
 }
 
 // read lists the subtree spelling prefix; its other entries go to v.other.
-func (v *view) read(prefix, tree string) ([]item, error) {
-	entries, err := v.o.tree(tree)
+func (v *view) read(ctx context.Context, prefix, tree string) ([]item, error) {
+	entries, err := v.o.tree(ctx, tree)
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +94,14 @@ func (v *view) read(prefix, tree string) ([]item, error) {
 // normalize sorts items and reads every subtree that another item lies
 // under, as git does when two leaves meet in one slot. The same object
 // annotated at two depths becomes one note holding the lines of both.
-func (v *view) normalize(items []item) ([]item, error) {
+func (v *view) normalize(ctx context.Context, items []item) ([]item, error) {
 	for {
 		sort.SliceStable(items, func(i, j int) bool { return items[i].key < items[j].key })
 		out := make([]item, 0, len(items))
 		expanded := false
 		for i, it := range items {
 			if it.tree && i+1 < len(items) && strings.HasPrefix(items[i+1].key, it.key) {
-				sub, err := v.read(it.key, it.oid)
+				sub, err := v.read(ctx, it.key, it.oid)
 				if err != nil {
 					return nil, err
 				}
@@ -108,7 +109,7 @@ func (v *view) normalize(items []item) ([]item, error) {
 				continue
 			}
 			if last := len(out) - 1; !it.tree && last >= 0 && out[last].key == it.key && !out[last].tree {
-				oid, err := v.combine(out[last].oid, it.oid)
+				oid, err := v.combine(ctx, out[last].oid, it.oid)
 				if err != nil {
 					return nil, err
 				}
@@ -125,15 +126,15 @@ func (v *view) normalize(items []item) ([]item, error) {
 }
 
 // combine writes the note holding a's lines, then b's lines a lacks.
-func (v *view) combine(a, b string) (string, error) {
+func (v *view) combine(ctx context.Context, a, b string) (string, error) {
 	if a == b {
 		return a, nil
 	}
-	da, err := v.o.read(a, "blob")
+	da, err := v.o.read(ctx, a, "blob")
 	if err != nil {
 		return "", err
 	}
-	db, err := v.o.read(b, "blob")
+	db, err := v.o.read(ctx, b, "blob")
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +144,7 @@ func (v *view) combine(a, b string) (string, error) {
 
 // expand reads the subtrees whose keys are in keys; it reports whether
 // there was any.
-func (v *view) expand(keys map[string]bool) (bool, error) {
+func (v *view) expand(ctx context.Context, keys map[string]bool) (bool, error) {
 	out := make([]item, 0, len(v.items))
 	found := false
 	for _, it := range v.items {
@@ -151,7 +152,7 @@ func (v *view) expand(keys map[string]bool) (bool, error) {
 			out = append(out, it)
 			continue
 		}
-		sub, err := v.read(it.key, it.oid)
+		sub, err := v.read(ctx, it.key, it.oid)
 		if err != nil {
 			return false, err
 		}
@@ -161,12 +162,12 @@ func (v *view) expand(keys map[string]bool) (bool, error) {
 		return false, nil
 	}
 	var err error
-	v.items, err = v.normalize(out)
+	v.items, err = v.normalize(ctx, out)
 	return true, err
 }
 
 // load reads the subtrees on the paths to keys, as git does to find them.
-func (v *view) load(keys ...string) error {
+func (v *view) load(ctx context.Context, keys ...string) error {
 	prefixes := map[string]bool{}
 	for _, k := range keys {
 		for n := 2; n < len(k); n += 2 {
@@ -174,7 +175,7 @@ func (v *view) load(keys ...string) error {
 		}
 	}
 	for {
-		more, err := v.expand(prefixes)
+		more, err := v.expand(ctx, prefixes)
 		if err != nil || !more {
 			return err
 		}
@@ -192,12 +193,12 @@ func (v *view) find(key string) int {
 func compareKey(it item, key string) int { return strings.Compare(it.key, key) }
 
 // note returns the content of key's note, or nil; load(key) comes first.
-func (v *view) note(key string) ([]byte, error) {
+func (v *view) note(ctx context.Context, key string) ([]byte, error) {
 	i := v.find(key)
 	if i < 0 || v.items[i].tree {
 		return nil, nil
 	}
-	return v.o.read(v.items[i].oid, "blob")
+	return v.o.read(ctx, v.items[i].oid, "blob")
 }
 
 // set makes content key's note; load(key) comes first.
@@ -229,10 +230,10 @@ func fanoutPath(key string, fanout int) string {
 
 // write stores the view as trees laid out by git's rule and returns the
 // root tree's id. Subtrees kept as they are cost nothing.
-func (v *view) write() (string, error) {
+func (v *view) write(ctx context.Context) (string, error) {
 	sort.Slice(v.items, func(i, j int) bool { return v.items[i].key < v.items[j].key })
 	root := &dir{}
-	if err := v.node(root, v.items, 0, 0); err != nil {
+	if err := v.node(ctx, root, v.items, 0, 0); err != nil {
 		return "", err
 	}
 	for _, e := range v.other {
@@ -245,7 +246,7 @@ func (v *view) write() (string, error) {
 }
 
 // node lays out the trie node at depth n (in hex digits) holding items.
-func (v *view) node(root *dir, items []item, n, fanout int) error {
+func (v *view) node(ctx context.Context, root *dir, items []item, n, fanout int) error {
 	if n%2 == 0 && n == 2*fanout && full(items, n) {
 		fanout++
 	}
@@ -254,7 +255,7 @@ func (v *view) node(root *dir, items []item, n, fanout int) error {
 		for j < len(items) && items[j].key[n] == items[0].key[n] {
 			j++
 		}
-		if err := v.slot(root, items[:j], n, fanout); err != nil {
+		if err := v.slot(ctx, root, items[:j], n, fanout); err != nil {
 			return err
 		}
 		items = items[j:]
@@ -263,11 +264,11 @@ func (v *view) node(root *dir, items []item, n, fanout int) error {
 }
 
 // slot lays out the items of one slot of a node at depth n.
-func (v *view) slot(root *dir, group []item, n, fanout int) error {
+func (v *view) slot(ctx context.Context, root *dir, group []item, n, fanout int) error {
 	for {
 		switch it := group[0]; {
 		case len(group) > 1:
-			return v.node(root, group, n+1, fanout)
+			return v.node(ctx, root, group, n+1, fanout)
 		case !it.tree:
 			return root.place(fanoutPath(it.key, fanout), "100644", it.oid, false)
 		case n < 2*fanout && len(it.key) <= 2*fanout+2:
@@ -276,11 +277,11 @@ func (v *view) slot(root *dir, group []item, n, fanout int) error {
 			// a one is read and laid out instead.)
 			return root.place(fanoutPath(it.key, fanout), "40000", it.oid, false)
 		}
-		sub, err := v.read(group[0].key, group[0].oid)
+		sub, err := v.read(ctx, group[0].key, group[0].oid)
 		if err != nil {
 			return err
 		}
-		if group, err = v.normalize(sub); err != nil || len(group) == 0 {
+		if group, err = v.normalize(ctx, sub); err != nil || len(group) == 0 {
 			return err
 		}
 	}

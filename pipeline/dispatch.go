@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -174,7 +175,7 @@ type DispatchRequest struct {
 // StartDispatch records a dispatch and returns its seq. The seq comes from
 // the chain itself inside the compare-and-swap, so concurrent starts get
 // distinct, dense seqs.
-func (s *Service) StartDispatch(id string, r DispatchRequest) (int, error) {
+func (s *Service) StartDispatch(ctx context.Context, id string, r DispatchRequest) (int, error) {
 	template := r.Template
 	if template == "" {
 		template = r.Role
@@ -183,7 +184,7 @@ func (s *Service) StartDispatch(id string, r DispatchRequest) (int, error) {
 		return 0, err
 	}
 	var seq int
-	_, _, err := s.Update(id, func(st *State, _ string) (*Change, error) {
+	_, _, err := s.Update(ctx, id, func(st *State, _ string) (*Change, error) {
 		seq = st.Dispatch.Last + 1
 		d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
 			ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
@@ -208,9 +209,9 @@ type FinishRequest struct {
 }
 
 // FinishDispatch records the final entry of dispatch seq, with its duration.
-func (s *Service) FinishDispatch(id string, seq int, r FinishRequest) (*DispatchFinish, error) {
+func (s *Service) FinishDispatch(ctx context.Context, id string, seq int, r FinishRequest) (*DispatchFinish, error) {
 	var d DispatchFinish
-	_, _, err := s.Update(id, func(st *State, now string) (*Change, error) {
+	_, _, err := s.Update(ctx, id, func(st *State, now string) (*Change, error) {
 		f := st.Dispatch.InFlight[strconv.Itoa(seq)] // a missing one is refused by Apply
 		d = DispatchFinish{Seq: seq, Status: r.Status, DurationS: Seconds(f.Started, now),
 			OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls}
@@ -279,8 +280,8 @@ func Optional(s string) *string {
 // Manifest returns every dispatch of pipeline id in seq order, each as its
 // newest entry shows it (crucible's "last line for a seq wins"), imported
 // lines included. It reads the chain's events.
-func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
-	events, err := s.ChainEvents(id)
+func (s *Service) Manifest(ctx context.Context, id string) ([]ManifestEntry, error) {
+	events, err := s.ChainEvents(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -344,9 +345,9 @@ func (s *Service) Manifest(id string) ([]ManifestEntry, error) {
 }
 
 // ChainEvents returns every event of pipeline id, oldest first.
-func (s *Service) ChainEvents(id string) ([]Event, error) {
+func (s *Service) ChainEvents(ctx context.Context, id string) ([]Event, error) {
 	var commits [][]Event
-	err := s.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
+	err := s.Store.EventLog(ctx, id, func(commit string, blob []byte) (bool, error) {
 		events, err := DecodeEvents(blob)
 		if err != nil {
 			return false, fmt.Errorf("commit %s: %w", commit, err)
@@ -362,12 +363,12 @@ func (s *Service) ChainEvents(id string) ([]Event, error) {
 }
 
 // ReadKept returns a prompt or output kept in pipeline id's tree.
-func (s *Service) ReadKept(id, path string) ([]byte, error) {
-	h, err := s.Store.Head(id)
+func (s *Service) ReadKept(ctx context.Context, id, path string) ([]byte, error) {
+	h, err := s.Store.Head(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Store.Objects()
+	r, err := s.Store.Objects(ctx)
 	if err != nil {
 		return nil, err
 	}

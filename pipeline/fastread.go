@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,8 +96,8 @@ func ledgerOf(v any) (ledger.Ledger, error) {
 }
 
 // LoadGates returns pipeline id's gates the hot-path way.
-func (s *Service) LoadGates(id string) (Gates, error) {
-	h, err := s.Store.Head(id)
+func (s *Service) LoadGates(ctx context.Context, id string) (Gates, error) {
+	h, err := s.Store.Head(ctx, id)
 	if err != nil {
 		return Gates{}, err
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/git-crucible/git-crucible/interop"
@@ -56,10 +57,10 @@ func (d HandoffData) Document(st *State, at string) []byte {
 
 // WriteHandoff records the handoff out of phase d.From and keeps its
 // document in the chain's tree.
-func (s *Service) WriteHandoff(id string, d HandoffData) (*State, []byte, error) {
+func (s *Service) WriteHandoff(ctx context.Context, id string, d HandoffData) (*State, []byte, error) {
 	d.To, d.Path = d.From+1, HandoffPath(d.From)
 	var doc []byte
-	st, _, err := s.Update(id, func(st *State, now string) (*Change, error) {
+	st, _, err := s.Update(ctx, id, func(st *State, now string) (*Change, error) {
 		doc = d.Document(st, now)
 		return &Change{Drafts: []Draft{{Type: TypeHandoff, Data: d}}, Files: map[string][]byte{d.Path: doc}}, nil
 	})

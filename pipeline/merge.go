@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -256,14 +257,14 @@ type Integration struct {
 // Integrate brings another clone's tip of pipeline id into the local chain
 // (see refs.Store.Integrate). A merge recomputes the state from the union
 // of both sides' events, and keeps every file either side kept.
-func (s *Service) Integrate(id, theirs string) (*Integration, error) {
-	w, err := s.writer()
+func (s *Service) Integrate(ctx context.Context, id, theirs string) (*Integration, error) {
+	w, err := s.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var files []string
-	outcome, head, err := s.Store.Integrate(id, theirs, w.identity(), func(ours, their *refs.Head) (*refs.Batch, error) {
-		b, conflicts, err := s.mergeBatch(ours, their)
+	outcome, head, err := s.Store.Integrate(ctx, id, theirs, w.identity(), func(ours, their *refs.Head) (*refs.Batch, error) {
+		b, conflicts, err := s.mergeBatch(ctx, ours, their)
 		files = conflicts
 		return b, err
 	})
@@ -280,15 +281,15 @@ func (s *Service) Integrate(id, theirs string) (*Integration, error) {
 	return &Integration{Outcome: outcome, State: st, FileConflicts: files}, nil
 }
 
-func (s *Service) mergeBatch(ours, theirs *refs.Head) (*refs.Batch, []string, error) {
-	base, err := s.Store.MergeBase(ours.Commit, theirs.Commit)
+func (s *Service) mergeBatch(ctx context.Context, ours, theirs *refs.Head) (*refs.Batch, []string, error) {
+	base, err := s.Store.MergeBase(ctx, ours.Commit, theirs.Commit)
 	if err != nil {
 		return nil, nil, err
 	}
 	if base == "" {
 		return nil, nil, fmt.Errorf("pipeline %s: the two chains share no history", ours.ID)
 	}
-	baseHead, err := s.Store.HeadAt(ours.ID, base)
+	baseHead, err := s.Store.HeadAt(ctx, ours.ID, base)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -296,11 +297,11 @@ func (s *Service) mergeBatch(ours, theirs *refs.Head) (*refs.Batch, []string, er
 	if err != nil {
 		return nil, nil, err
 	}
-	ourEvents, err := s.eventsSince(base, ours.Commit)
+	ourEvents, err := s.eventsSince(ctx, base, ours.Commit)
 	if err != nil {
 		return nil, nil, err
 	}
-	theirEvents, err := s.eventsSince(base, theirs.Commit)
+	theirEvents, err := s.eventsSince(ctx, base, theirs.Commit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -316,11 +317,11 @@ func (s *Service) mergeBatch(ours, theirs *refs.Head) (*refs.Batch, []string, er
 	if err != nil {
 		return nil, nil, err
 	}
-	ourFiles, err := s.Store.Files(ours.Commit)
+	ourFiles, err := s.Store.Files(ctx, ours.Commit)
 	if err != nil {
 		return nil, nil, err
 	}
-	theirFiles, err := s.Store.Files(theirs.Commit)
+	theirFiles, err := s.Store.Files(ctx, theirs.Commit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -347,9 +348,9 @@ func (s *Service) mergeBatch(ours, theirs *refs.Head) (*refs.Batch, []string, er
 
 // eventsSince decodes the events of the commits reachable from tip but not
 // from base.
-func (s *Service) eventsSince(base, tip string) ([]Event, error) {
+func (s *Service) eventsSince(ctx context.Context, base, tip string) ([]Event, error) {
 	var all []Event
-	err := s.Store.Events([]string{tip, "^" + base}, func(commit string, blob []byte) (bool, error) {
+	err := s.Store.Events(ctx, []string{tip, "^" + base}, func(commit string, blob []byte) (bool, error) {
 		events, err := DecodeEvents(blob)
 		if err != nil {
 			return false, fmt.Errorf("commit %s: %w", short(commit), err)

@@ -70,14 +70,13 @@ func tomlString(s string) string {
 
 // Service records and reads pipelines in one repository.
 type Service struct {
-	ctx   context.Context
 	Repo  *gitext.Repo
 	Store *refs.Store
 }
 
 // Open returns a service on repo; Close releases it.
-func Open(ctx context.Context, repo *gitext.Repo) *Service {
-	return &Service{ctx: ctx, Repo: repo, Store: refs.Open(ctx, repo)}
+func Open(repo *gitext.Repo) *Service {
+	return &Service{Repo: repo, Store: refs.Open(repo)}
 }
 
 // Close releases the store.
@@ -95,7 +94,7 @@ func (e *NoActiveError) Error() string {
 
 // Resolve names the pipeline a command works on: id when given (a unique
 // prefix will do), else the one active on the current branch.
-func (s *Service) Resolve(id string) (string, error) {
+func (s *Service) Resolve(ctx context.Context, id string) (string, error) {
 	if id == "" {
 		branch, err := s.Repo.HeadBranch()
 		if err != nil {
@@ -119,7 +118,7 @@ func (s *Service) Resolve(id string) (string, error) {
 	if oid, err := s.Repo.ReadRef(refs.PipelineRef(id)); err != nil || oid != "" {
 		return id, err
 	}
-	all, err := s.Store.List()
+	all, err := s.Store.List(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -139,8 +138,8 @@ func (s *Service) Resolve(id string) (string, error) {
 }
 
 // Load returns pipeline id's current state and head.
-func (s *Service) Load(id string) (*State, *refs.Head, error) {
-	h, err := s.Store.Head(id)
+func (s *Service) Load(ctx context.Context, id string) (*State, *refs.Head, error) {
+	h, err := s.Store.Head(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,12 +151,12 @@ func (s *Service) Load(id string) (*State, *refs.Head, error) {
 }
 
 // writer returns this clone's writer, setting the clone up on first use.
-func (s *Service) writer() (*Writer, error) {
+func (s *Service) writer(ctx context.Context) (*Writer, error) {
 	w, err := LoadWriter(s.Repo)
 	if err != nil || w != nil {
 		return w, err
 	}
-	w, _, err = Init(s.ctx, s.Repo)
+	w, _, err = Init(ctx, s.Repo)
 	return w, err
 }
 
@@ -173,8 +172,8 @@ func Now() (string, error) {
 // Record appends drafts to pipeline id as one commit, checking each against
 // the state it applies to. It retries on a concurrent append, re-checking
 // against the new state.
-func (s *Service) Record(id string, drafts ...Draft) (*State, []string, error) {
-	return s.Update(id, func(*State, string) (*Change, error) { return &Change{Drafts: drafts}, nil })
+func (s *Service) Record(ctx context.Context, id string, drafts ...Draft) (*State, []string, error) {
+	return s.Update(ctx, id, func(*State, string) (*Change, error) { return &Change{Drafts: drafts}, nil })
 }
 
 // Change is what one append records: events, and files kept in the tree.
@@ -187,8 +186,8 @@ type Change struct {
 // Update appends the change plan derives from the pipeline's current state
 // and the time its events will carry. On a concurrent append, plan runs
 // again against the new state, so it must derive everything from st.
-func (s *Service) Update(id string, plan func(st *State, now string) (*Change, error)) (*State, []string, error) {
-	w, err := s.writer()
+func (s *Service) Update(ctx context.Context, id string, plan func(st *State, now string) (*Change, error)) (*State, []string, error) {
+	w, err := s.writer(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,7 +197,7 @@ func (s *Service) Update(id string, plan func(st *State, now string) (*Change, e
 	}
 	var st *State
 	var warnings []string
-	_, err = s.Store.Append(id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
+	_, err = s.Store.Append(ctx, id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
 		if h.Commit == "" {
 			return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
 		}
@@ -351,7 +350,7 @@ func (e *ActiveError) Error() string {
 // A finished pipeline there (Phase 4 PASS, or abandoned) simply gives way;
 // an open one refuses unless Fresh, which abandons it. Start returns the
 // new state and the id of the pipeline it abandoned, if any.
-func (s *Service) Start(o StartOptions) (*State, string, error) {
+func (s *Service) Start(ctx context.Context, o StartOptions) (*State, string, error) {
 	branch, err := s.Repo.HeadBranch()
 	if err != nil {
 		return nil, "", err
@@ -366,7 +365,7 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 	// A finished or abandoned pipeline gives way to a new one by itself.
 	stillOpen := false
 	if old != "" {
-		prev, _, err := s.Load(old)
+		prev, _, err := s.Load(ctx, old)
 		if err != nil {
 			return nil, "", err
 		}
@@ -396,12 +395,12 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 	if err := validateStart(start); err != nil {
 		return nil, "", err
 	}
-	w, err := s.writer()
+	w, err := s.writer(ctx)
 	if err != nil {
 		return nil, "", err
 	}
 	var st *State
-	_, err = s.Store.Append(id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
+	_, err = s.Store.Append(ctx, id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
 		if h.Commit != "" {
 			return nil, fmt.Errorf("pipeline %s already exists", id)
 		}
@@ -421,13 +420,13 @@ func (s *Service) Start(o StartOptions) (*State, string, error) {
 	}
 	if err := s.Store.SetActive(branch, id, old); err != nil {
 		// Someone else changed the branch's pipeline meanwhile: ours must not linger as a rival.
-		s.Record(id, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "another pipeline became active first"}})
+		s.Record(ctx, id, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "another pipeline became active first"}})
 		return nil, "", fmt.Errorf("cannot make %s active on '%s': %w", id, branch, err)
 	}
 	if !stillOpen {
 		return st, "", nil
 	}
-	if _, _, err := s.Record(old, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "replaced by a fresh start", ReplacedBy: id}}); err != nil {
+	if _, _, err := s.Record(ctx, old, Draft{Type: TypeAbandon, Data: AbandonData{Reason: "replaced by a fresh start", ReplacedBy: id}}); err != nil {
 		return st, old, fmt.Errorf("%s is active, but %s could not be marked abandoned: %w", id, old, err)
 	}
 	return st, old, nil

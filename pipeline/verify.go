@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -42,12 +43,12 @@ const dispatchDir, handoffsDir, importDir = "dispatch", "handoffs", "import"
 // produce. A merge commit must carry the state Merged computes from every
 // event it reaches. No problems means every transition on the chain was
 // legal.
-func (s *Service) Verify(id string) ([]Problem, error) {
+func (s *Service) Verify(ctx context.Context, id string) ([]Problem, error) {
 	tip, err := s.Store.Tip(id)
 	if err != nil {
 		return nil, err
 	}
-	return s.VerifyAt(id, tip)
+	return s.VerifyAt(ctx, id, tip)
 }
 
 // VerifyKnown is Verify for audits that run often (pre-push, pre-receive,
@@ -55,7 +56,7 @@ func (s *Service) Verify(id string) ([]Problem, error) {
 // earlier VerifyKnown found sound, while the chain still contains it, and
 // records the new tip once it is found sound. The record is a cache under
 // .git/crucible, no more trusted than the refs beside it.
-func (s *Service) VerifyKnown(id string) ([]Problem, error) {
+func (s *Service) VerifyKnown(ctx context.Context, id string) ([]Problem, error) {
 	tip, err := s.Store.Tip(id)
 	if err != nil {
 		return nil, err
@@ -65,11 +66,11 @@ func (s *Service) VerifyKnown(id string) ([]Problem, error) {
 		return nil, nil
 	}
 	if known != "" {
-		if ok, err := s.Store.IsAncestor(known, tip); err != nil || !ok {
+		if ok, err := s.Store.IsAncestor(ctx, known, tip); err != nil || !ok {
 			known = "" // rewritten, or gone: replay it all
 		}
 	}
-	problems, err := s.VerifySince(id, known, tip)
+	problems, err := s.VerifySince(ctx, id, known, tip)
 	if err == nil && len(problems) == 0 {
 		s.Store.SetVerified(id, tip) // best effort: a lost record costs a full replay
 	}
@@ -78,13 +79,15 @@ func (s *Service) VerifyKnown(id string) ([]Problem, error) {
 
 // VerifyAt is Verify of pipeline id's chain as it is at commit tip, e.g. a
 // chain just fetched and not yet taken in.
-func (s *Service) VerifyAt(id, tip string) ([]Problem, error) { return s.VerifySince(id, "", tip) }
+func (s *Service) VerifyAt(ctx context.Context, id, tip string) ([]Problem, error) {
+	return s.VerifySince(ctx, id, "", tip)
+}
 
 // VerifySince is VerifyAt that takes the commits reachable from trusted (a
 // chain this clone already holds, "" for none) as sound, and replays only
 // the others, starting from the states their trusted parents carry: a
 // fetch checks what arrived, not the whole history again.
-func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
+func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]Problem, error) {
 	var problems []Problem
 	report := func(commit string, seq int64, format string, args ...any) {
 		problems = append(problems, Problem{Pipeline: id, Commit: commit, Seq: seq, Message: fmt.Sprintf(format, args...)})
@@ -95,7 +98,7 @@ func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
 		if st, ok := states[oid]; ok || trusted == "" {
 			return st, ok
 		}
-		h, err := s.Store.HeadAt(id, oid)
+		h, err := s.Store.HeadAt(ctx, id, oid)
 		if err != nil {
 			return nil, false
 		}
@@ -110,7 +113,7 @@ func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
 	roots := 0
 	var exclude []string
 	if trusted != "" {
-		h, err := s.Store.HeadAt(id, trusted)
+		h, err := s.Store.HeadAt(ctx, id, trusted)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +124,7 @@ func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
 		}
 		roots, exclude = 1, []string{"^" + trusted}
 	}
-	err := s.Store.WalkFrom(append([]string{tip}, exclude...), func(c *refs.ChainCommit) (bool, error) {
+	err := s.Store.WalkFrom(ctx, append([]string{tip}, exclude...), func(c *refs.ChainCommit) (bool, error) {
 		files := map[string]gitext.TreeEntry{}
 		for _, e := range c.Entries {
 			files[e.Name] = e
@@ -135,7 +138,7 @@ func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
 				report(c.OID, 0, "missing %s", name)
 				return nil
 			}
-			b, err := s.Store.ReadFile(c.Entries, e.Name)
+			b, err := s.Store.ReadFile(ctx, c.Entries, e.Name)
 			if err != nil {
 				report(c.OID, 0, "cannot read %s: %v", name, err)
 			}
@@ -171,7 +174,7 @@ func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
 			if len(own) != 0 {
 				report(c.OID, 0, "a merge commit records events of its own")
 			}
-			base, err := s.Store.MergeBase(c.Commit.Parents[0], c.Commit.Parents[1])
+			base, err := s.Store.MergeBase(ctx, c.Commit.Parents[0], c.Commit.Parents[1])
 			if err != nil {
 				return false, err
 			}
@@ -183,7 +186,7 @@ func (s *Service) VerifySince(id, trusted, tip string) ([]Problem, error) {
 			var sides [2]Side
 			for i, p := range c.Commit.Parents {
 				sides[i].State, _ = stateOf(p)
-				if sides[i].Events, err = s.eventsSince(base, p); err != nil {
+				if sides[i].Events, err = s.eventsSince(ctx, base, p); err != nil {
 					return false, err
 				}
 			}

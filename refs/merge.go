@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -27,15 +28,15 @@ type MergeFunc func(ours, theirs *Head) (*Batch, error)
 // the local chain: it creates the ref, fast-forwards it, or writes a merge
 // commit with parents (ours, theirs) built by merge. Every move is a
 // compare-and-swap; when the local chain moves meanwhile, it starts over.
-func (s *Store) Integrate(id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
+func (s *Store) Integrate(ctx context.Context, id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
 	if err := ValidateID(id); err != nil {
 		return "", nil, err
 	}
 	ref := PipelineRef(id)
 	var outcome Outcome
 	var next *Head
-	err := gitext.RetryCAS(s.ctx, func() (err error) {
-		outcome, next, err = s.integrateOnce(ref, id, theirs, who, merge)
+	err := gitext.RetryCAS(ctx, func() (err error) {
+		outcome, next, err = s.integrateOnce(ctx, ref, id, theirs, who, merge)
 		return err
 	})
 	if err != nil {
@@ -44,7 +45,7 @@ func (s *Store) Integrate(id, theirs string, who Identity, merge MergeFunc) (Out
 	return outcome, next, nil
 }
 
-func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
+func (s *Store) integrateOnce(ctx context.Context, ref, id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
 	ours, err := s.repo.ReadRef(ref)
 	if err != nil {
 		return "", nil, err
@@ -56,11 +57,11 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 	case ours == "":
 		outcome = Created
 	default:
-		if contained, err := s.IsAncestor(theirs, ours); err != nil {
+		if contained, err := s.IsAncestor(ctx, theirs, ours); err != nil {
 			return "", nil, err
 		} else if contained {
 			outcome = UpToDate
-		} else if behind, err := s.IsAncestor(ours, theirs); err != nil {
+		} else if behind, err := s.IsAncestor(ctx, ours, theirs); err != nil {
 			return "", nil, err
 		} else if behind {
 			outcome = FastForward
@@ -70,24 +71,24 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 	}
 	switch outcome {
 	case UpToDate:
-		h, err := s.headAt(id, ours)
+		h, err := s.headAt(ctx, id, ours)
 		return outcome, h, err
 	case Created, FastForward:
-		h, err := s.readHead(id, theirs)
+		h, err := s.readHead(ctx, id, theirs)
 		if err != nil {
 			return "", nil, err
 		}
-		if err := s.repo.UpdateRefs(s.ctx, "crucible: integrate "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: theirs}); err != nil {
+		if err := s.repo.UpdateRefs(ctx, "crucible: integrate "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: theirs}); err != nil {
 			return "", nil, err
 		}
 		s.writeCache(h)
 		return outcome, h, nil
 	}
-	oursHead, err := s.headAt(id, ours)
+	oursHead, err := s.headAt(ctx, id, ours)
 	if err != nil {
 		return "", nil, err
 	}
-	theirsHead, err := s.readHead(id, theirs)
+	theirsHead, err := s.readHead(ctx, id, theirs)
 	if err != nil {
 		return "", nil, err
 	}
@@ -98,11 +99,11 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 	if len(batch.Events) != 0 {
 		return "", nil, errors.New("a merge commit records no events of its own")
 	}
-	next, tb, err := s.writeCommit(oursHead, batch, who, theirs)
+	next, tb, err := s.writeCommit(ctx, oursHead, batch, who, theirs)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := s.repo.UpdateRefs(s.ctx, "crucible: merge "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: next.Commit}); err != nil {
+	if err := s.repo.UpdateRefs(ctx, "crucible: merge "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: next.Commit}); err != nil {
 		return "", nil, err
 	}
 	s.writeCache(next)
@@ -111,17 +112,23 @@ func (s *Store) integrateOnce(ref, id, theirs string, who Identity, merge MergeF
 }
 
 // IsAncestor reports whether commit a is reachable from commit b.
-func (s *Store) IsAncestor(a, b string) (bool, error) { return s.repo.IsAncestor(s.ctx, a, b) }
+func (s *Store) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	return s.repo.IsAncestor(ctx, a, b)
+}
 
 // MergeBase is gitext.Repo.MergeBase on the store's repository.
-func (s *Store) MergeBase(a, b string) (string, error) { return s.repo.MergeBase(s.ctx, a, b) }
+func (s *Store) MergeBase(ctx context.Context, a, b string) (string, error) {
+	return s.repo.MergeBase(ctx, a, b)
+}
 
 // HeadAt reads pipeline id's chain at commit oid, which need not be its tip.
-func (s *Store) HeadAt(id, oid string) (*Head, error) { return s.readHead(id, oid) }
+func (s *Store) HeadAt(ctx context.Context, id, oid string) (*Head, error) {
+	return s.readHead(ctx, id, oid)
+}
 
 // Files lists every file of a chain commit's tree by path, with its blob id.
-func (s *Store) Files(commit string) (map[string]string, error) {
-	list, err := s.repo.ListTree(s.ctx, commit)
+func (s *Store) Files(ctx context.Context, commit string) (map[string]string, error) {
+	list, err := s.repo.ListTree(ctx, commit)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +145,6 @@ func (s *Store) Files(commit string) (map[string]string, error) {
 // Events yields the events.jsonl of every commit a rev-list of revs names
 // (e.g. tip and ^base), in no particular order, until fn returns false or an error. Merge commits
 // record none and yield an empty blob.
-func (s *Store) Events(revs []string, fn func(commit string, events []byte) (bool, error)) error {
-	return s.eventLog(append([]string{"rev-list"}, revs...), fn)
+func (s *Store) Events(ctx context.Context, revs []string, fn func(commit string, events []byte) (bool, error)) error {
+	return s.eventLog(ctx, append([]string{"rev-list"}, revs...), fn)
 }

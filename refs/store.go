@@ -27,16 +27,12 @@ type Identity struct{ Name, Email string }
 
 // Store reads and appends pipeline chains in one repository.
 type Store struct {
-	ctx    context.Context
 	repo   *gitext.Repo
 	reader *gitext.ObjectReader // started on first need
 }
 
 // Open returns a store on repo; Close releases it.
-func Open(ctx context.Context, repo *gitext.Repo) *Store { return &Store{ctx: ctx, repo: repo} }
-
-// Context is the context the store's git processes run under.
-func (s *Store) Context() context.Context { return s.ctx }
+func Open(repo *gitext.Repo) *Store { return &Store{repo: repo} }
 
 // Close stops the object reader, if one was started.
 func (s *Store) Close() error {
@@ -47,9 +43,9 @@ func (s *Store) Close() error {
 }
 
 // Objects returns the store's object reader.
-func (s *Store) Objects() (*gitext.ObjectReader, error) {
+func (s *Store) Objects(ctx context.Context) (*gitext.ObjectReader, error) {
 	if s.reader == nil {
-		r, err := s.repo.NewObjectReader(s.ctx)
+		r, err := s.repo.NewObjectReader(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -74,12 +70,12 @@ const StateFile = "state.json"
 // Head returns pipeline id's tip. It reads the local cache beside the ref
 // and trusts it only while it names the ref's current commit; otherwise it
 // reads the commit with git and rewrites the cache.
-func (s *Store) Head(id string) (*Head, error) {
+func (s *Store) Head(ctx context.Context, id string) (*Head, error) {
 	oid, err := s.Tip(id)
 	if err != nil {
 		return nil, err
 	}
-	return s.headAt(id, oid)
+	return s.headAt(ctx, id, oid)
 }
 
 // Tip returns the commit pipeline id's ref names; ErrNoPipeline when there
@@ -98,13 +94,13 @@ func (s *Store) Tip(id string) (string, error) {
 	return oid, nil
 }
 
-func (s *Store) headAt(id, oid string) (*Head, error) {
+func (s *Store) headAt(ctx context.Context, id, oid string) (*Head, error) {
 	if b, err := os.ReadFile(s.cachePath(id)); err == nil {
 		if h := decodeCache(b); h != nil && h.Commit == oid && h.ID == id {
 			return h, nil
 		}
 	}
-	h, err := s.readHead(id, oid)
+	h, err := s.readHead(ctx, id, oid)
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +108,12 @@ func (s *Store) headAt(id, oid string) (*Head, error) {
 	return h, nil
 }
 
-func (s *Store) readHead(id, oid string) (*Head, error) {
-	_, entries, err := s.ReadCommit(oid)
+func (s *Store) readHead(ctx context.Context, id, oid string) (*Head, error) {
+	_, entries, err := s.ReadCommit(ctx, oid)
 	if err != nil {
 		return nil, err
 	}
-	state, err := s.ReadFile(entries, StateFile)
+	state, err := s.ReadFile(ctx, entries, StateFile)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s at %s: %w", id, short(oid), err)
 	}
@@ -125,8 +121,8 @@ func (s *Store) readHead(id, oid string) (*Head, error) {
 }
 
 // ReadCommit reads a chain commit and its top-level tree.
-func (s *Store) ReadCommit(oid string) (*gitext.Commit, []gitext.TreeEntry, error) {
-	r, err := s.Objects()
+func (s *Store) ReadCommit(ctx context.Context, oid string) (*gitext.Commit, []gitext.TreeEntry, error) {
+	r, err := s.Objects(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,10 +146,10 @@ func (s *Store) ReadCommit(oid string) (*gitext.Commit, []gitext.TreeEntry, erro
 }
 
 // ReadFile returns the blob named name among entries.
-func (s *Store) ReadFile(entries []gitext.TreeEntry, name string) ([]byte, error) {
+func (s *Store) ReadFile(ctx context.Context, entries []gitext.TreeEntry, name string) ([]byte, error) {
 	for _, e := range entries {
 		if e.Name == name {
-			r, err := s.Objects()
+			r, err := s.Objects(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -176,20 +172,20 @@ type Batch struct {
 // exist. build gets the current head (Commit "" when new) and returns the
 // batch; on a lost compare-and-swap it is called again with the new head, so
 // it must derive everything from the head it is given.
-func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error)) (*Head, error) {
+func (s *Store) Append(ctx context.Context, id string, who Identity, build func(*Head) (*Batch, error)) (*Head, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
 	ref := PipelineRef(id)
 	var next *Head
-	err := gitext.RetryCAS(s.ctx, func() error {
+	err := gitext.RetryCAS(ctx, func() error {
 		old, err := s.repo.ReadRef(ref)
 		if err != nil {
 			return err
 		}
 		head := &Head{ID: id}
 		if old != "" {
-			if head, err = s.headAt(id, old); err != nil {
+			if head, err = s.headAt(ctx, id, old); err != nil {
 				return err
 			}
 		}
@@ -197,11 +193,11 @@ func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error
 		if err != nil {
 			return err
 		}
-		n, tb, err := s.writeCommit(head, batch, who)
+		n, tb, err := s.writeCommit(ctx, head, batch, who)
 		if err != nil {
 			return err
 		}
-		if err := s.repo.UpdateRefs(s.ctx, "crucible: append", gitext.RefUpdate{Name: ref, Old: old, New: n.Commit}); err != nil {
+		if err := s.repo.UpdateRefs(ctx, "crucible: append", gitext.RefUpdate{Name: ref, Old: old, New: n.Commit}); err != nil {
 			return err
 		}
 		s.writeCache(n)
@@ -218,7 +214,7 @@ func (s *Store) Append(id string, who Identity, build func(*Head) (*Batch, error
 // writeCommit writes the batch's blobs, the trees on their paths and the
 // commit object, whose parents are head and merged. The returned builder
 // holds the new subtree listings, to be cached once the ref has moved.
-func (s *Store) writeCommit(head *Head, b *Batch, who Identity, merged ...string) (*Head, *treeBuilder, error) {
+func (s *Store) writeCommit(ctx context.Context, head *Head, b *Batch, who Identity, merged ...string) (*Head, *treeBuilder, error) {
 	files := map[string][]byte{EventsFile: joinLines(b.Events)}
 	if head.Commit == "" {
 		files[FormatFile] = []byte(FormatV1)
@@ -231,7 +227,7 @@ func (s *Store) writeCommit(head *Head, b *Batch, who Identity, merged ...string
 		return nil, nil, errors.New("an append must write " + StateFile)
 	}
 	tb := s.newTreeBuilder(head)
-	entries, tree, err := tb.build(files, b.Blobs)
+	entries, tree, err := tb.build(ctx, files, b.Blobs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,8 +264,8 @@ func short(oid string) string {
 }
 
 // List returns every pipeline id, sorted.
-func (s *Store) List() ([]string, error) {
-	refs, err := s.repo.ListRefs(s.ctx, PipelinePrefix)
+func (s *Store) List(ctx context.Context) ([]string, error) {
+	refs, err := s.repo.ListRefs(ctx, PipelinePrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -313,23 +309,23 @@ type ChainCommit struct {
 // Walk yields pipeline id's commits oldest first, every parent before its
 // children (both sides of a merge included), until fn returns false or an
 // error.
-func (s *Store) Walk(id string, fn func(*ChainCommit) (bool, error)) error {
+func (s *Store) Walk(ctx context.Context, id string, fn func(*ChainCommit) (bool, error)) error {
 	tip, err := s.Tip(id)
 	if err != nil {
 		return err
 	}
-	return s.WalkFrom([]string{tip}, fn)
+	return s.WalkFrom(ctx, []string{tip}, fn)
 }
 
 // WalkFrom is Walk of the commits a rev-list of revs names: from any commit
 // (a chain fetched from a remote), and not into excluded ones ("^commit").
-func (s *Store) WalkFrom(revs []string, fn func(*ChainCommit) (bool, error)) error {
-	out, err := s.repo.Git(s.ctx, append([]string{"rev-list", "--topo-order", "--reverse"}, append(revs, "--")...)...)
+func (s *Store) WalkFrom(ctx context.Context, revs []string, fn func(*ChainCommit) (bool, error)) error {
+	out, err := s.repo.Git(ctx, append([]string{"rev-list", "--topo-order", "--reverse"}, append(revs, "--")...)...)
 	if err != nil {
 		return err
 	}
 	for _, oid := range strings.Fields(string(out)) {
-		c, entries, err := s.ReadCommit(oid)
+		c, entries, err := s.ReadCommit(ctx, oid)
 		if err != nil {
 			return err
 		}
@@ -344,21 +340,21 @@ func (s *Store) WalkFrom(revs []string, fn func(*ChainCommit) (bool, error)) err
 // with its events.jsonl, until fn returns false or an error: one rev-list
 // and one object read per commit, where Walk needs three. Commits come in
 // git's topological order, so both sides of a merge are visited.
-func (s *Store) EventLog(id string, fn func(commit string, events []byte) (bool, error)) error {
+func (s *Store) EventLog(ctx context.Context, id string, fn func(commit string, events []byte) (bool, error)) error {
 	tip, err := s.Tip(id)
 	if err != nil {
 		return err
 	}
-	return s.eventLog([]string{"rev-list", "--topo-order", tip}, fn)
+	return s.eventLog(ctx, []string{"rev-list", "--topo-order", tip}, fn)
 }
 
 // eventLog runs a rev-list and reads each listed commit's events.jsonl.
-func (s *Store) eventLog(revList []string, fn func(commit string, events []byte) (bool, error)) error {
-	out, err := s.repo.Git(s.ctx, revList...)
+func (s *Store) eventLog(ctx context.Context, revList []string, fn func(commit string, events []byte) (bool, error)) error {
+	out, err := s.repo.Git(ctx, revList...)
 	if err != nil {
 		return err
 	}
-	r, err := s.Objects()
+	r, err := s.Objects(ctx)
 	if err != nil {
 		return err
 	}

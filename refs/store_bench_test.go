@@ -24,7 +24,7 @@ func benchRepo(b *testing.B) *Store {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := Open(context.Background(), repo)
+	s := Open(repo)
 	b.Cleanup(func() { s.Close() })
 	return s
 }
@@ -46,7 +46,7 @@ func benchBatch(seq int) *Batch {
 }
 
 func appendOne(b *testing.B, s *Store, id string, seq int) *Head {
-	h, err := s.Append(id, benchWho, func(*Head) (*Batch, error) { return benchBatch(seq), nil })
+	h, err := s.Append(b.Context(), id, benchWho, func(*Head) (*Batch, error) { return benchBatch(seq), nil })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func BenchmarkHead(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		h, err := s.Head("bench")
+		h, err := s.Head(b.Context(), "bench")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func openStore(t *testing.T) (*Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Open(context.Background(), r)
+	s := Open(r)
 	t.Cleanup(func() { s.Close() })
 	return s, dir
 }
@@ -45,7 +45,7 @@ func batchOf(event string) func(*Head) (*Batch, error) {
 func TestAppendBuildsAChain(t *testing.T) {
 	s, dir := openStore(t)
 	for _, e := range []string{"a", "b", "c"} {
-		if _, err := s.Append("p1", who, batchOf(e)); err != nil {
+		if _, err := s.Append(t.Context(), "p1", who, batchOf(e)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,14 +71,14 @@ func TestAppendBuildsAChain(t *testing.T) {
 // the append must rebuild on the new tip rather than overwrite it.
 func TestAppendRetriesALostRace(t *testing.T) {
 	s, dir := openStore(t)
-	if _, err := s.Append("p1", who, batchOf("a")); err != nil {
+	if _, err := s.Append(t.Context(), "p1", who, batchOf("a")); err != nil {
 		t.Fatal(err)
 	}
 	calls := 0
-	_, err := s.Append("p1", who, func(h *Head) (*Batch, error) {
+	_, err := s.Append(t.Context(), "p1", who, func(h *Head) (*Batch, error) {
 		calls++
 		if calls == 1 {
-			if _, err := Open(context.Background(), s.repo).Append("p1", who, batchOf("rival")); err != nil {
+			if _, err := Open(s.repo).Append(t.Context(), "p1", who, batchOf("rival")); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -97,12 +97,12 @@ func TestAppendRetriesALostRace(t *testing.T) {
 
 func TestAppendBuildErrorChangesNothing(t *testing.T) {
 	s, dir := openStore(t)
-	if _, err := s.Append("p1", who, batchOf("a")); err != nil {
+	if _, err := s.Append(t.Context(), "p1", who, batchOf("a")); err != nil {
 		t.Fatal(err)
 	}
 	before := gittest.Git(t, dir, "rev-parse", PipelineRef("p1"))
 	boom := errors.New("refused")
-	if _, err := s.Append("p1", who, func(*Head) (*Batch, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := s.Append(t.Context(), "p1", who, func(*Head) (*Batch, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
 	if after := gittest.Git(t, dir, "rev-parse", PipelineRef("p1")); after != before {
@@ -114,7 +114,7 @@ func TestAppendBuildErrorChangesNothing(t *testing.T) {
 // stale, foreign or damaged copies fall back to git and are rewritten.
 func TestHeadCache(t *testing.T) {
 	s, _ := openStore(t)
-	h1, err := s.Append("p1", who, batchOf("a"))
+	h1, err := s.Append(t.Context(), "p1", who, batchOf("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestHeadCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := s.Append("p1", who, batchOf("b"))
+	h2, err := s.Append(t.Context(), "p1", who, batchOf("b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestHeadCache(t *testing.T) {
 			if err := os.WriteFile(cache, content, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.Head("p1")
+			got, err := s.Head(t.Context(), "p1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestHeadCache(t *testing.T) {
 	if err := os.Remove(cache); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Head("p1"); err != nil {
+	if _, err := s.Head(t.Context(), "p1"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(cache); err != nil {
@@ -161,10 +161,10 @@ func TestHeadCache(t *testing.T) {
 
 func TestHeadOfMissingPipeline(t *testing.T) {
 	s, _ := openStore(t)
-	if _, err := s.Head("nope"); !errors.Is(err, ErrNoPipeline) {
+	if _, err := s.Head(t.Context(), "nope"); !errors.Is(err, ErrNoPipeline) {
 		t.Fatalf("err %v", err)
 	}
-	if err := s.Walk("nope", nil); !errors.Is(err, ErrNoPipeline) {
+	if err := s.Walk(t.Context(), "nope", nil); !errors.Is(err, ErrNoPipeline) {
 		t.Fatalf("walk err %v", err)
 	}
 }
@@ -214,19 +214,19 @@ func TestIDs(t *testing.T) {
 func TestListAndWalk(t *testing.T) {
 	s, _ := openStore(t)
 	for _, id := range []string{"b", "a"} {
-		if _, err := s.Append(id, who, batchOf("x")); err != nil {
+		if _, err := s.Append(t.Context(), id, who, batchOf("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Append("a", who, batchOf("y")); err != nil {
+	if _, err := s.Append(t.Context(), "a", who, batchOf("y")); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := s.List()
+	ids, err := s.List(t.Context())
 	if err != nil || strings.Join(ids, ",") != "a,b" {
 		t.Fatalf("List = %v, %v", ids, err)
 	}
 	var seen []string
-	err = s.Walk("a", func(c *ChainCommit) (bool, error) {
+	err = s.Walk(t.Context(), "a", func(c *ChainCommit) (bool, error) {
 		seen = append(seen, strings.TrimSpace(strings.SplitN(c.Commit.Message, "\n", 2)[0]))
 		return true, nil
 	})
@@ -244,19 +244,19 @@ func TestListAndWalk(t *testing.T) {
 func TestEventLogMatchesWalk(t *testing.T) {
 	s, _ := openStore(t)
 	for _, e := range []string{"a", "b", "c"} {
-		if _, err := s.Append("p1", who, batchOf(e)); err != nil {
+		if _, err := s.Append(t.Context(), "p1", who, batchOf(e)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var walked, logged []string
-	if err := s.Walk("p1", func(c *ChainCommit) (bool, error) {
-		b, err := s.ReadFile(c.Entries, EventsFile)
+	if err := s.Walk(t.Context(), "p1", func(c *ChainCommit) (bool, error) {
+		b, err := s.ReadFile(t.Context(), c.Entries, EventsFile)
 		walked = append([]string{c.OID + " " + string(b)}, walked...)
 		return true, err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EventLog("p1", func(c string, b []byte) (bool, error) {
+	if err := s.EventLog(t.Context(), "p1", func(c string, b []byte) (bool, error) {
 		logged = append(logged, c+" "+string(b))
 		return true, nil
 	}); err != nil {
@@ -266,11 +266,11 @@ func TestEventLogMatchesWalk(t *testing.T) {
 		t.Fatalf("Walk %v\nEventLog %v", walked, logged)
 	}
 	n := 0
-	s.EventLog("p1", func(string, []byte) (bool, error) { n++; return false, nil })
+	s.EventLog(t.Context(), "p1", func(string, []byte) (bool, error) { n++; return false, nil })
 	if n != 1 {
 		t.Fatalf("EventLog went on after false: %d", n)
 	}
-	if err := s.EventLog("nope", nil); !errors.Is(err, ErrNoPipeline) {
+	if err := s.EventLog(t.Context(), "nope", nil); !errors.Is(err, ErrNoPipeline) {
 		t.Fatalf("missing pipeline: %v", err)
 	}
 }
@@ -316,12 +316,12 @@ func TestMergeBaseCrissCross(t *testing.T) {
 	if len(all) != 2 {
 		t.Fatalf("want two merge bases, git lists %v", all)
 	}
-	ab, err1 := s.MergeBase(a, b)
-	ba, err2 := s.MergeBase(b, a)
+	ab, err1 := s.MergeBase(t.Context(), a, b)
+	ba, err2 := s.MergeBase(t.Context(), b, a)
 	if err1 != nil || err2 != nil || ab != ba || ab != min(all[0], all[1]) {
 		t.Fatalf("MergeBase(a,b)=%s MergeBase(b,a)=%s of %v (%v %v)", ab, ba, all, err1, err2)
 	}
-	if none, err := s.MergeBase(a, commit("unrelated")); none != "" || err != nil {
+	if none, err := s.MergeBase(t.Context(), a, commit("unrelated")); none != "" || err != nil {
 		t.Fatalf("unrelated: %q %v", none, err)
 	}
 }

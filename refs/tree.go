@@ -2,6 +2,7 @@ package refs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -44,12 +45,12 @@ func (s *Store) newTreeBuilder(head *Head) *treeBuilder {
 
 // listing returns the current entries of directory dir ("" is the root),
 // or nil when it does not exist yet.
-func (b *treeBuilder) listing(dir string) ([]gitext.TreeEntry, error) {
+func (b *treeBuilder) listing(ctx context.Context, dir string) ([]gitext.TreeEntry, error) {
 	if dir == "" {
 		return b.head.Tree, nil
 	}
 	parentDir, name := splitPath(dir)
-	parent, err := b.listing(parentDir)
+	parent, err := b.listing(ctx, parentDir)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (b *treeBuilder) listing(dir string) ([]gitext.TreeEntry, error) {
 		if entries, ok := b.known[e.OID]; ok {
 			return entries, nil
 		}
-		r, err := b.s.Objects()
+		r, err := b.s.Objects(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +85,7 @@ func (b *treeBuilder) listing(dir string) ([]gitext.TreeEntry, error) {
 // build writes files (path to content) and places blobs (path to the id
 // of a blob already written) over the head's tree, and returns the new
 // root's entries and id.
-func (b *treeBuilder) build(files map[string][]byte, blobs map[string]string) ([]gitext.TreeEntry, string, error) {
+func (b *treeBuilder) build(ctx context.Context, files map[string][]byte, blobs map[string]string) ([]gitext.TreeEntry, string, error) {
 	changes := map[string][]gitext.TreeEntry{"": nil} // directory -> entries to set in it
 	paths := make(map[string]string, len(files)+len(blobs))
 	for p, content := range files {
@@ -119,7 +120,7 @@ func (b *treeBuilder) build(files map[string][]byte, blobs map[string]string) ([
 	var root []gitext.TreeEntry
 	var rootOID string
 	for _, d := range dirs {
-		current, err := b.listing(d)
+		current, err := b.listing(ctx, d)
 		if err != nil {
 			return nil, "", err
 		}

@@ -30,7 +30,7 @@ func TestNestedFiles(t *testing.T) {
 		{"dispatch/0001/100-review.md": "prompt 100", "dispatch/0000/2-impl.md": "prompt 2, edited"},
 	}
 	for i, files := range steps {
-		if _, err := s.Append("p1", who, withFiles(string(rune('a'+i)), files)); err != nil {
+		if _, err := s.Append(t.Context(), "p1", who, withFiles(string(rune('a'+i)), files)); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		if i == 1 {
@@ -56,7 +56,7 @@ func TestNestedFiles(t *testing.T) {
 
 func TestNestedPathErrors(t *testing.T) {
 	s, _ := openStore(t)
-	if _, err := s.Append("p1", who, withFiles("a", map[string]string{"a/b": "x"})); err != nil {
+	if _, err := s.Append(t.Context(), "p1", who, withFiles("a", map[string]string{"a/b": "x"})); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]string{
@@ -68,7 +68,7 @@ func TestNestedPathErrors(t *testing.T) {
 		"/x":     `invalid path "/x"`,
 		"x/y\nz": `invalid path`,
 	} {
-		_, err := s.Append("p1", who, withFiles("b", map[string]string{p: "x"}))
+		_, err := s.Append(t.Context(), "p1", who, withFiles("b", map[string]string{p: "x"}))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("path %q: err %v, want %q", p, err, want)
 		}

@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/notes"
@@ -97,6 +99,9 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		"+"+refs.PipelinePrefix+"*:"+TrackingPrefix(remote)+"*",
 		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*")
 	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
+		if lostRace(err) { // another fetch of this clone moved a tracking ref first
+			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
+		}
 		return nil, err
 	}
 	report := &FetchReport{Remote: remote, Pipelines: []PipelineResult{}, Notes: []string{}}
@@ -106,7 +111,7 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	}
 	for _, r := range fetched {
 		id := strings.TrimPrefix(r.Name, TrackingPrefix(remote))
-		res, err := x.integrate(id, r.OID)
+		res, err := x.integrate(ctx, id, r.OID)
 		if err != nil {
 			// One chain that cannot be taken in (e.g. two clones started
 			// pipelines with the same id) must not hold up the others.
@@ -133,7 +138,7 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	return report, nil
 }
 
-func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
+func (x *Syncer) integrate(ctx context.Context, id, tip string) (PipelineResult, error) {
 	res := PipelineResult{ID: id}
 	if err := refs.ValidateID(id); err != nil {
 		res.Rejected = []string{err.Error()}
@@ -147,7 +152,7 @@ func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
 		res.Outcome = refs.UpToDate
 		return res, nil
 	}
-	problems, err := x.Svc.VerifySince(id, local, tip) // the local chain is ours: only what arrived is replayed
+	problems, err := x.Svc.VerifySince(ctx, id, local, tip) // the local chain is ours: only what arrived is replayed
 	if err != nil {
 		return res, err
 	}
@@ -157,7 +162,7 @@ func (x *Syncer) integrate(id, tip string) (PipelineResult, error) {
 	if len(problems) > 0 {
 		return res, nil
 	}
-	in, err := x.Svc.Integrate(id, tip)
+	in, err := x.Svc.Integrate(ctx, id, tip)
 	if err != nil {
 		return res, err
 	}
@@ -199,6 +204,27 @@ type PushReport struct {
 // yet; a sync (fetch, integrate, push) resolves it.
 var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does not have yet")
 
+// ErrLostRace says another fetch or push moved the same ref between git's
+// check and its lock, here or at the remote; a sync starts over.
+var ErrLostRace = errors.New("another sync moved the same ref at the same time")
+
+// lostRace recognises git's compare-and-swap failures: "cannot lock ref
+// '...': is at X but expected Y", or a ref created meanwhile. A lock file
+// left behind ("File exists") is not a race and is not retried.
+func lostRace(err error) bool {
+	var gerr *gitext.Error
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	for _, line := range strings.Split(gerr.Stderr, "\n") {
+		if strings.Contains(line, "cannot lock ref") &&
+			(strings.Contains(line, "but expected") || strings.Contains(line, "reference already exists")) {
+			return true
+		}
+	}
+	return false
+}
+
 // Selection names the pipelines a push sends: those of Branch, those named
 // in IDs, or (both empty) all of them.
 type Selection struct {
@@ -218,7 +244,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if err != nil {
 		return nil, err
 	}
-	specs, err := x.pushSpecs(sel, snapshot)
+	specs, err := x.pushSpecs(ctx, sel, snapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +265,9 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 			if l.flag == '!' && (strings.Contains(l.summary, "fetch first") || strings.Contains(l.summary, "non-fast-forward")) {
 				return nil, fmt.Errorf("%w: %s", ErrRemoteMoved, l.ref)
 			}
+		}
+		if lostRace(err) { // the remote's ref moved between its check and its lock
+			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
 	}
@@ -262,7 +291,11 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 		}
 		moves = append(moves, move...)
 	}
-	return report, x.Svc.Repo.UpdateRefs(ctx, "crucible: push to "+remote, moves...)
+	err = x.Svc.Repo.UpdateRefs(ctx, "crucible: push to "+remote, moves...)
+	if errors.Is(err, gitext.ErrRefChanged) {
+		err = nil // a sync beside this one recorded the remote first; the next fetch reads it anyway
+	}
+	return report, err
 }
 
 // snapshot reads the refs a push may send, before it runs: what the
@@ -287,7 +320,7 @@ func (x *Syncer) snapshot(ctx context.Context) (map[string]string, error) {
 // (refs/crucible/active/*) are this clone's own. All pipelines go as one
 // pattern: git matches a hundred explicit refspecs four times slower than
 // a pattern that names the same refs.
-func (x *Syncer) pushSpecs(sel Selection, snapshot map[string]string) ([]string, error) {
+func (x *Syncer) pushSpecs(ctx context.Context, sel Selection, snapshot map[string]string) ([]string, error) {
 	var specs []string
 	hasNotes := false
 	for name := range snapshot {
@@ -302,7 +335,7 @@ func (x *Syncer) pushSpecs(sel Selection, snapshot map[string]string) ([]string,
 		}
 		wanted := slices.Contains(sel.IDs, id)
 		if !wanted && sel.Branch != "" {
-			st, _, err := x.Svc.Load(id)
+			st, _, err := x.Svc.Load(ctx, id)
 			if err != nil {
 				return nil, err
 			}
@@ -383,8 +416,9 @@ type SyncReport struct {
 }
 
 // maxSyncAttempts bounds how often Sync starts over because the remote
-// moved between its fetch and its push.
-const maxSyncAttempts = 5
+// moved between its fetch and its push, or another sync won a race for a
+// ref; retries back off, with jitter, so that racers spread out.
+const maxSyncAttempts = 10
 
 // ErrRejected stops a sync whose fetch refused chains it was to push:
 // pushing them would only be refused in turn, as the remote holds history
@@ -392,14 +426,14 @@ const maxSyncAttempts = 5
 var ErrRejected = errors.New("fetched pipeline chains failed verification and were not taken in")
 
 // selected returns the ids among ids that a push of sel would send.
-func (x *Syncer) selected(sel Selection, ids []string) []string {
+func (x *Syncer) selected(ctx context.Context, sel Selection, ids []string) []string {
 	var out []string
 	for _, id := range ids {
 		switch {
 		case sel.all(), slices.Contains(sel.IDs, id):
 			out = append(out, id)
 		case sel.Branch != "":
-			if st, _, err := x.Svc.Load(id); err == nil && st.Branch == sel.Branch {
+			if st, _, err := x.Svc.Load(ctx, id); err == nil && st.Branch == sel.Branch {
 				out = append(out, id)
 			}
 		}
@@ -414,10 +448,16 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 	for report.Attempts = 1; ; report.Attempts++ {
 		fetch, err := x.Fetch(ctx, remote)
 		report.Fetch = fetch
+		if errors.Is(err, ErrLostRace) && report.Attempts < maxSyncAttempts {
+			if err := backOff(ctx, report.Attempts); err != nil {
+				return report, err
+			}
+			continue
+		}
 		if err != nil {
 			return report, err
 		}
-		if blocked := x.selected(sel, fetch.Rejected()); len(blocked) > 0 {
+		if blocked := x.selected(ctx, sel, fetch.Rejected()); len(blocked) > 0 {
 			return report, fmt.Errorf("%w: %s", ErrRejected, strings.Join(blocked, ", "))
 		}
 		push, err := x.Push(ctx, remote, sel)
@@ -425,8 +465,23 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 			report.Push = push
 			return report, nil
 		}
-		if !errors.Is(err, ErrRemoteMoved) || report.Attempts == maxSyncAttempts {
+		if !errors.Is(err, ErrRemoteMoved) && !errors.Is(err, ErrLostRace) || report.Attempts == maxSyncAttempts {
 			return report, err
 		}
+		if err := backOff(ctx, report.Attempts); err != nil {
+			return report, err
+		}
+	}
+}
+
+// backOff waits a random time that grows with the attempt, up to 640ms.
+func backOff(ctx context.Context, attempt int) error {
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(attempt, 6))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -86,8 +87,8 @@ func checkpointCommand() *cli.Command {
 
 // openShadow opens the worktree's shadow; on a terminal, its long steps
 // show on stderr, on one line that the command's own output then replaces.
-func openShadow(s *session) (*checkpoint.Shadow, error) {
-	sh, err := checkpoint.Open(s.svc.Store.Context(), s.svc.Repo)
+func openShadow(ctx context.Context, s *session) (*checkpoint.Shadow, error) {
+	sh, err := checkpoint.Open(ctx, s.svc.Repo)
 	if err == nil && isTerminal(s.err()) {
 		sh.Progress = func(step string) { fmt.Fprintf(s.err(), "\r\x1b[Kcheckpoint: %s...", step) }
 	}
@@ -102,12 +103,12 @@ func endProgress(s *session) {
 }
 
 // findCheckpoint opens the shadow and finds a checkpoint by id prefix or reason.
-func findCheckpoint(s *session, name string) (*checkpoint.Shadow, *checkpoint.Checkpoint, error) {
-	sh, err := openShadow(s)
+func findCheckpoint(ctx context.Context, s *session, name string) (*checkpoint.Shadow, *checkpoint.Checkpoint, error) {
+	sh, err := openShadow(ctx, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	cp, err := sh.Find(name)
+	cp, err := sh.Find(ctx, name)
 	if err != nil {
 		return nil, nil, &refused{err: err}
 	}
@@ -121,7 +122,7 @@ func checkpointCreate(c *cli.Context) error {
 	reason := oneLine(c.Args().First())
 	return withRepo(c, func(s *session) error {
 		// Recorded in the pipeline when one is active (or named).
-		id, err := s.pipelineID()
+		id, err := s.pipelineID(c.Context)
 		var none *pipeline.NoActiveError
 		if errors.As(err, &none) && s.pipeline == "" {
 			id, err = "", nil
@@ -129,11 +130,11 @@ func checkpointCreate(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		sh, err := openShadow(s)
+		sh, err := openShadow(c.Context, s)
 		if err != nil {
 			return err
 		}
-		r, err := sh.Create(reason, c.String("source"), id)
+		r, err := sh.Create(c.Context, reason, c.String("source"), id)
 		endProgress(s)
 		if err != nil {
 			return err
@@ -146,7 +147,7 @@ func checkpointCreate(c *cli.Context) error {
 		}
 		recorded := ""
 		if id != "" && !r.Unchanged {
-			if _, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeCheckpoint, Data: pipeline.CheckpointData{
+			if _, _, err := s.svc.Record(c.Context, id, pipeline.Draft{Type: pipeline.TypeCheckpoint, Data: pipeline.CheckpointData{
 				ID: r.ID, Reason: reason, Source: r.Source, Branch: r.Branch, Head: r.Head}}); err != nil {
 				return err
 			}
@@ -168,11 +169,11 @@ func checkpointList(c *cli.Context) error {
 		return err
 	}
 	return withRepo(c, func(s *session) error {
-		sh, err := openShadow(s)
+		sh, err := openShadow(c.Context, s)
 		if err != nil {
 			return err
 		}
-		list, err := sh.List()
+		list, err := sh.List(c.Context)
 		if err != nil {
 			return err
 		}
@@ -191,11 +192,11 @@ func checkpointShow(c *cli.Context) error {
 		return usageErrorf("want exactly one argument, the checkpoint (id prefix or reason)")
 	}
 	return withRepo(c, func(s *session) error {
-		sh, cp, err := findCheckpoint(s, c.Args().First())
+		sh, cp, err := findCheckpoint(c.Context, s, c.Args().First())
 		if err != nil {
 			return err
 		}
-		files, err := sh.Files(cp)
+		files, err := sh.Files(c.Context, cp)
 		if err != nil {
 			return err
 		}
@@ -219,12 +220,17 @@ func checkpointRestore(c *cli.Context) error {
 		return withHints(usageErrorf("restore asks before it changes the work tree, and there is no terminal to ask on"),
 			"pass --yes to restore without asking")
 	}
+	for _, p := range c.StringSlice("path") {
+		if err := checkpoint.CheckPath(p); err != nil {
+			return usageErrorf("%v", err)
+		}
+	}
 	return withRepo(c, func(s *session) error {
-		sh, cp, err := findCheckpoint(s, c.Args().First())
+		sh, cp, err := findCheckpoint(c.Context, s, c.Args().First())
 		if err != nil {
 			return err
 		}
-		safety, changes, err := sh.Plan(cp, c.StringSlice("path"))
+		safety, changes, err := sh.Plan(c.Context, cp, c.StringSlice("path"))
 		endProgress(s)
 		var branch *checkpoint.BranchError
 		if errors.As(err, &branch) {
@@ -247,7 +253,7 @@ func checkpointRestore(c *cli.Context) error {
 				return &refused{err: errors.New("restore cancelled; nothing changed")}
 			}
 		}
-		refusedPaths, err := sh.Apply(cp, changes, c.StringSlice("path"))
+		refusedPaths, err := sh.Apply(c.Context, cp, changes, c.StringSlice("path"))
 		for _, r := range refusedPaths {
 			fmt.Fprintf(s.err(), "warning: not removed: %s\n", r)
 		}
@@ -255,7 +261,11 @@ func checkpointRestore(c *cli.Context) error {
 			return withHints(err, "the safety checkpoint undoes what was done: "+undo)
 		}
 		if !c.Bool("keep-head") && len(c.StringSlice("path")) == 0 {
-			if err := sh.ResetBranch(cp.Head); err != nil {
+			var gone *checkpoint.HeadGoneError
+			if err := sh.ResetBranch(c.Context, cp.Head); errors.As(err, &gone) {
+				return withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
+					cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+undo)
+			} else if err != nil {
 				return withHints(err, "the work tree is restored; the branch did not move")
 			}
 		}
@@ -276,11 +286,11 @@ func checkpointPrune(c *cli.Context) error {
 		return usageErrorf("--keep must be at least 1")
 	}
 	return withRepo(c, func(s *session) error {
-		sh, err := openShadow(s)
+		sh, err := openShadow(c.Context, s)
 		if err != nil {
 			return err
 		}
-		gone, err := sh.Prune(c.Int("keep"), 7*24*time.Hour)
+		gone, err := sh.Prune(c.Context, c.Int("keep"), 7*24*time.Hour)
 		if err != nil {
 			return err
 		}
@@ -300,17 +310,17 @@ func checkpointDiff(c *cli.Context) error {
 		return usageErrorf("want one or two checkpoints")
 	}
 	return withRepo(c, func(s *session) error {
-		sh, a, err := findCheckpoint(s, c.Args().Get(0))
+		sh, a, err := findCheckpoint(c.Context, s, c.Args().Get(0))
 		if err != nil {
 			return err
 		}
 		var b *checkpoint.Checkpoint
 		if c.NArg() == 2 {
-			if b, err = sh.Find(c.Args().Get(1)); err != nil {
+			if b, err = sh.Find(c.Context, c.Args().Get(1)); err != nil {
 				return &refused{err: err}
 			}
 		}
-		out, err := sh.Diff(a, b, c.Bool("stat"))
+		out, err := sh.Diff(c.Context, a, b, c.Bool("stat"))
 		if err != nil {
 			return err
 		}

@@ -40,12 +40,20 @@ func open(c *cli.Context) (*session, error) {
 	return openSession(c.Context, c.App.Writer, c.App.ErrWriter, c.String("pipeline"), c.Bool("json"))
 }
 
+// A malformed pipeline id on the command line is a usage error (129); a
+// well-formed one that names no pipeline is fatal (128), as git treats a bad
+// option and a missing object.
 func openSession(ctx context.Context, stdout, stderr io.Writer, pipelineID string, json bool) (*session, error) {
+	if pipelineID != "" {
+		if err := refs.ValidateID(pipelineID); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+	}
 	repo, err := gitext.Discover(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &session{svc: pipeline.Open(ctx, repo), stdout: stdout, stderr: stderr, pipeline: pipelineID, json: json}, nil
+	return &session{svc: pipeline.Open(repo), stdout: stdout, stderr: stderr, pipeline: pipelineID, json: json}, nil
 }
 
 func (s *session) close() { s.svc.Close() }
@@ -54,8 +62,8 @@ func (s *session) out() io.Writer { return s.stdout }
 func (s *session) err() io.Writer { return s.stderr }
 
 // pipelineID resolves --pipeline or the branch's active pipeline.
-func (s *session) pipelineID() (string, error) {
-	id, err := s.svc.Resolve(s.pipeline)
+func (s *session) pipelineID(ctx context.Context) (string, error) {
+	id, err := s.svc.Resolve(ctx, s.pipeline)
 	var none *pipeline.NoActiveError
 	switch {
 	case errors.As(err, &none):
@@ -68,12 +76,12 @@ func (s *session) pipelineID() (string, error) {
 }
 
 // load resolves and reads the pipeline the command works on.
-func (s *session) load() (*pipeline.State, error) {
-	id, err := s.pipelineID()
+func (s *session) load(ctx context.Context) (*pipeline.State, error) {
+	id, err := s.pipelineID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := s.svc.Load(id)
+	st, _, err := s.svc.Load(ctx, id)
 	return st, err
 }
 
@@ -196,7 +204,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // the one active on the current branch).
 func withPipeline(c *cli.Context, body func(s *session, id string) error) error {
 	return withRepo(c, func(s *session) error {
-		id, err := s.pipelineID()
+		id, err := s.pipelineID(c.Context)
 		if err != nil {
 			return err
 		}

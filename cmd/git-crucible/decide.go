@@ -33,7 +33,7 @@ func decideCommand() *cli.Command {
 			d := pipeline.DecisionData{Type: oneLine(c.String("type")), Choice: oneLine(c.String("choice")),
 				Reason: oneLine(c.String("reason")), Alternatives: oneLine(c.String("alternatives"))}
 			return withPipeline(c, func(s *session, id string) error {
-				st, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeDecision, Data: d})
+				st, _, err := s.svc.Record(c.Context, id, pipeline.Draft{Type: pipeline.TypeDecision, Data: d})
 				if err != nil {
 					return ruleError(err, s.explicitPipeline(id))
 				}

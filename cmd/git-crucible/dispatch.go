@@ -126,7 +126,7 @@ func dispatchStart(c *cli.Context) error {
 		}
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		seq, err := s.svc.StartDispatch(id, r)
+		seq, err := s.svc.StartDispatch(c.Context, id, r)
 		if err != nil {
 			return ruleError(err, s.explicitPipeline(id))
 		}
@@ -156,7 +156,7 @@ func dispatchFinish(c *cli.Context) error {
 		}
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		d, err := s.svc.FinishDispatch(id, seq, r)
+		d, err := s.svc.FinishDispatch(c.Context, id, seq, r)
 		if err != nil {
 			return &refused{err: err}
 		}
@@ -173,7 +173,7 @@ func dispatchList(c *cli.Context) error {
 		return err
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		entries, err := s.svc.Manifest(id)
+		entries, err := s.svc.Manifest(c.Context, id)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func dispatchShow(c *cli.Context) error {
 		return usageErrorf("--prompt and --output cannot be used together")
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		entries, err := s.svc.Manifest(id)
+		entries, err := s.svc.Manifest(c.Context, id)
 		if err != nil {
 			return err
 		}
@@ -228,7 +228,7 @@ func dispatchShow(c *cli.Context) error {
 			if path == "" {
 				return &refused{err: fmt.Errorf("dispatch %d has no kept %s", seq, what)}
 			}
-			b, err := s.svc.ReadKept(id, path)
+			b, err := s.svc.ReadKept(c.Context, id, path)
 			if err != nil {
 				return err
 			}

@@ -50,7 +50,7 @@ func exportCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				files, err := crucible.Export(s.svc, id, abs, now)
+				files, err := crucible.Export(c.Context, s.svc, id, abs, now)
 				if err != nil {
 					return err
 				}

@@ -64,7 +64,7 @@ func verdictAction(c *cli.Context) error {
 				return err
 			}
 		}
-		st, _, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.TypeVerdict, Data: data})
+		st, _, err := s.svc.Record(c.Context, id, pipeline.Draft{Type: pipeline.TypeVerdict, Data: data})
 		if err != nil {
 			return ruleError(err, s.explicitPipeline(id))
 		}

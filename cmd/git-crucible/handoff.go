@@ -104,7 +104,7 @@ func handoffWrite(c *cli.Context) error {
 		}
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		_, doc, err := s.svc.WriteHandoff(id, d)
+		_, doc, err := s.svc.WriteHandoff(c.Context, id, d)
 		if err != nil {
 			return &refused{err: err}
 		}
@@ -122,7 +122,7 @@ func handoffShow(c *cli.Context) error {
 		return err
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		doc, err := s.svc.ReadKept(id, pipeline.HandoffPath(from))
+		doc, err := s.svc.ReadKept(c.Context, id, pipeline.HandoffPath(from))
 		if err != nil {
 			return &refused{err: fmt.Errorf("pipeline %s has no handoff %d → %d", id, from, from+1)}
 		}

@@ -62,13 +62,13 @@ func recordAgentCall(c *cli.Context) error {
 		}
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		st, err := s.load()
+		st, err := s.load(c.Context)
 		if err != nil {
 			return err
 		}
 		if call.Event == "PreToolUse" {
 			role := templateName(call.SubagentType)
-			seq, err := s.svc.StartDispatch(id, pipeline.DispatchRequest{Role: role, Phase: st.Phase,
+			seq, err := s.svc.StartDispatch(c.Context, id, pipeline.DispatchRequest{Role: role, Phase: st.Phase,
 				Template: role, Prompt: []byte(call.Prompt), ToolUseID: call.ToolUseID})
 			if err == nil && s.jsonOut() {
 				return s.printJSON(map[string]any{"pipeline": id, "seq": seq})
@@ -83,7 +83,7 @@ func recordAgentCall(c *cli.Context) error {
 		if call.IsError {
 			status = "error"
 		}
-		d, err := s.svc.FinishDispatch(id, seq, pipeline.FinishRequest{Status: status, Output: []byte(call.Response),
+		d, err := s.svc.FinishDispatch(c.Context, id, seq, pipeline.FinishRequest{Status: status, Output: []byte(call.Response),
 			Summary: oneLine(firstLine(call.Response))})
 		if err == nil && s.jsonOut() {
 			return s.printJSON(map[string]any{"pipeline": id, "finish": d})

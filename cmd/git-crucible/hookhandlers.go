@@ -44,15 +44,15 @@ func hookPipeline(ctx context.Context, stdout, stderr io.Writer) (*inPipeline, e
 	if err != nil {
 		return nil, err
 	}
-	p, err := activeGates(s)
+	p, err := activeGates(ctx, s)
 	if err != nil || p == nil {
 		s.close()
 	}
 	return p, err
 }
 
-func activeGates(s *session) (*inPipeline, error) {
-	id, err := s.svc.Resolve("")
+func activeGates(ctx context.Context, s *session) (*inPipeline, error) {
+	id, err := s.svc.Resolve(ctx, "")
 	var none *pipeline.NoActiveError
 	if errors.As(err, &none) {
 		return nil, nil
@@ -60,7 +60,7 @@ func activeGates(s *session) (*inPipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.svc.Store.Head(id)
+	h, err := s.svc.Store.Head(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -48,12 +48,13 @@ func hotPath(args []string, stdout, stderr io.Writer) (code int, handled bool) {
 		}
 		phase = p
 	}
-	s, err := openSession(context.Background(), stdout, stderr, pipelineID, json)
+	ctx := context.Background()
+	s, err := openSession(ctx, stdout, stderr, pipelineID, json)
 	if err != nil {
 		return report(stderr, err), true
 	}
 	defer s.close()
-	return report(stderr, checkLedger(s, phase, quiet)), true
+	return report(stderr, checkLedger(ctx, s, phase, quiet)), true
 }
 
 // hotHook runs the hooks git runs on every commit — `hook run pre-commit`,

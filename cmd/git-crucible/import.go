@@ -18,7 +18,10 @@ func importCommand() *cli.Command {
 		Description: "Reads manifest.jsonl (required), the dispatch files it names, build-gate-ledger.md,\n" +
 			"handoff-N-to-M.md, gate-verdict-*.md, pipeline-status.md, .pipeline-active and\n" +
 			"checkpoint-manifest.md. The pipeline is --pipeline, else the ledger's PipelineID, else\n" +
-			".pipeline-active's; it is created when new (active on the branch unless another open one is).\n" +
+			".pipeline-active's, else the directory's name (crucible-dispatch-<id>, or a run id such as\n" +
+			"build-YYYYMMDD-HHMMSS), else a new id, printed; it is created when new (active on the branch\n" +
+			"unless another open one is). Only regular files directly inside the directory are read: a\n" +
+			"symbolic link, or a dispatch file named outside it ('../x'), refuses the whole import.\n" +
 			"What the skills wrote is taken as given. Importing the same directory again adds nothing; lines\n" +
 			"appended to the manifest since are added. A malformed line or file is reported with its file and\n" +
 			"line and skipped; a directory with no valid manifest line is an error that changes nothing.\n" +
@@ -30,7 +33,7 @@ func importCommand() *cli.Command {
 			}
 			dir := c.Args().First()
 			return withRepo(c, func(s *session) error {
-				r, err := crucible.Import(s.svc, dir, s.pipeline)
+				r, err := crucible.Import(c.Context, s.svc, dir, s.pipeline)
 				if r != nil && !s.jsonOut() {
 					for _, p := range r.Problems {
 						fmt.Fprintf(s.err(), "warning: %s (skipped)\n", p)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -27,7 +28,7 @@ func ledgerCommand() *cli.Command {
 				return usageErrorf("unknown ledger subcommand %q (see: git crucible ledger --help)", c.Args().First())
 			}
 			return withRepo(c, func(s *session) error {
-				st, err := s.load()
+				st, err := s.load(c.Context)
 				if err != nil {
 					return err
 				}
@@ -102,7 +103,7 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 				}
 			}
 			return withPipeline(c, func(s *session, id string) error {
-				st, warnings, err := s.svc.Record(id, pipeline.Draft{Type: pipeline.LedgerType(kind), Data: data})
+				st, warnings, err := s.svc.Record(c.Context, id, pipeline.Draft{Type: pipeline.LedgerType(kind), Data: data})
 				if err != nil {
 					return ruleError(err, s.explicitPipeline(id))
 				}
@@ -162,19 +163,19 @@ func checkCommand() *cli.Command {
 			if err := wantArgs(c, 1); err != nil {
 				return err
 			}
-			return withRepo(c, func(s *session) error { return checkLedger(s, phase, c.Bool("quiet")) })
+			return withRepo(c, func(s *session) error { return checkLedger(c.Context, s, phase, c.Bool("quiet")) })
 		},
 	}
 }
 
 // checkLedger answers `ledger check`: may phase start (0: may the current
 // phase go on)? A blocked answer is an error carrying the unblocking hints.
-func checkLedger(s *session, phase ledger.Phase, quiet bool) error {
-	id, err := s.pipelineID()
+func checkLedger(ctx context.Context, s *session, phase ledger.Phase, quiet bool) error {
+	id, err := s.pipelineID(ctx)
 	if err != nil {
 		return err
 	}
-	g, err := s.svc.LoadGates(id)
+	g, err := s.svc.LoadGates(ctx, id)
 	if err != nil {
 		return err
 	}

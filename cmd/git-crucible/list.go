@@ -19,7 +19,7 @@ func listCommand() *cli.Command {
 				return err
 			}
 			return withRepo(c, func(s *session) error {
-				ids, err := s.svc.Store.List()
+				ids, err := s.svc.Store.List(c.Context)
 				if err != nil {
 					return err
 				}
@@ -33,7 +33,7 @@ func listCommand() *cli.Command {
 				}
 				rows := make([]row, 0, len(ids))
 				for _, id := range ids {
-					st, _, err := s.svc.Load(id)
+					st, _, err := s.svc.Load(c.Context, id)
 					if err != nil {
 						return err
 					}

@@ -29,7 +29,7 @@ func logCommand() *cli.Command {
 					Commit string `json:"commit"`
 				}
 				var out []entry
-				err := s.svc.Store.EventLog(id, func(commit string, blob []byte) (bool, error) {
+				err := s.svc.Store.EventLog(c.Context, id, func(commit string, blob []byte) (bool, error) {
 					events, err := pipeline.DecodeEvents(blob)
 					if err != nil {
 						return false, fmt.Errorf("commit %s: %w", commit, err)

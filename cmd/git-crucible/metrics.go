@@ -27,7 +27,7 @@ func metricsCommand() *cli.Command {
 				return err
 			}
 			return withRepo(c, func(s *session) error {
-				st, err := s.load()
+				st, err := s.load(c.Context)
 				if err != nil {
 					return err
 				}

@@ -38,7 +38,7 @@ func resolveCommand() *cli.Command {
 			reason := oneLine(c.String("reason"))
 			return withPipeline(c, func(s *session, id string) error {
 				var resolved int
-				st, _, err := s.svc.Update(id, func(st *pipeline.State, _ string) (*pipeline.Change, error) {
+				st, _, err := s.svc.Update(c.Context, id, func(st *pipeline.State, _ string) (*pipeline.Change, error) {
 					// Exactly the conflicts on record now: one that arrives
 					// later from another clone needs its own look.
 					d := pipeline.ResolveData{Phase: phase, Conflicts: st.Resolvable(phase), Reason: reason}

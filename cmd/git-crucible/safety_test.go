@@ -451,3 +451,80 @@ func TestSyncUnderFire(t *testing.T) {
 		assertSound(t, dir)
 	}
 }
+
+// TestConcurrentSyncs: 24 syncs from 6 clones race at one file remote.
+// Each loser of a race at the remote starts over, as sync promises: every
+// sync succeeds, and after a last round all clones hold every round any of
+// them recorded, on one chain that verifies.
+func TestConcurrentSyncs(t *testing.T) {
+	a := startedRepo(t)
+	server := filepath.Join(t.TempDir(), "server.git")
+	gittest.Git(t, a, "init", "-q", "--bare", server)
+	gittest.Git(t, a, "remote", "add", "origin", server)
+	gitCrucible(t, a, "push")
+	const clones, syncsEach = 6, 4
+	dirs := []string{a}
+	for c := 1; c < clones; c++ {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint("clone", c))
+		gittest.Git(t, a, "clone", "-q", server, dir)
+		gitCrucible(t, dir, "fetch")
+		dirs = append(dirs, dir)
+	}
+	// Each clone records its own rounds, c*100+1.., before the race.
+	for c, dir := range dirs {
+		for i := 1; i <= syncsEach; i++ {
+			gitCrucible(t, dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(c*100+i))
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, clones*syncsEach)
+	for _, dir := range dirs {
+		for i := 0; i < syncsEach; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if out, err := gitCrucibleErr(dir, "sync"); err != nil {
+					errs <- fmt.Errorf("sync in %s: %v\n%s", filepath.Base(dir), err, out)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		failed++
+		t.Error(err)
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d concurrent syncs failed", failed, clones*syncsEach)
+	}
+	for _, dir := range dirs {
+		gitCrucible(t, dir, "sync")
+	}
+	want := gittest.Git(t, a, "rev-parse", "refs/crucible/pipelines/"+testID)
+	for _, dir := range dirs {
+		gitCrucible(t, dir, "fetch")
+		if tip := gittest.Git(t, dir, "rev-parse", "refs/crucible/pipelines/"+testID); tip != want {
+			t.Errorf("%s: tip %s, want %s", filepath.Base(dir), tip, want)
+		}
+		var events []struct {
+			Data struct{ Rounds int } `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json")), &events); err != nil {
+			t.Fatal(err)
+		}
+		rounds := map[int]bool{}
+		for _, e := range events {
+			rounds[e.Data.Rounds] = true
+		}
+		for c := range dirs {
+			for i := 1; i <= syncsEach; i++ {
+				if !rounds[c*100+i] {
+					t.Errorf("%s: round %d is missing", filepath.Base(dir), c*100+i)
+				}
+			}
+		}
+		assertSound(t, dir)
+	}
+}

@@ -29,7 +29,7 @@ func showCommand() *cli.Command {
 				}
 			}
 			return withPipeline(c, func(s *session, id string) error {
-				st, head, err := s.svc.Load(id)
+				st, head, err := s.svc.Load(c.Context, id)
 				if err != nil {
 					return err
 				}

@@ -32,7 +32,7 @@ func startCommand() *cli.Command {
 				return usageErrorf("%v", err)
 			}
 			return withRepo(c, func(s *session) error {
-				st, abandoned, err := s.svc.Start(opts)
+				st, abandoned, err := s.svc.Start(c.Context, opts)
 				var active *pipeline.ActiveError
 				if errors.As(err, &active) {
 					return withHints(&refused{err: err}, "continue it (commands use it by default), or abandon it and start anew with --fresh")

@@ -36,14 +36,14 @@ func statusCommand() *cli.Command {
 				if c.Bool("watch") {
 					return watchStatus(c.Context, s)
 				}
-				return printStatus(s, s.out())
+				return printStatus(c.Context, s, s.out())
 			})
 		},
 	}
 }
 
-func printStatus(s *session, w io.Writer) error {
-	st, err := s.load()
+func printStatus(ctx context.Context, s *session, w io.Writer) error {
+	st, err := s.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func printStatus(s *session, w io.Writer) error {
 // watchStatus redraws the status whenever the pipeline's ref moves, in
 // place when stdout is a terminal, until the command is interrupted.
 func watchStatus(ctx context.Context, s *session) error {
-	id, err := s.pipelineID()
+	id, err := s.pipelineID(ctx)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func watchStatus(ctx context.Context, s *session) error {
 		}
 		if tip != last {
 			var buf bytes.Buffer
-			if err := printStatus(s, &buf); err != nil {
+			if err := printStatus(ctx, s, &buf); err != nil {
 				return err
 			}
 			if tty {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -119,7 +120,7 @@ func withSyncer(c *cli.Context, maxArgs int, fn func(*session, *remote.Syncer, s
 		name := c.Args().First()
 		if name == "" {
 			var err error
-			if name, err = defaultRemote(s); err != nil {
+			if name, err = defaultRemote(c.Context, s); err != nil {
 				return err
 			}
 		}
@@ -134,13 +135,13 @@ func withSyncer(c *cli.Context, maxArgs int, fn func(*session, *remote.Syncer, s
 	})
 }
 
-func defaultRemote(s *session) (string, error) {
+func defaultRemote(ctx context.Context, s *session) (string, error) {
 	branch, err := s.svc.Repo.HeadBranch()
 	if err != nil {
 		return "", err
 	}
 	if branch != "" {
-		out, err := s.svc.Repo.Git(s.svc.Store.Context(), "config", "--get", "branch."+branch+".remote")
+		out, err := s.svc.Repo.Git(ctx, "config", "--get", "branch."+branch+".remote")
 		if name := strings.TrimSpace(string(out)); err == nil && name != "" && name != "." {
 			return name, nil
 		}

@@ -51,13 +51,13 @@ func verifyCommand() *cli.Command {
 			return withRepo(c, func(s *session) error {
 				var ids []string
 				if c.Bool("all") {
-					all, err := s.svc.Store.List()
+					all, err := s.svc.Store.List(c.Context)
 					if err != nil {
 						return err
 					}
 					ids = all
 				} else {
-					id, err := s.pipelineID()
+					id, err := s.pipelineID(c.Context)
 					if err != nil {
 						return err
 					}
@@ -65,7 +65,7 @@ func verifyCommand() *cli.Command {
 				}
 				problems := []pipeline.Problem{}
 				for _, id := range ids {
-					found, err := s.svc.Verify(id)
+					found, err := s.svc.Verify(c.Context, id)
 					if err != nil {
 						problems = append(problems, pipeline.Problem{Pipeline: id, Message: err.Error()})
 						continue
