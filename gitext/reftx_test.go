@@ -107,7 +107,8 @@ func TestUpdateRefsRefuses(t *testing.T) {
 }
 
 // TestRefTxError: git's wordings of a lost race and of a held lock get
-// their types; anything else stays git's error.
+// their types; anything else stays git's error. Text that did not come
+// from git is no race.
 func TestRefTxError(t *testing.T) {
 	for _, c := range []struct {
 		stderr string
@@ -119,12 +120,19 @@ func TestRefTxError(t *testing.T) {
 		{"fatal: prepare: cannot lock ref 'refs/x/z': unable to resolve reference 'refs/x/z'\n", true, ""},
 		{"fatal: prepare: cannot lock ref 'refs/x/y': Unable to create '/r/.git/refs/x/y.lock': File exists.\n\nAnother git process...", false, "/r/.git/refs/x/y.lock"},
 		{"fatal: prepare: cannot lock ref 'refs/x/y/z': 'refs/x/y' exists; cannot create 'refs/x/y/z'\n", false, ""},
+		// fetch, and a remote refusing a push
+		{"remote: error: cannot lock ref 'refs/crucible/pipelines/p': is at 6d18 but expected fd65        \nerror: failed to push some refs to 'x'\n", true, ""},
+		{"error: cannot lock ref 'refs/crucible-remote/origin/pipelines/p': is at fd65 but expected 35ef\n", true, ""},
+		{"fatal: '/nowhere' does not appear to be a git repository\n", false, ""},
 	} {
 		err := refTxError(&Error{Stderr: c.stderr, ExitCode: 128})
 		var le *LockedError
 		if errors.Is(err, ErrRefChanged) != c.race || errors.As(err, &le) != (c.lock != "") || le != nil && le.Path != c.lock {
 			t.Errorf("%q: %v", c.stderr, err)
 		}
+	}
+	if errors.Is(errors.New("cannot lock ref 'x': is at a but expected b"), ErrRefChanged) {
+		t.Error("an error that is not git's was taken for a lost race")
 	}
 }
 

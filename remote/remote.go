@@ -99,7 +99,7 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		"+"+refs.PipelinePrefix+"*:"+TrackingPrefix(remote)+"*",
 		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*")
 	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
-		if lostRace(err) { // another fetch of this clone moved a tracking ref first
+		if errors.Is(err, gitext.ErrRefChanged) { // another fetch of this clone moved a tracking ref first
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
@@ -208,23 +208,6 @@ var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does
 // check and its lock, here or at the remote; a sync starts over.
 var ErrLostRace = errors.New("another sync moved the same ref at the same time")
 
-// lostRace recognises git's compare-and-swap failures: "cannot lock ref
-// '...': is at X but expected Y", or a ref created meanwhile. A lock file
-// left behind ("File exists") is not a race and is not retried.
-func lostRace(err error) bool {
-	var gerr *gitext.Error
-	if !errors.As(err, &gerr) {
-		return false
-	}
-	for _, line := range strings.Split(gerr.Stderr, "\n") {
-		if strings.Contains(line, "cannot lock ref") &&
-			(strings.Contains(line, "but expected") || strings.Contains(line, "reference already exists")) {
-			return true
-		}
-	}
-	return false
-}
-
 // Selection names the pipelines a push sends: those of Branch, those named
 // in IDs, or (both empty) all of them.
 type Selection struct {
@@ -266,7 +249,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 				return nil, fmt.Errorf("%w: %s", ErrRemoteMoved, l.ref)
 			}
 		}
-		if lostRace(err) { // the remote's ref moved between its check and its lock
+		if errors.Is(err, gitext.ErrRefChanged) { // the remote's ref moved between its check and its lock
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
