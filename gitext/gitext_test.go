@@ -188,20 +188,24 @@ func TestSymrefs(t *testing.T) {
 }
 
 func TestParseDate(t *testing.T) {
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.FixedZone("EEST", 3*3600) // a date without a zone is local time, as for git
 	for _, c := range []struct{ in, want string }{
 		{"@1700000000 +0100", "2023-11-14T23:13:20+01:00"},
 		{"1700000000 -0500", "2023-11-14T17:13:20-05:00"},
 		{"2026-11-22T10:00:00Z", "2026-11-22T10:00:00Z"},
 		{"2026-11-22 10:00:00 +0200", "2026-11-22T10:00:00+02:00"},
-		{"2026-11-22T10:00:00", "2026-11-22T10:00:00Z"},
+		{"2026-11-22T10:00:00", "2026-11-22T10:00:00+03:00"},
 	} {
 		got, err := ParseDate(c.in)
 		if err != nil || got.Format("2006-01-02T15:04:05Z07:00") != c.want {
 			t.Errorf("ParseDate(%q) = %v, %v; want %s", c.in, got, err, c.want)
 		}
 	}
-	if _, err := ParseDate("next tuesday"); err == nil {
-		t.Error("ParseDate accepted nonsense")
+	for _, bad := range []string{"next tuesday", "2026-11-22"} { // git refuses a date without a time
+		if _, err := ParseDate(bad); err == nil {
+			t.Errorf("ParseDate accepted %q", bad)
+		}
 	}
 }
 

@@ -185,12 +185,14 @@ func EncodeTree(entries []TreeEntry) ([]byte, error) {
 }
 
 // DecodeTree parses a tree object; hashLen is 20 (sha1) or 32 (sha256).
+// It refuses what git's tree walk refuses: a mode that is not octal
+// digits, an empty name, an entry cut short.
 func DecodeTree(data []byte, hashLen int) ([]TreeEntry, error) {
 	var out []TreeEntry
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		nul := bytes.IndexByte(data, 0)
-		if sp < 0 || nul < sp || len(data) < nul+1+hashLen {
+		if sp <= 0 || nul < sp+2 || len(data) < nul+1+hashLen || strings.Trim(string(data[:sp]), "01234567") != "" {
 			return nil, errors.New("malformed tree object")
 		}
 		out = append(out, TreeEntry{Mode: string(data[:sp]), Name: string(data[sp+1 : nul]),
