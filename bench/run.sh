@@ -25,12 +25,16 @@ if [ "$quick" = 1 ]; then
 	growth_events=100 # events appended for the growth measurement
 	n_fast=60         # timed runs of each side, for the ~ms commands
 	n_slow=30         # for the slower ones (append, cold read)
+	n_verify=5        # for a whole chain's verify
+	note_runs=50      # notes added by the notes benchmark, per size
 else
 	pipelines=1000
 	events=10000
 	growth_events=1000
 	n_fast=300
 	n_slow=200
+	n_verify=9
+	note_runs=300
 fi
 
 for tool in go git; do
@@ -52,6 +56,11 @@ t_start=$(date +%s.%N)
 # --- build -------------------------------------------------------------------
 GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
 go build -o "$tmp/bin/timer" ./bench/timer
+# The cost of one provenance note among 10 and among 10,000 (git's fan-out:
+# 256 subtrees), measured in process by the notes package's benchmark, which
+# makes its own hermetic repositories; the row is printed with the others.
+go test -run '^$' -bench 'AppendScale' -benchtime "${note_runs}x" ./notes >"$tmp/notes-bench" 2>&1 ||
+	{ cat "$tmp/notes-bench" >&2; exit 1; }
 # `git true` runs true(1) as an external git command, like `git crucible`.
 ln -s "$(type -P true)" "$tmp/bin/git-true"
 
@@ -160,6 +169,11 @@ bench -name "  info: cold (no cache file)" -n "$n_slow" \
 bench -name "status ($big_seq vs $small_seq events)" -n "$n_fast" -goal 1.5 \
 	-a "git crucible status --pipeline bench-big" -b "git crucible status --pipeline bench-small"
 
+# 3b. log's first page: it reads from the tip, so its cost must not depend
+# on how many events came before either.
+bench -name "log -n 20 ($big_seq vs $small_seq events)" -n "$n_fast" -goal 1.5 \
+	-a "git crucible log -n 20 --pipeline bench-big" -b "git crucible log -n 20 --pipeline bench-small"
+
 # 2. One append through the CLI, as an orchestrator runs it, against one
 # ref update by git. Each git run moves the ref to the other commit. An
 # append writes four or five loose objects (events, state, ledger, tree,
@@ -199,6 +213,12 @@ bench -name "dispatch start+finish" -n "$n_slow" -goal 2.5 \
 git gc -q --prune=now
 bench -name "  info: hot path after git gc" -n "$n_fast" \
 	-a "git-crucible ledger check --quiet" -b "git rev-parse HEAD"
+bench -name "  info: log -n 20 after git gc" -n "$n_fast" \
+	-a "git crucible log -n 20 --pipeline bench-big" -b "git crucible log -n 20 --pipeline bench-small"
+# 1c. verify replays the whole chain, every commit's objects read and every
+# event applied: against git listing the same objects, both packed.
+bench -name "verify ($big_seq events, packed)" -n "$n_verify" -warmup 1 -goal 12 \
+	-a "git crucible verify bench-big" -b "git rev-list --objects refs/crucible/pipelines/bench-big"
 
 # 4. Repository growth per event: bytes under .git/objects after gc, before
 # and after $growth_events more events.
@@ -214,6 +234,14 @@ verdict=PASS
 [ "$per_event" -le 2048 ] || verdict=MISS
 bench -row "growth per event (after gc)" "$per_event B" "-" "-" "<=2048 B" \
 	"$verdict ($growth_events events: $before -> $after bytes of objects)"
+
+# 4b. One provenance note added among 10,000 notes against one among 10
+# (bench/run.sh ran the go benchmark at the start).
+note_ns() { awk -v want="$1" '$1 ~ "AppendScale/notes=" want "-" { print $3 }' "$tmp/notes-bench"; }
+notes_small=$(note_ns 10) notes_big=$(note_ns 10000)
+ratio=$(awk -v a="$notes_big" -v b="$notes_small" 'BEGIN { printf "%.2f", a / b }')
+verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.5 ? "PASS" : "MISS") }')
+bench -row "note added (10000 vs 10 notes)" "$((notes_big / 1000)) us" "$((notes_small / 1000)) us" "${ratio}x" "<=1.5x" "$verdict (n=$note_runs)"
 
 # 5. Import of a 10,000-line crucible manifest (5,000 dispatches, each with
 # a 4 KiB dispatch file), then status and metrics on the 5,000-dispatch

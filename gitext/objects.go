@@ -323,6 +323,11 @@ func (o *ObjectReader) Read(rev string) (kind string, data []byte, err error) {
 	if _, err := io.WriteString(o.stdin, rev+"\n"); err != nil {
 		return "", nil, fmt.Errorf("git cat-file: %w", err)
 	}
+	return o.answer(rev)
+}
+
+// answer reads cat-file's answer to the request rev.
+func (o *ObjectReader) answer(rev string) (kind string, data []byte, err error) {
 	header, err := o.stdout.ReadString('\n')
 	if err != nil {
 		return "", nil, fmt.Errorf("git cat-file: %w", err)

@@ -230,7 +230,7 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 	}
 	o := newObjects(repo)
 	defer o.close()
-	return update(ctx, repo, notesRef, func(tip string) (string, error) {
+	err := update(ctx, repo, notesRef, func(tip string) (string, error) {
 		tree := ""
 		if tip != "" {
 			var err error
@@ -250,6 +250,10 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 		}
 		return o.commit(tree, "Notes added by 'git crucible'\n", tip)
 	})
+	if err == nil {
+		repo.AutoGC(ctx)
+	}
+	return err
 }
 
 // update moves ref to the commit next makes of its current tip ("" leaves

@@ -108,6 +108,7 @@ func (s *Store) integrateOnce(ctx context.Context, ref, id, theirs string, who I
 	}
 	s.writeCache(next)
 	tb.saveListings()
+	s.repo.AutoGC(ctx)
 	return Merged, next, nil
 }
 
@@ -140,11 +141,4 @@ func (s *Store) Files(ctx context.Context, commit string) (map[string]string, er
 		files[f.Path] = f.OID
 	}
 	return files, nil
-}
-
-// Events yields the events.jsonl of every commit a rev-list of revs names
-// (e.g. tip and ^base), in no particular order, until fn returns false or an error. Merge commits
-// record none and yield an empty blob.
-func (s *Store) Events(ctx context.Context, revs []string, fn func(commit string, events []byte) (bool, error)) error {
-	return s.eventLog(ctx, append([]string{"rev-list"}, revs...), fn)
 }

@@ -208,6 +208,7 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 	if err != nil {
 		return nil, err
 	}
+	s.repo.AutoGC(ctx)
 	return next, nil
 }
 
@@ -297,75 +298,4 @@ func (s *Store) SetActive(branch, id, old string) error {
 		oldTarget = PipelineRef(old)
 	}
 	return s.repo.SetSymref(ActiveRef(branch), PipelineRef(id), oldTarget)
-}
-
-// ChainCommit is one commit of a chain, as Walk yields it.
-type ChainCommit struct {
-	OID     string
-	Commit  *gitext.Commit
-	Entries []gitext.TreeEntry
-}
-
-// Walk yields pipeline id's commits oldest first, every parent before its
-// children (both sides of a merge included), until fn returns false or an
-// error.
-func (s *Store) Walk(ctx context.Context, id string, fn func(*ChainCommit) (bool, error)) error {
-	tip, err := s.Tip(id)
-	if err != nil {
-		return err
-	}
-	return s.WalkFrom(ctx, []string{tip}, fn)
-}
-
-// WalkFrom is Walk of the commits a rev-list of revs names: from any commit
-// (a chain fetched from a remote), and not into excluded ones ("^commit").
-func (s *Store) WalkFrom(ctx context.Context, revs []string, fn func(*ChainCommit) (bool, error)) error {
-	out, err := s.repo.Git(ctx, append([]string{"rev-list", "--topo-order", "--reverse"}, append(revs, "--")...)...)
-	if err != nil {
-		return err
-	}
-	for _, oid := range strings.Fields(string(out)) {
-		c, entries, err := s.ReadCommit(ctx, oid)
-		if err != nil {
-			return err
-		}
-		if more, err := fn(&ChainCommit{OID: oid, Commit: c, Entries: entries}); err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
-
-// EventLog yields pipeline id's commits from the tip back to the root, each
-// with its events.jsonl, until fn returns false or an error: one rev-list
-// and one object read per commit, where Walk needs three. Commits come in
-// git's topological order, so both sides of a merge are visited.
-func (s *Store) EventLog(ctx context.Context, id string, fn func(commit string, events []byte) (bool, error)) error {
-	tip, err := s.Tip(id)
-	if err != nil {
-		return err
-	}
-	return s.eventLog(ctx, []string{"rev-list", "--topo-order", tip}, fn)
-}
-
-// eventLog runs a rev-list and reads each listed commit's events.jsonl.
-func (s *Store) eventLog(ctx context.Context, revList []string, fn func(commit string, events []byte) (bool, error)) error {
-	out, err := s.repo.Git(ctx, revList...)
-	if err != nil {
-		return err
-	}
-	r, err := s.Objects(ctx)
-	if err != nil {
-		return err
-	}
-	for _, c := range strings.Fields(string(out)) {
-		events, err := r.ReadKind(c+":"+EventsFile, "blob")
-		if err != nil {
-			return fmt.Errorf("commit %s: %w", short(c), err)
-		}
-		if more, err := fn(c, events); err != nil || !more {
-			return err
-		}
-	}
-	return nil
 }

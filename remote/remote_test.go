@@ -53,3 +53,11 @@ func FuzzParsePorcelain(f *testing.F) {
 		}
 	})
 }
+
+func TestDefaultName(t *testing.T) {
+	for upstream, want := range map[string]string{"": "origin", ".": "origin", "upstream": "upstream", "origin": "origin"} {
+		if got := defaultName(upstream); got != want {
+			t.Errorf("defaultName(%q) = %q, want %q", upstream, got, want)
+		}
+	}
+}

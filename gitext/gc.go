@@ -1,0 +1,83 @@
+package gitext
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// defaultGCAuto is git's gc.auto when unset: about how many loose objects
+// make git gc --auto pack them.
+const defaultGCAuto = 6700
+
+// AutoGC does what git's own commands do after they write objects: it runs
+// `git gc --auto`, which packs loose objects when there are too many and,
+// by default (gc.autoDetach), does so in the background. Unlike git's
+// commands it starts no process while none is due: it takes git's own
+// sample first, the loose objects in objects/17 (a 256th of them), against
+// gc.auto. gc.auto=0 or maintenance.auto=false turn it off, as for git. It
+// reports whether it ran git gc. A gc that fails is for git to report (in
+// gc.log) at a later try, not a failure of the write before it.
+func (r *Repo) AutoGC(ctx context.Context) bool {
+	if r.Private || os.Getenv("GIT_QUARANTINE_PATH") != "" {
+		return false // a push's quarantine or a shadow store is not to be packed
+	}
+	loose := r.looseSample()
+	if loose < 2 {
+		return false // within any gc.auto's limit
+	}
+	limit := defaultGCAuto
+	if r.ConfigMayMention("[gc", "gc.", "maintenance") {
+		if v, _ := r.configTyped(ctx, "bool", "maintenance.auto"); v == "false" {
+			return false
+		}
+		v, err := r.configTyped(ctx, "int", "gc.auto")
+		if err != nil {
+			return false // git gc would refuse it too
+		}
+		if v != "" {
+			if limit, err = strconv.Atoi(v); err != nil {
+				return false
+			}
+		}
+	}
+	// git's rule (builtin/gc.c, too_many_loose_objects).
+	if limit <= 0 || loose <= (limit+255)/256 {
+		return false
+	}
+	cmd := exec.CommandContext(ctx, "git", "gc", "--auto", "--quiet")
+	cmd.Dir = r.top()
+	cmd.Env = Env(r)
+	_ = cmd.Run() // returns once git has detached, or finished when told not to detach
+	return true
+}
+
+// looseSample counts the loose objects in objects/17.
+func (r *Repo) looseSample() int {
+	entries, err := os.ReadDir(filepath.Join(r.ObjectDir(), "17"))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if len(name) == 2*r.HashLen()-2 && strings.Trim(name, "0123456789abcdef") == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// configTyped is git config --type=typ --get key: "" when it is not set.
+func (r *Repo) configTyped(ctx context.Context, typ, key string) (string, error) {
+	out, err := runEnv(ctx, r, r.top(), nil, nil, "config", "--type="+typ, "--get", key)
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
+		return "", nil
+	}
+	return strings.TrimSpace(string(out)), err
+}
