@@ -163,7 +163,8 @@ func TestKillDuringAppends(t *testing.T) {
 
 // assertNoLocks fails when a lock file stays under dir's .git: one a
 // killed run left for a person to clear. A git that outlives the kill
-// (its own process group) gets a moment to roll back.
+// (its own process group) gets a moment to roll back. The shadow's
+// crucible.lock is an flock, which dies with its holder, and stays.
 func assertNoLocks(t *testing.T, dir string) {
 	t.Helper()
 	var locks []string
@@ -386,6 +387,7 @@ func TestKillDuringCheckpoints(t *testing.T) {
 		!strings.HasSuffix(strings.TrimSpace(again), strings.TrimSpace(after)) {
 		t.Fatalf("no change after the kills gave %q, want %q", again, after)
 	}
+	assertNoLocks(t, dir)
 }
 
 // TestSyncUnderFire: while one clone appends and another's history is
