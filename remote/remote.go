@@ -99,7 +99,7 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		"+"+refs.PipelinePrefix+"*:"+TrackingPrefix(remote)+"*",
 		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*")
 	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
-		if lostRace(err) { // another fetch of this clone moved a tracking ref first
+		if errors.Is(err, gitext.ErrRefChanged) { // another fetch of this clone moved a tracking ref first
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
@@ -208,23 +208,6 @@ var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does
 // check and its lock, here or at the remote; a sync starts over.
 var ErrLostRace = errors.New("another sync moved the same ref at the same time")
 
-// lostRace recognises git's compare-and-swap failures: "cannot lock ref
-// '...': is at X but expected Y", or a ref created meanwhile. A lock file
-// left behind ("File exists") is not a race and is not retried.
-func lostRace(err error) bool {
-	var gerr *gitext.Error
-	if !errors.As(err, &gerr) {
-		return false
-	}
-	for _, line := range strings.Split(gerr.Stderr, "\n") {
-		if strings.Contains(line, "cannot lock ref") &&
-			(strings.Contains(line, "but expected") || strings.Contains(line, "reference already exists")) {
-			return true
-		}
-	}
-	return false
-}
-
 // Selection names the pipelines a push sends: those of Branch, those named
 // in IDs, or (both empty) all of them; never those in Except.
 type Selection struct {
@@ -270,7 +253,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 				return nil, fmt.Errorf("%w: %s", ErrRemoteMoved, l.ref)
 			}
 		}
-		if lostRace(err) { // the remote's ref moved between its check and its lock
+		if errors.Is(err, gitext.ErrRefChanged) { // the remote's ref moved between its check and its lock
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
@@ -281,6 +264,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if parseErr != nil {
 		return nil, parseErr
 	}
+	var moves []gitext.RefUpdate
 	for _, l := range lines {
 		switch l.flag {
 		case '=':
@@ -288,11 +272,17 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 		default:
 			report.Pushed = append(report.Pushed, l.ref)
 		}
-		if err := x.track(remote, l, snapshot); err != nil {
+		move, err := x.track(remote, l, snapshot)
+		if err != nil {
 			return report, err
 		}
+		moves = append(moves, move...)
 	}
-	return report, nil
+	err = x.Svc.Repo.UpdateRefs(ctx, "crucible: push to "+remote, moves...)
+	if errors.Is(err, gitext.ErrRefChanged) {
+		err = nil // a sync beside this one recorded the remote first; the next fetch reads it anyway
+	}
+	return report, err
 }
 
 // ChainError refuses a push of chains that fail verification: the remote
@@ -397,9 +387,9 @@ func (x *Syncer) pushSpecs(ctx context.Context, sel Selection, snapshot map[stri
 	return specs, nil
 }
 
-// track records what the remote now has in the tracking namespace, so the
-// next fetch starts from it.
-func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]string) error {
+// track is the move that records what the remote now has in the tracking
+// namespace, so the next fetch starts from it; none when it is recorded.
+func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]string) ([]gitext.RefUpdate, error) {
 	var tracking string
 	switch {
 	case strings.HasPrefix(l.ref, refs.PipelinePrefix):
@@ -407,21 +397,18 @@ func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]strin
 	case strings.HasPrefix(l.ref, notesPrefix):
 		tracking = TrackingNotes(remote) + strings.TrimPrefix(l.ref, notesPrefix)
 	default:
-		return nil
+		return nil, nil
 	}
 	repo := x.Svc.Repo
 	oid, ok := snapshot[l.ref]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	old, err := repo.ReadRef(tracking)
 	if err != nil || old == oid {
-		return err
+		return nil, err
 	}
-	if err := repo.UpdateRef(tracking, oid, old); !errors.Is(err, gitext.ErrRefChanged) {
-		return err
-	}
-	return nil // a sync beside this one recorded the remote first; the next fetch reads it anyway
+	return []gitext.RefUpdate{{Name: tracking, Old: old, New: oid}}, nil
 }
 
 // porcelainLine is one ref line of `git push --porcelain`.
