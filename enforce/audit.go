@@ -39,6 +39,20 @@ type Rules struct {
 	Complete bool
 }
 
+// RulesNamed returns the rules named commits (every commit's: "" too), push
+// (a pushed branch's) or protected (a protected branch's).
+func RulesNamed(name string) (Rules, error) {
+	switch name {
+	case "", "commits":
+		return Rules{}, nil
+	case "push":
+		return Rules{Blocked: true}, nil
+	case "protected":
+		return Rules{Blocked: true, Complete: true}, nil
+	}
+	return Rules{}, fmt.Errorf("no rules named %q", name)
+}
+
 // Report is an audit's result.
 type Report struct {
 	Commits   int       `json:"commits"`   // commits examined

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/notes"
 )
 
 // GUIPath is the PATH a GUI git client started from a desktop session
@@ -42,18 +42,6 @@ type Setup struct {
 	PATH       string               // the current PATH
 	GUIPath    string               // a GUI client's PATH: GUIPath
 	Binary     string               // the running git-crucible's absolute path
-}
-
-// provenanceRef is the notes ref whose notes must follow rewritten commits.
-const provenanceRef = "refs/notes/crucible/provenance"
-
-// refGlobMatch matches a ref against a glob as git does for
-// notes.rewriteRef: a * matches across slashes too (refs/notes/* covers
-// refs/notes/crucible/provenance).
-func refGlobMatch(glob, ref string) bool {
-	re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(glob))
-	ok, _ := regexp.MatchString("^"+re+"$", ref)
-	return ok
 }
 
 // Doctor checks that the hooks git runs are ours, that notes follow
@@ -148,25 +136,21 @@ func hookFinding(h Hook, hooksPathFlag string) Finding {
 // notesFindings checks that provenance notes follow amend and rebase, and
 // are merged without duplicates when commits are squashed.
 func notesFindings(entries []gitext.ConfigEntry) []Finding {
-	covered, mode := false, "concatenate" // git's default
-	for _, e := range entries {
-		switch e.Key {
-		case "notes.rewriteref":
-			covered = covered || refGlobMatch(e.Value, provenanceRef)
-		case "notes.rewritemode":
-			mode = e.Value
-		}
+	rc := notes.RewriteConfigOf(entries)
+	f := []Finding{{OK, "notes.rewriteRef", "includes " + notes.RewriteRef, ""}}
+	if !rc.Covered {
+		f[0] = Finding{Warning, "notes.rewriteRef", "does not include " + notes.RewriteRef + ": provenance notes are lost when commits are amended or rebased",
+			"git config --add notes.rewriteRef '" + notes.RewriteRef + "'"}
 	}
-	f := []Finding{{OK, "notes.rewriteRef", "includes refs/notes/crucible/*", ""}}
-	if !covered {
-		f[0] = Finding{Warning, "notes.rewriteRef", "does not include refs/notes/crucible/*: provenance notes are lost when commits are amended or rebased",
-			"git config --add notes.rewriteRef 'refs/notes/crucible/*'"}
+	mode := rc.Mode
+	switch mode {
+	case notes.RewriteMode:
+		return append(f, Finding{OK, "notes.rewriteMode", "is " + notes.RewriteMode, ""})
+	case "":
+		mode = "concatenate" // git's default
 	}
-	if mode == "cat_sort_uniq" {
-		return append(f, Finding{OK, "notes.rewriteMode", "is cat_sort_uniq", ""})
-	}
-	return append(f, Finding{Warning, "notes.rewriteMode", fmt.Sprintf("is %s, not cat_sort_uniq: provenance lines are duplicated or lost when commits are squashed", mode),
-		"git config notes.rewriteMode cat_sort_uniq"})
+	return append(f, Finding{Warning, "notes.rewriteMode", fmt.Sprintf("is %s, not %s: provenance lines are duplicated or lost when commits are squashed", mode, notes.RewriteMode),
+		"git config notes.rewriteMode " + notes.RewriteMode})
 }
 
 // binaryFindings checks that git-crucible is on PATH, and that the hooks

@@ -188,23 +188,3 @@ func TestFind(t *testing.T) {
 		t.Fatalf("Find = %q", got)
 	}
 }
-
-func TestRefGlobMatch(t *testing.T) {
-	for _, c := range []struct {
-		glob string
-		want bool
-	}{
-		{"refs/notes/crucible/*", true},
-		{"refs/notes/*", true}, // git's * crosses slashes here
-		{"refs/*", true},
-		{"refs/notes/crucible/provenance", true},
-		{"refs/notes/crucible/provenanc?", true},
-		{"refs/notes/commits", false},
-		{"refs/notes/crucible", false},
-		{"refs/notes/crucible.*", false},
-	} {
-		if got := refGlobMatch(c.glob, provenanceRef); got != c.want {
-			t.Errorf("refGlobMatch(%q) = %v", c.glob, got)
-		}
-	}
-}

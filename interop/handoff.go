@@ -9,6 +9,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // Handoff is a crucible phase handoff manifest (handoff-N-to-M.md), written by
@@ -429,4 +432,38 @@ func hsDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// RenderHandoff is the handoff document of d for a pipeline in state st,
+// recorded at time at: the pipeline's goal verbatim and its mode. It is a
+// pipeline.HandoffRenderer.
+func RenderHandoff(d pipeline.HandoffData, st *pipeline.State, at string) []byte {
+	h := Handoff{From: int(d.From), To: int(d.To), Timestamp: at, Goal: st.Goal, Mode: st.Mode, Constraints: d.Constraints}
+	for _, in := range d.Inputs {
+		h.Inputs = append(h.Inputs, HandoffInput(in))
+	}
+	for _, dec := range d.Decisions {
+		h.Decisions = append(h.Decisions, HandoffDecision(dec))
+	}
+	for _, sh := range d.Shed {
+		h.Shed = append(h.Shed, HandoffShed(sh))
+	}
+	return h.Render()
+}
+
+// Data is the event payload that records h: the handoff out of phase
+// h.From, kept at its place in the chain's tree.
+func (h Handoff) Data() pipeline.HandoffData {
+	from := ledger.Phase(h.From)
+	d := pipeline.HandoffData{From: from, To: from + 1, Path: pipeline.HandoffPath(from), Constraints: h.Constraints}
+	for _, in := range h.Inputs {
+		d.Inputs = append(d.Inputs, pipeline.HandoffInput(in))
+	}
+	for _, dec := range h.Decisions {
+		d.Decisions = append(d.Decisions, pipeline.HandoffDecision(dec))
+	}
+	for _, sh := range h.Shed {
+		d.Shed = append(d.Shed, pipeline.HandoffShed(sh))
+	}
+	return d
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // Marker is a crucible quality-gate verdict marker (gate-verdict-<run-id>.md), version 1 or 2.
@@ -347,4 +348,32 @@ func clip(s string) string {
 		i--
 	}
 	return s[:i] + "..."
+}
+
+// MarkerMismatchError is a marker offered for another pipeline or phase
+// than its own.
+type MarkerMismatchError struct {
+	Marker     Marker
+	PipelineID string
+	Phase      ledger.Phase
+}
+
+func (e *MarkerMismatchError) Error() string {
+	if e.Marker.PipelineID != e.PipelineID {
+		return fmt.Sprintf("is for pipeline %s, not %s", e.Marker.PipelineID, e.PipelineID)
+	}
+	return fmt.Sprintf("is for phase %s (%d), not %d", PhaseName(e.Marker.Phase), e.Marker.Phase, e.Phase)
+}
+
+// VerdictData is the gate.verdict payload that records m as the verdict on
+// phase p of pipeline id: a *MarkerMismatchError when m is for another.
+func (m Marker) VerdictData(id string, p ledger.Phase) (pipeline.VerdictData, error) {
+	if m.PipelineID != id || m.Phase != p {
+		return pipeline.VerdictData{}, &MarkerMismatchError{Marker: m, PipelineID: id, Phase: p}
+	}
+	d := pipeline.VerdictData{Phase: p, Verdict: m.Verdict, PipelineID: id, Rounds: m.Rounds, Score: m.FinalScore}
+	for _, f := range m.Fields {
+		d.Marker = append(d.Marker, pipeline.MarkerField{Key: f.Key, Value: f.Value})
+	}
+	return d, nil
 }

@@ -285,6 +285,11 @@ func (s *Service) Manifest(ctx context.Context, id string) ([]ManifestEntry, err
 	if err != nil {
 		return nil, err
 	}
+	return ManifestOf(events)
+}
+
+// ManifestOf is Manifest of a chain's events, oldest first.
+func ManifestOf(events []Event) ([]ManifestEntry, error) {
 	byseq := map[int]*ManifestEntry{}
 	for _, e := range events {
 		switch e.Type {

@@ -4,23 +4,44 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
 // TypeHandoff records a phase handoff document.
 const TypeHandoff = "handoff.write"
 
-// HandoffData is the payload of handoff.write: what the document says
-// beyond what the pipeline already knows (goal, mode, time).
+// HandoffData is the payload of handoff.write and import.handoff: what the
+// document says beyond what the pipeline already knows (goal, mode, time).
+// Its types are the event's own, not the handoff file codec's: an event is
+// stored forever, a file format may change.
 type HandoffData struct {
-	From        ledger.Phase              `json:"from"`
-	To          ledger.Phase              `json:"to"`
-	Path        string                    `json:"path"`
-	Inputs      []interop.HandoffInput    `json:"inputs,omitempty"`
-	Decisions   []interop.HandoffDecision `json:"decisions,omitempty"`
-	Constraints []string                  `json:"constraints,omitempty"`
-	Shed        []interop.HandoffShed     `json:"shed,omitempty"`
+	From        ledger.Phase      `json:"from"`
+	To          ledger.Phase      `json:"to"`
+	Path        string            `json:"path"`
+	Inputs      []HandoffInput    `json:"inputs,omitempty"`
+	Decisions   []HandoffDecision `json:"decisions,omitempty"`
+	Constraints []string          `json:"constraints,omitempty"`
+	Shed        []HandoffShed     `json:"shed,omitempty"`
+}
+
+// HandoffInput is one named input for the next phase.
+type HandoffInput struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// HandoffDecision is one decision carried forward: ID is "DEC-N" or "".
+type HandoffDecision struct {
+	ID     string `json:"id,omitempty"`
+	Text   string `json:"text"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// HandoffShed is one item of the shed receipt: what was dropped, and where
+// it went ("" when the receipt does not say).
+type HandoffShed struct {
+	What  string `json:"what"`
+	Where string `json:"where"`
 }
 
 // HandoffPath is where the handoff out of phase from is kept in the tree.
@@ -47,21 +68,17 @@ func (s *State) checkHandoff(d HandoffData) error {
 	return nil
 }
 
-// Document renders the handoff in crucible's format, with the pipeline's
-// goal verbatim, its mode and the time it was recorded.
-func (d HandoffData) Document(st *State, at string) []byte {
-	h := interop.Handoff{From: int(d.From), To: int(d.To), Timestamp: at, Goal: st.Goal, Mode: st.Mode,
-		Inputs: d.Inputs, Decisions: d.Decisions, Constraints: d.Constraints, Shed: d.Shed}
-	return h.Render()
-}
+// HandoffRenderer writes the handoff document of d for a pipeline in
+// state st, recorded at time at.
+type HandoffRenderer func(d HandoffData, st *State, at string) []byte
 
-// WriteHandoff records the handoff out of phase d.From and keeps its
-// document in the chain's tree.
-func (s *Service) WriteHandoff(ctx context.Context, id string, d HandoffData) (*State, []byte, error) {
+// WriteHandoff records the handoff out of phase d.From and keeps the
+// document render writes in the chain's tree.
+func (s *Service) WriteHandoff(ctx context.Context, id string, d HandoffData, render HandoffRenderer) (*State, []byte, error) {
 	d.To, d.Path = d.From+1, HandoffPath(d.From)
 	var doc []byte
 	st, _, err := s.Update(ctx, id, func(st *State, now string) (*Change, error) {
-		doc = d.Document(st, now)
+		doc = render(d, st, now)
 		return &Change{Drafts: []Draft{{Type: TypeHandoff, Data: d}}, Files: map[string][]byte{d.Path: doc}}, nil
 	})
 	return st, doc, err

@@ -1,12 +1,13 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
@@ -137,24 +138,89 @@ func (s *State) applyImport(e Event) error {
 	return nil
 }
 
-// ImportedLine parses an imported manifest line, which must be one valid line.
-func ImportedLine(raw string) (interop.ManifestLine, error) {
+// ImportedDispatch is what the manifest.jsonl line of an import.dispatch
+// event says. The event keeps the line verbatim and this is its own reading
+// of it, so that replaying a stored chain never depends on the manifest
+// codec of the day (which may come to accept more).
+type ImportedDispatch struct {
+	Seq           int
+	File          string
+	Role          string
+	Phase         string // a JSON string, or a JSON integer as its decimal text
+	Task          *int
+	Status        string
+	DurationS     *int
+	Summary       *string
+	InputChars    *int
+	OutputChars   *int
+	ModelTier     *string
+	ToolCalls     *int
+	ReplayOf      *int
+	ReplaySession *string
+	Mutation      *string
+	Timestamp     *string
+	Template      *string
+}
+
+// importStatuses are the statuses an imported line may carry.
+var importStatuses = append([]string{"dispatched"}, DispatchStatuses...)
+
+// ImportedLine reads an imported manifest line: one JSON object with a seq
+// (>= 1), a known status and a role; keys match exactly, null is absent,
+// unknown keys are ignored.
+func ImportedLine(raw string) (ImportedDispatch, error) {
+	var l ImportedDispatch
 	if strings.ContainsRune(raw, '\n') {
-		return interop.ManifestLine{}, errors.New("an imported manifest line holds a line break")
+		return l, errors.New("an imported manifest line holds a line break")
 	}
-	lines, problems := interop.ParseManifest([]byte(raw))
-	if len(problems) > 0 {
-		return interop.ManifestLine{}, fmt.Errorf("imported manifest line: %s", problems[0].Msg)
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &obj); err != nil || obj == nil {
+		return l, errors.New("imported manifest line: not a JSON object")
 	}
-	if len(lines) != 1 {
-		return interop.ManifestLine{}, errors.New("an imported manifest line is empty")
+	for _, f := range []struct {
+		key string
+		dst any
+	}{
+		{"seq", &l.Seq}, {"file", &l.File}, {"role", &l.Role}, {"task", &l.Task}, {"status", &l.Status},
+		{"duration_s", &l.DurationS}, {"summary", &l.Summary}, {"input_chars", &l.InputChars},
+		{"output_chars", &l.OutputChars}, {"model_tier", &l.ModelTier}, {"tool_calls", &l.ToolCalls},
+		{"replay_of", &l.ReplayOf}, {"replay_session", &l.ReplaySession}, {"mutation", &l.Mutation},
+		{"timestamp", &l.Timestamp}, {"template", &l.Template},
+	} {
+		if v := obj[f.key]; v != nil && string(v) != "null" && json.Unmarshal(v, f.dst) != nil {
+			return l, fmt.Errorf("imported manifest line: invalid %s %s", f.key, v)
+		}
 	}
-	return lines[0], nil
+	phase := obj["phase"]
+	switch {
+	case phase == nil || string(phase) == "null":
+	case phase[0] == '"':
+		json.Unmarshal(phase, &l.Phase) // valid: the object decoded
+	case decimal(string(phase)):
+		l.Phase = string(phase)
+	default:
+		return l, fmt.Errorf("imported manifest line: invalid phase %s", phase)
+	}
+	switch {
+	case l.Seq < 1:
+		return l, fmt.Errorf("imported manifest line: invalid seq %d", l.Seq)
+	case !slices.Contains(importStatuses, l.Status):
+		return l, fmt.Errorf("imported manifest line: invalid status %q", l.Status)
+	case l.Role == "":
+		return l, errors.New("imported manifest line: no role")
+	}
+	return l, nil
+}
+
+// decimal: an optional '-' and one or more decimal digits.
+func decimal(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // templateOf is the template a manifest line names: its file's name
 // without "<seq>-" and ".md".
-func templateOf(l interop.ManifestLine) string {
+func templateOf(l ImportedDispatch) string {
 	if l.Template != nil {
 		return *l.Template
 	}

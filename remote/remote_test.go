@@ -77,3 +77,11 @@ func TestLostRace(t *testing.T) {
 		t.Error("an error that is not git's was taken for a lost race")
 	}
 }
+
+func TestDefaultName(t *testing.T) {
+	for upstream, want := range map[string]string{"": "origin", ".": "origin", "upstream": "upstream", "origin": "origin"} {
+		if got := defaultName(upstream); got != want {
+			t.Errorf("defaultName(%q) = %q, want %q", upstream, got, want)
+		}
+	}
+}

@@ -36,8 +36,9 @@ func doctorCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			findings, err := hooks.Doctor(hooks.Setup{Dir: s.dir, DefaultDir: s.defaultDir, HooksPath: s.hooksPath,
-				Bare: s.repo.Bare, Config: s.config, PATH: os.Getenv("PATH"), GUIPath: hooks.GUIPath, Binary: binary})
+			setup := s.Setup
+			setup.PATH, setup.GUIPath, setup.Binary = os.Getenv("PATH"), hooks.GUIPath, binary
+			findings, err := hooks.Doctor(setup)
 			if err != nil {
 				return err
 			}
@@ -48,7 +49,7 @@ func doctorCommand() *cli.Command {
 			ok := problems[hooks.Warning]+problems[hooks.Error] == 0
 			w := c.App.Writer
 			if c.Bool("json") {
-				if err := writeJSON(w, map[string]any{"hooks_dir": s.dir, "hooks_path": s.hooksPath, "ok": ok, "findings": findings}, "  "); err != nil {
+				if err := writeJSON(w, map[string]any{"hooks_dir": s.Dir, "hooks_path": s.HooksPath, "ok": ok, "findings": findings}, "  "); err != nil {
 					return err
 				}
 			} else {

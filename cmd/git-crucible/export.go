@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/crucible"
-	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -50,22 +46,17 @@ func exportCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				files, err := crucible.Export(c.Context, s.svc, id, abs, now)
+				files, err := interop.Export(c.Context, s.svc, id, abs, now)
 				if err != nil {
 					return err
 				}
-				names := make([]string, 0, len(files))
-				for name := range files {
-					names = append(names, name)
+				names, err := interop.WriteFiles(abs, files, c.Bool("force"))
+				var clash *interop.ClashError
+				if errors.As(err, &clash) {
+					return withHints(&refused{err: err}, "export to a new directory, or pass --force to overwrite these files")
 				}
-				sort.Strings(names)
-				if err := checkOverwrites(abs, names, files, c.Bool("force")); err != nil {
+				if err != nil {
 					return err
-				}
-				for _, name := range names {
-					if err := fsutil.WriteAtomic(filepath.Join(abs, name), files[name], 0o644); err != nil {
-						return err
-					}
 				}
 				if s.jsonOut() {
 					return s.printJSON(map[string]any{"pipeline": id, "dir": abs, "files": names})
@@ -75,22 +66,4 @@ func exportCommand() *cli.Command {
 			})
 		},
 	}
-}
-
-// checkOverwrites refuses to replace a file with other content unless forced.
-func checkOverwrites(dir string, names []string, files map[string][]byte, force bool) error {
-	var clash []string
-	for _, name := range names {
-		old, err := os.ReadFile(filepath.Join(dir, name))
-		if err == nil && !bytes.Equal(old, files[name]) {
-			clash = append(clash, name)
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	if len(clash) > 0 && !force {
-		return withHints(&refused{err: fmt.Errorf("%s already holds other content in: %v", dir, clash)},
-			"export to a new directory, or pass --force to overwrite these files")
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -60,7 +61,7 @@ func verdictAction(c *cli.Context) error {
 	return withPipeline(c, func(s *session, id string) error {
 		data.PipelineID = id
 		if marker != "" {
-			if err := readMarker(marker, id, p, &data); err != nil {
+			if data, err = readMarker(marker, id, p); err != nil {
 				return err
 			}
 		}
@@ -80,26 +81,21 @@ func verdictAction(c *cli.Context) error {
 	})
 }
 
-// readMarker fills data from a crucible marker file, which must be for this
-// pipeline and phase.
-func readMarker(path, id string, p ledger.Phase, data *pipeline.VerdictData) error {
+// readMarker reads the verdict on phase p of pipeline id from a crucible
+// marker file, which must be for them.
+func readMarker(path, id string, p ledger.Phase) (pipeline.VerdictData, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return pipeline.VerdictData{}, err
 	}
 	m, err := interop.ParseMarker(b)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return pipeline.VerdictData{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if m.PipelineID != id {
-		return &refused{err: fmt.Errorf("%s is for pipeline %s, not %s", path, m.PipelineID, id)}
+	data, err := m.VerdictData(id, p)
+	var mismatch *interop.MarkerMismatchError
+	if errors.As(err, &mismatch) {
+		return data, &refused{err: fmt.Errorf("%s %w", path, err)}
 	}
-	if m.Phase != p {
-		return &refused{err: fmt.Errorf("%s is for phase %s (%d), not %d", path, interop.PhaseName(m.Phase), m.Phase, p)}
-	}
-	data.Verdict, data.Rounds, data.Score = m.Verdict, m.Rounds, m.FinalScore
-	for _, f := range m.Fields {
-		data.Marker = append(data.Marker, pipeline.MarkerField{Key: f.Key, Value: f.Value})
-	}
-	return nil
+	return data, err
 }

@@ -84,27 +84,28 @@ func handoffWrite(c *cli.Context) error {
 		if ledger.Phase(h.From) != from {
 			return &refused{err: fmt.Errorf("%s is the handoff from phase %d to %d, not %d to %d", f, h.From, h.To, from, from+1)}
 		}
-		d = pipeline.HandoffData{From: from, Inputs: h.Inputs, Decisions: h.Decisions, Constraints: h.Constraints, Shed: h.Shed}
+		hd := h.Data()
+		d = pipeline.HandoffData{From: from, Inputs: hd.Inputs, Decisions: hd.Decisions, Constraints: hd.Constraints, Shed: hd.Shed}
 	} else {
 		for _, in := range c.StringSlice("input") {
 			name, value, ok := strings.Cut(in, "=")
 			if !ok || strings.TrimSpace(name) == "" {
 				return usageErrorf("--input wants NAME=VALUE, got %q", in)
 			}
-			d.Inputs = append(d.Inputs, interop.HandoffInput{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+			d.Inputs = append(d.Inputs, pipeline.HandoffInput{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 		}
 		for _, dec := range c.StringSlice("decision") {
-			d.Decisions = append(d.Decisions, interop.ParseHandoffDecision(oneLine(dec)))
+			d.Decisions = append(d.Decisions, pipeline.HandoffDecision(interop.ParseHandoffDecision(oneLine(dec))))
 		}
 		for _, con := range c.StringSlice("constraint") {
 			d.Constraints = append(d.Constraints, oneLine(con))
 		}
 		for _, sh := range c.StringSlice("shed") {
-			d.Shed = append(d.Shed, interop.ParseHandoffShed(oneLine(sh)))
+			d.Shed = append(d.Shed, pipeline.HandoffShed(interop.ParseHandoffShed(oneLine(sh))))
 		}
 	}
 	return withPipeline(c, func(s *session, id string) error {
-		_, doc, err := s.svc.WriteHandoff(c.Context, id, d)
+		_, doc, err := s.svc.WriteHandoff(c.Context, id, d, interop.RenderHandoff)
 		if err != nil {
 			return &refused{err: err}
 		}

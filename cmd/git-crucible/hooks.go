@@ -78,16 +78,9 @@ func hooksCommand() *cli.Command {
 // hookSite is where git runs a repository's hooks from, and the hooks a
 // command works on.
 type hookSite struct {
-	repo       *gitext.Repo
-	names      []string // named on the command line, or the defaults
-	dir        string
-	defaultDir string              // the repository's own hooks directory
-	hooksPath  *gitext.ConfigEntry // the core.hooksPath that moved dir away from defaultDir
-	config     []gitext.ConfigEntry
+	hooks.Setup
+	names []string // named on the command line, or the defaults
 }
-
-// hookConfig is what the hook commands read of git's configuration.
-const hookConfig = `^(core\.hookspath|notes\.rewriteref|notes\.rewritemode)$`
 
 func findHooks(c *cli.Context) (*hookSite, error) {
 	names, err := hookNames(c) // a bad command line before a missing repository, as git does
@@ -101,31 +94,11 @@ func findHooks(c *cli.Context) (*hookSite, error) {
 	if names == nil {
 		names = hooks.Defaults(repo.Bare)
 	}
-	s := &hookSite{repo: repo, names: names, defaultDir: filepath.Join(repo.CommonDir, "hooks")}
-	if s.dir, err = repo.HooksDir(c.Context); err != nil {
+	setup, err := hooks.Locate(c.Context, repo)
+	if err != nil {
 		return nil, err
 	}
-	if s.config, err = repo.ConfigEntries(c.Context, hookConfig); err != nil {
-		return nil, err
-	}
-	if !samePath(s.dir, s.defaultDir) {
-		for i := range s.config {
-			if s.config[i].Key == "core.hookspath" {
-				s.hooksPath = &s.config[i] // the last one wins
-			}
-		}
-	}
-	return s, nil
-}
-
-func samePath(a, b string) bool {
-	resolve := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return filepath.Clean(p)
-	}
-	return resolve(a) == resolve(b)
+	return &hookSite{Setup: setup, names: names}, nil
 }
 
 // hookNames is the hooks named on the command line, each once.
@@ -145,8 +118,8 @@ func hookNames(c *cli.Context) ([]string, error) {
 
 // print starts the text output of the hook commands.
 func (s *hookSite) print(w io.Writer) {
-	fmt.Fprintf(w, "hooks directory: %s", s.dir)
-	if hp := s.hooksPath; hp != nil {
+	fmt.Fprintf(w, "hooks directory: %s", s.Dir)
+	if hp := s.HooksPath; hp != nil {
 		fmt.Fprintf(w, " (core.hooksPath, %s config, %s)", hp.Scope, hp.Origin)
 	}
 	fmt.Fprintln(w)
@@ -154,7 +127,7 @@ func (s *hookSite) print(w io.Writer) {
 
 // printJSON prints the hook commands' JSON: the site and one object per hook.
 func (s *hookSite) printJSON(w io.Writer, hooks any) error {
-	return writeJSON(w, map[string]any{"hooks_dir": s.dir, "hooks_path": s.hooksPath, "hooks": hooks}, "  ")
+	return writeJSON(w, map[string]any{"hooks_dir": s.Dir, "hooks_path": s.HooksPath, "hooks": hooks}, "  ")
 }
 
 func hooksInstall(c *cli.Context) error {
@@ -174,14 +147,14 @@ func hooksInstall(c *cli.Context) error {
 	if c.Bool("manual") {
 		return printManual(c, s)
 	}
-	if s.hooksPath != nil && !c.Bool("hooks-path") {
-		return hooksPathRefusal(s.hooksPath, s.dir)
+	if s.HooksPath != nil && !c.Bool("hooks-path") {
+		return hooksPathRefusal(s.HooksPath, s.Dir)
 	}
 	binary, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find this git-crucible's own path, to run when none is on PATH: %w", err)
 	}
-	results, err := hooks.Install(s.dir, s.names, binary, mode)
+	results, err := hooks.Install(s.Dir, s.names, binary, mode)
 	if err != nil {
 		return installRefusal(c, err)
 	}
@@ -266,7 +239,7 @@ func printManual(c *cli.Context, s *hookSite) error {
 	}
 	var lines []manual
 	for _, n := range s.names {
-		lines = append(lines, manual{n, filepath.Join(s.dir, n), hooks.ManualLine(n)})
+		lines = append(lines, manual{n, filepath.Join(s.Dir, n), hooks.ManualLine(n)})
 	}
 	if c.Bool("json") {
 		return s.printJSON(c.App.Writer, lines)
@@ -288,7 +261,7 @@ func hooksUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	results, err := hooks.Uninstall(s.dir, s.names)
+	results, err := hooks.Uninstall(s.Dir, s.names)
 	if err != nil {
 		return err
 	}
@@ -326,12 +299,12 @@ func hooksStatus(c *cli.Context) error {
 	}
 	var list []hooks.Hook
 	for _, name := range hooks.All() {
-		h, err := hooks.Inspect(s.dir, name)
+		h, err := hooks.Inspect(s.Dir, name)
 		if err != nil {
 			return err
 		}
 		// Only the hooks that matter here, and any other that is there.
-		if slices.Contains(hooks.Defaults(s.repo.Bare), name) || h.State != hooks.Missing {
+		if slices.Contains(hooks.Defaults(s.Bare), name) || h.State != hooks.Missing {
 			list = append(list, h)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/crucible"
+	"github.com/git-crucible/git-crucible/interop"
 )
 
 func importCommand() *cli.Command {
@@ -33,13 +33,13 @@ func importCommand() *cli.Command {
 			}
 			dir := c.Args().First()
 			return withRepo(c, func(s *session) error {
-				r, err := crucible.Import(c.Context, s.svc, dir, s.pipeline)
+				r, err := interop.Import(c.Context, s.svc, dir, s.pipeline)
 				if r != nil && !s.jsonOut() {
 					for _, p := range r.Problems {
 						fmt.Fprintf(s.err(), "warning: %s (skipped)\n", p)
 					}
 				}
-				if errors.Is(err, crucible.ErrNoManifest) {
+				if errors.Is(err, interop.ErrNoManifest) {
 					return &refused{err: err}
 				}
 				if err != nil {

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -35,10 +32,11 @@ func initCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				notesConfig, err := configureNotes(c.Context, s.svc.Repo)
+				configured, err := notes.Configure(c.Context, s.svc.Repo)
 				if err != nil {
 					return err
 				}
+				notesConfig := notesSaid(configured)
 				if s.jsonOut() {
 					return s.printJSON(map[string]any{"git_dir": s.svc.Repo.CommonDir, "created": created, "writer": w, "config": notesConfig})
 				}
@@ -56,33 +54,18 @@ func initCommand() *cli.Command {
 	}
 }
 
-// notesRewriteRef makes git carry our notes over amend and rebase.
-const notesRewriteRef = "refs/notes/crucible/*"
-
-// configureNotes sets, in the repository's config, what makes provenance
-// notes follow rewritten commits without losing a line: notes.rewriteRef
-// (added to any the user has) and, unless the user chose a mode,
-// notes.rewriteMode=cat_sort_uniq. It returns what it changed or found
-// wrong, for the user to read.
-func configureNotes(ctx context.Context, repo *gitext.Repo) ([]string, error) {
+// notesSaid words what notes.Configure did, and a mode that loses lines.
+func notesSaid(c notes.Configured) []string {
 	var said []string
-	refs, _ := repo.Git(ctx, "config", "--get-all", "notes.rewriteRef")
-	if !slices.Contains(strings.Fields(string(refs)), notesRewriteRef) && !slices.Contains(strings.Fields(string(refs)), "refs/notes/*") {
-		if _, err := repo.Git(ctx, "config", "--add", "notes.rewriteRef", notesRewriteRef); err != nil {
-			return nil, err
-		}
-		said = append(said, "set notes.rewriteRef = "+notesRewriteRef+" (provenance notes follow amend and rebase)")
+	if c.AddedRef {
+		said = append(said, "set notes.rewriteRef = "+notes.RewriteRef+" (provenance notes follow amend and rebase)")
 	}
-	mode, _ := repo.Git(ctx, "config", "--get", "notes.rewriteMode")
-	switch m := strings.TrimSpace(string(mode)); m {
-	case "":
-		if _, err := repo.Git(ctx, "config", "notes.rewriteMode", "cat_sort_uniq"); err != nil {
-			return nil, err
-		}
-		said = append(said, "set notes.rewriteMode = cat_sort_uniq (a squash keeps every note line once)")
-	case "overwrite", "ignore":
-		said = append(said, "warning: notes.rewriteMode is '"+m+"', which drops notes when commits are squashed",
-			"hint: keep every line with: git config notes.rewriteMode cat_sort_uniq")
+	switch {
+	case c.SetMode:
+		said = append(said, "set notes.rewriteMode = "+notes.RewriteMode+" (a squash keeps every note line once)")
+	case c.Mode == "overwrite" || c.Mode == "ignore":
+		said = append(said, "warning: notes.rewriteMode is '"+c.Mode+"', which drops notes when commits are squashed",
+			"hint: keep every line with: git config notes.rewriteMode "+notes.RewriteMode)
 	}
-	return said, nil
+	return said
 }

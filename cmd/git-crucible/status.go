@@ -11,8 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
 )
 
 func statusCommand() *cli.Command {
@@ -54,10 +56,10 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	}
 	if s.jsonOut() {
 		return writeJSON(w, map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked),
-			"status": pipeline.StatusDoc(st, now)}, "  ")
+			"status": interop.StatusOf(st, now)}, "  ")
 	}
 	if s.markdown {
-		_, err := w.Write(pipeline.StatusDoc(st, now).Render())
+		_, err := w.Write(interop.StatusOf(st, now).Render())
 		return err
 	}
 	v := &st.View
@@ -67,7 +69,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	if v.Health.Reason != "" && v.Health.Level != pipeline.Green {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
-	fmt.Fprintf(w, "\nElapsed:  %s\n\nGates:\n", pipeline.Duration(pipeline.Seconds(st.Created, now)))
+	fmt.Fprintf(w, "\nElapsed:  %s\n\nGates:\n", interop.Duration(pipeline.Seconds(st.Created, now)))
 	for _, p := range ledger.Phases {
 		e := st.Gates.Ledger.Entry(p)
 		note := e.Reason
@@ -102,7 +104,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	if len(v.Recent) > 0 {
 		fmt.Fprintf(w, "\nRecent events:\n")
 		for _, r := range v.Recent {
-			fmt.Fprintf(w, "  [%s] %s\n", pipeline.Clock(r.Time), r.Text)
+			fmt.Fprintf(w, "  [%s] %s\n", interop.Clock(r.Time), r.Text)
 		}
 	}
 	if len(v.Tasks) > 0 {
@@ -112,7 +114,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 			if end == "" {
 				end = now
 			}
-			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Role, t.Tier, t.Status, pipeline.Duration(pipeline.Seconds(t.Started, end)))
+			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Role, t.Tier, t.Status, interop.Duration(pipeline.Seconds(t.Started, end)))
 		}
 	}
 	j := v.Journal
@@ -143,7 +145,7 @@ func watchStatus(ctx context.Context, s *session) error {
 		return err
 	}
 	s.pipeline = id // follow this pipeline even if the branch moves on
-	ref := "refs/crucible/pipelines/" + id
+	ref := refs.PipelineRef(id)
 	tty := isTerminal(s.out())
 	last := ""
 	for {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -120,7 +119,7 @@ func withSyncer(c *cli.Context, maxArgs int, fn func(*session, *remote.Syncer, s
 		name := c.Args().First()
 		if name == "" {
 			var err error
-			if name, err = defaultRemote(c.Context, s); err != nil {
+			if name, err = remote.DefaultName(c.Context, s.svc.Repo); err != nil {
 				return err
 			}
 		}
@@ -133,20 +132,6 @@ func withSyncer(c *cli.Context, maxArgs int, fn func(*session, *remote.Syncer, s
 		}
 		return fn(s, x, name)
 	})
-}
-
-func defaultRemote(ctx context.Context, s *session) (string, error) {
-	branch, err := s.svc.Repo.HeadBranch()
-	if err != nil {
-		return "", err
-	}
-	if branch != "" {
-		out, err := s.svc.Repo.Git(ctx, "config", "--get", "branch."+branch+".remote")
-		if name := strings.TrimSpace(string(out)); err == nil && name != "" && name != "." {
-			return name, nil
-		}
-	}
-	return "origin", nil
 }
 
 func remoteError(err error, name string) error {

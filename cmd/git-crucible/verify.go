@@ -101,14 +101,8 @@ func auditRange(c *cli.Context) error {
 	if c.NArg() > 0 || c.Bool("all") || c.String("pipeline") != "" || c.IsSet("range") == c.IsSet("branch") {
 		return usageErrorf("use --range or --branch alone")
 	}
-	rules := enforce.Rules{}
-	switch c.String("rules") {
-	case "", "commits":
-	case "push":
-		rules.Blocked = true
-	case "protected":
-		rules.Blocked, rules.Complete = true, true
-	default:
+	rules, err := enforce.RulesNamed(c.String("rules"))
+	if err != nil {
 		return usageErrorf("--rules must be commits, push or protected")
 	}
 	rev := c.String("range")

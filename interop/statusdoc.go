@@ -1,39 +1,39 @@
-package pipeline
+package interop
 
 import (
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
-// StatusDoc is the pipeline as crucible's pipeline-status.md shows it, at
+// StatusOf is the pipeline as crucible's pipeline-status.md shows it, at
 // time now (the Elapsed line).
-func StatusDoc(st *State, now string) interop.Status {
+func StatusOf(st *pipeline.State, now string) Status {
 	v := &st.View
-	doc := interop.Status{
+	doc := Status{
 		Updated: st.Updated, Started: st.Created, Skill: "build",
 		Phase:  fmt.Sprintf("%d — %s", st.Phase, st.Phase.Name()),
-		Health: v.Health.Level, Elapsed: Duration(Seconds(st.Created, now)),
+		Health: v.Health.Level, Elapsed: Duration(pipeline.Seconds(st.Created, now)),
 	}
 	if doc.Health == "" {
-		doc.Health = Green
+		doc.Health = pipeline.Green
 	}
-	if doc.Health != Green {
+	if doc.Health != pipeline.Green {
 		doc.SuggestedAction = v.Health.Action
 	}
 	for _, r := range v.Recent {
-		doc.RecentEvents = append(doc.RecentEvents, interop.StatusEvent{Time: Clock(r.Time), Text: r.Text})
+		doc.RecentEvents = append(doc.RecentEvents, StatusEvent{Time: Clock(r.Time), Text: r.Text})
 	}
 	for _, t := range v.Tasks {
 		end, suffix := t.Finished, ""
 		if end == "" {
 			end, suffix = now, "+"
 		}
-		doc.Tasks = append(doc.Tasks, interop.StatusTask{N: strconv.Itoa(t.Task), Task: t.Role, Tier: orDash(t.Tier),
-			Status: taskStatus(t.Status), Duration: Duration(Seconds(t.Started, end)) + suffix})
+		doc.Tasks = append(doc.Tasks, StatusTask{N: strconv.Itoa(t.Task), Task: t.Role, Tier: orDash(t.Tier),
+			Status: taskStatus(t.Status), Duration: Duration(pipeline.Seconds(t.Started, end)) + suffix})
 	}
 	for _, g := range []struct {
 		name  string
@@ -46,7 +46,7 @@ func StatusDoc(st *State, now string) interop.Status {
 			fmt.Sprintf("Total checkpoints: %d", v.Checkpoints)}
 	}
 	j := v.Journal
-	doc.Compression = interop.Compression{Goal: st.Goal, Constraints: j.Constraints, NextSteps: j.NextSteps}
+	doc.Compression = Compression{Goal: st.Goal, Constraints: j.Constraints, NextSteps: j.NextSteps}
 	for _, d := range j.Decisions {
 		line := fmt.Sprintf("[%s] %s", d.ID(), d.Choice)
 		if d.Reason != "" {
@@ -58,7 +58,7 @@ func StatusDoc(st *State, now string) interop.Status {
 }
 
 // gateLine says where a quality gate stands, as crucible's status does.
-func gateLine(st *State, p ledger.Phase) string {
+func gateLine(st *pipeline.State, p ledger.Phase) string {
 	e := st.Gates.Ledger.Entry(p)
 	rounds := st.View.Metrics.GateRounds[strconv.Itoa(int(p))]
 	plural := "s"

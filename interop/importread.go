@@ -1,4 +1,4 @@
-package crucible
+package interop
 
 import (
 	"errors"

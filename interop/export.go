@@ -1,16 +1,17 @@
-// Package crucible moves pipelines between git-crucible and the crucible
-// skills' scratch directories (INTEROP.md): export renders a pipeline as
-// the files the skills read.
-package crucible
+package interop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -25,8 +26,8 @@ func Export(ctx context.Context, svc *pipeline.Service, id, dir, now string) (ma
 	}
 	files := map[string][]byte{
 		"build-gate-ledger.md": ledger.Render(&st.Gates.Ledger),
-		"pipeline-status.md":   pipeline.StatusDoc(st, now).Render(),
-		".pipeline-active": interop.Active{PipelineID: st.ID, Skill: "build", Phase: strconv.Itoa(int(st.Phase)),
+		"pipeline-status.md":   StatusOf(st, now).Render(),
+		".pipeline-active": Active{PipelineID: st.ID, Skill: "build", Phase: strconv.Itoa(int(st.Phase)),
 			StartTime: st.Created, ScratchDir: dir, DispatchDir: dir, Branch: st.Branch, BaselineSHA: st.Baseline}.Render(),
 	}
 	if err := exportManifest(ctx, svc, id, dir, files); err != nil {
@@ -64,17 +65,17 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 	if err != nil {
 		return err
 	}
-	starts := map[int]interop.ManifestLine{}
+	starts := map[int]ManifestLine{}
 	var manifest []byte
 	for _, e := range events {
-		var line interop.ManifestLine
+		var line ManifestLine
 		switch e.Type {
 		case pipeline.TypeDispatchStart:
 			var d pipeline.DispatchStart
 			if err := pipeline.DecodeData(e, &d); err != nil {
 				return err
 			}
-			line = interop.ManifestLine{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template), Role: d.Role,
+			line = ManifestLine{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template), Role: d.Role,
 				Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched", InputChars: &d.InputChars,
 				ModelTier: pipeline.Optional(d.ModelTier), ReplayOf: d.ReplayOf, ReplaySession: pipeline.Optional(d.ReplaySession),
 				Mutation: pipeline.Optional(d.Mutation), Template: &d.Template}
@@ -88,7 +89,7 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 				if d.Task != nil {
 					task = strconv.Itoa(*d.Task)
 				}
-				files[line.File] = interop.DispatchFile{Template: d.Template, Pipeline: "build", Phase: line.Phase, Task: task,
+				files[line.File] = DispatchFile{Template: d.Template, Pipeline: "build", Phase: line.Phase, Task: task,
 					Timestamp: e.Time, DispatchDir: dir, Prompt: prompt}.Render()
 			}
 		case pipeline.TypeImportDispatch:
@@ -136,4 +137,43 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 		files["manifest.jsonl"] = manifest
 	}
 	return nil
+}
+
+// ClashError is an export that would replace files holding other content.
+type ClashError struct {
+	Dir   string
+	Names []string
+}
+
+func (e *ClashError) Error() string {
+	return fmt.Sprintf("%s already holds other content in: %v", e.Dir, e.Names)
+}
+
+// WriteFiles writes an export's files into dir and returns their names,
+// sorted. Unless force, it writes none when one would replace a file with
+// other content (a *ClashError).
+func WriteFiles(dir string, files map[string][]byte, force bool) ([]string, error) {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var clash []string
+	for _, name := range names {
+		old, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil && !bytes.Equal(old, files[name]) {
+			clash = append(clash, name)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if len(clash) > 0 && !force {
+		return nil, &ClashError{Dir: dir, Names: clash}
+	}
+	for _, name := range names {
+		if err := fsutil.WriteAtomic(filepath.Join(dir, name), files[name], 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
 }

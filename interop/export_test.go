@@ -1,8 +1,9 @@
-package crucible
+package interop
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
-	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -44,15 +44,15 @@ func TestExportReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lines, problems := interop.ParseManifest(files["manifest.jsonl"])
+	lines, problems := ParseManifest(files["manifest.jsonl"])
 	if len(problems) != 0 || len(lines) != 2 {
 		t.Fatalf("manifest: %d lines, problems %v", len(lines), problems)
 	}
-	last := interop.Latest(lines)
+	last := Latest(lines)
 	if len(last) != 1 || last[0].Status != "failed" || *last[0].Summary != "red" || *last[0].Task != 2 || last[0].Phase != "3" {
 		t.Fatalf("latest entry %+v", last[0])
 	}
-	df, err := interop.ParseDispatchFile(files["1-implementer.md"])
+	df, err := ParseDispatchFile(files["1-implementer.md"])
 	if err != nil || string(df.Prompt) != "do it\n---\nreally\n" || df.Task != "2" || df.DispatchDir != "/scratch" {
 		t.Fatalf("dispatch file %+v, %v", df, err)
 	}
@@ -60,11 +60,11 @@ func TestExportReadsBack(t *testing.T) {
 	if err != nil || l.PipelineID != "build-1" || l.Goal != "Add x and y" || l.Mode != "refactor" {
 		t.Fatalf("ledger %+v, %v", l, err)
 	}
-	status, err := interop.ParseStatus(files["pipeline-status.md"])
+	status, err := ParseStatus(files["pipeline-status.md"])
 	if err != nil || status.Compression.Goal != "Add x\nand y" || len(status.Tasks) != 1 || status.Elapsed == "" {
 		t.Fatalf("status %+v, %v", status, err)
 	}
-	active, err := interop.ParseActive(files[".pipeline-active"])
+	active, err := ParseActive(files[".pipeline-active"])
 	if err != nil || active.PipelineID != "build-1" || active.ScratchDir != "/scratch" {
 		t.Fatalf("active %+v, %v", active, err)
 	}
@@ -95,7 +95,7 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := a.WriteHandoff(t.Context(), st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}); err != nil {
+	if _, _, err := a.WriteHandoff(t.Context(), st.ID, pipeline.HandoffData{From: 1, Constraints: []string{"no new deps"}}, RenderHandoff); err != nil {
 		t.Fatal(err)
 	}
 	task := 1
@@ -165,5 +165,34 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 		if !bytes.Equal(again[name], want) {
 			t.Errorf("%s differs after import and export:\n%s\nwant:\n%s", name, again[name], want)
 		}
+	}
+}
+
+func TestWriteFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"b.md": []byte("b\n"), "a.md": []byte("a\n")}
+	if names, err := WriteFiles(dir, files, false); err != nil || fmt.Sprint(names) != "[a.md b.md]" {
+		t.Fatalf("%v, %v", names, err)
+	}
+	if _, err := WriteFiles(dir, files, false); err != nil {
+		t.Fatalf("the same content again: %v", err)
+	}
+	changed := map[string][]byte{"a.md": []byte("A\n"), "c.md": []byte("c\n")}
+	_, err := WriteFiles(dir, changed, false)
+	var clash *ClashError
+	if !errors.As(err, &clash) || fmt.Sprint(clash.Names) != "[a.md]" {
+		t.Fatalf("clash: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.md")); string(b) != "a\n" {
+		t.Fatalf("a refused export wrote a.md: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.md")); !os.IsNotExist(err) {
+		t.Fatalf("a refused export wrote c.md: %v", err)
+	}
+	if _, err := WriteFiles(dir, changed, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.md")); string(b) != "A\n" {
+		t.Fatalf("forced: %q", b)
 	}
 }

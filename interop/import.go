@@ -1,4 +1,4 @@
-package crucible
+package interop
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
@@ -58,7 +57,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	if err != nil {
 		return nil, err
 	}
-	lines, problems := interop.ParseManifest(raw)
+	lines, problems := ParseManifest(raw)
 	for _, p := range problems {
 		problem("manifest.jsonl", p.Line, p.Msg)
 	}
@@ -69,7 +68,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	// The documents beside the manifest, read and checked before anything is written.
 	docs := map[string][]byte{}
 	var gates *ledger.Ledger
-	var active interop.Active
+	var active Active
 	for _, name := range snapshots {
 		b, err := readInside(dir, name)
 		if errors.Is(err, os.ErrNotExist) {
@@ -85,11 +84,11 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 				gates = &l
 			}
 		case "pipeline-status.md":
-			_, perr = interop.ParseStatus(b)
+			_, perr = ParseStatus(b)
 		case ".pipeline-active":
-			active, perr = interop.ParseActive(b)
+			active, perr = ParseActive(b)
 		case "checkpoint-manifest.md":
-			if _, ps := interop.ParseCheckpoints(b); len(ps) > 0 {
+			if _, ps := ParseCheckpoints(b); len(ps) > 0 {
 				perr = ps[0]
 			}
 		}
@@ -99,8 +98,8 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		}
 		docs[name] = b
 	}
-	handoffs := map[string]interop.Handoff{}
-	verdicts := map[string]interop.Marker{}
+	handoffs := map[string]Handoff{}
+	verdicts := map[string]Marker{}
 	for _, pattern := range []string{"handoff-*-to-*.md", "gate-verdict-*.md"} {
 		names, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, path := range names {
@@ -111,16 +110,16 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			}
 			var perr error
 			if strings.HasPrefix(name, "handoff-") {
-				var h interop.Handoff
-				if h, perr = interop.ParseHandoff(b); perr == nil {
+				var h Handoff
+				if h, perr = ParseHandoff(b); perr == nil {
 					if name != fmt.Sprintf("handoff-%d-to-%d.md", h.From, h.To) {
 						perr = fmt.Errorf("holds the handoff %d to %d", h.From, h.To)
 					}
 					handoffs[name] = h
 				}
 			} else if perr = pipeline.CheckName("marker file", name); perr == nil {
-				var m interop.Marker
-				if m, perr = interop.ParseMarker(b); perr == nil {
+				var m Marker
+				if m, perr = ParseMarker(b); perr == nil {
 					verdicts[name] = m
 				}
 			}
@@ -237,12 +236,9 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportLedger, Data: pipeline.ImportLedgerData{Ledger: *gates}})
 			change.Files[pipeline.ImportPath(name)] = docs[name]
 		case handoffs[name].From != 0:
-			h := handoffs[name]
-			from := ledger.Phase(h.From)
-			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportHandoff, Data: pipeline.HandoffData{
-				From: from, To: from + 1, Path: pipeline.HandoffPath(from), Inputs: h.Inputs, Decisions: h.Decisions,
-				Constraints: h.Constraints, Shed: h.Shed}})
-			change.Files[pipeline.HandoffPath(from)] = docs[name]
+			d := handoffs[name].Data()
+			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportHandoff, Data: d})
+			change.Files[d.Path] = docs[name]
 		case verdicts[name].Verdict != "":
 			m := verdicts[name]
 			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportVerdict, Data: pipeline.ImportVerdictData{
@@ -273,12 +269,12 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 }
 
 // importGoal is the goal a new pipeline takes from what the directory says.
-func importGoal(gates *ledger.Ledger, handoffs map[string]interop.Handoff, docs map[string][]byte, dir string) string {
+func importGoal(gates *ledger.Ledger, handoffs map[string]Handoff, docs map[string][]byte, dir string) string {
 	if gates != nil && strings.TrimSpace(gates.Goal) != "" {
 		return gates.Goal
 	}
 	if b, ok := docs["pipeline-status.md"]; ok {
-		if s, err := interop.ParseStatus(b); err == nil && strings.TrimSpace(s.Compression.Goal) != "" {
+		if s, err := ParseStatus(b); err == nil && strings.TrimSpace(s.Compression.Goal) != "" {
 			return s.Compression.Goal
 		}
 	}
@@ -295,7 +291,7 @@ func digest(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func digestLines(lines []interop.ManifestLine) string {
+func digestLines(lines []ManifestLine) string {
 	var all bytes.Buffer
 	for _, l := range lines {
 		all.Write(l.Raw)

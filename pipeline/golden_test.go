@@ -1,0 +1,79 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/ledger"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestEventsGolden pins the bytes of events whose payloads hold lists and
+// embedded file lines (handoffs, imports), and what replaying them derives:
+// events are stored forever, so a change of Go types must not change them.
+func TestEventsGolden(t *testing.T) {
+	st := started(t)
+	var out bytes.Buffer
+	var events []Event
+	add := func(typ string, data any) {
+		t.Helper()
+		e := ev(t, st, typ, data)
+		if _, err := st.Apply(e); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(append(line, '\n'))
+		events = append(events, e)
+	}
+	add(LedgerType(ledger.Begin), LedgerData{Phase: ledger.Design})
+	add(TypeVerdict, VerdictData{Phase: ledger.Design, Verdict: "PASS", PipelineID: "p1", Rounds: 2})
+	add(LedgerType(ledger.PassGate), LedgerData{Phase: ledger.Design, Reason: "reviewed"})
+	add(TypeHandoff, HandoffData{From: ledger.Design, To: ledger.Plan, Path: HandoffPath(ledger.Design),
+		Inputs:      []HandoffInput{{Name: "Design doc", Value: "docs/design.md"}},
+		Decisions:   []HandoffDecision{{ID: "DEC-1", Text: "use git", Reason: "it is there"}, {Text: "no id"}},
+		Constraints: []string{"no new deps"},
+		Shed:        []HandoffShed{{What: "old notes", Where: "archive/"}, {What: "nothing"}}})
+	add(TypeImportFiles, ImportFilesData{Dir: "/scratch", Files: map[string]string{"manifest.jsonl": "ab", "build-gate-ledger.md": "cd"},
+		ManifestLines: 3, ManifestDigest: "ef"})
+	add(TypeImportDispatch, ImportDispatchData{Line: `{"seq":7,"file":"7-planner.md","role":"planner","phase":2,"task":3,"status":"dispatched","input_chars":120,"model_tier":"opus","unknown":true}`, Prompt: "dispatch/0000/7-planner.md"})
+	add(TypeImportDispatch, ImportDispatchData{Line: `{"seq":7,"file":"7-planner.md","role":"planner","phase":"2","task":null,"status":"completed","duration_s":61,"summary":"ok","output_chars":900,"tool_calls":4,"timestamp":"2026-11-22T09:00:00Z"}`})
+	add(TypeImportDispatch, ImportDispatchData{Line: `{"seq":8,"file":"8-x.md","role":"reviewer","phase":"3","status":"dispatched","replay_of":7,"replay_session":"s","mutation":"m","template":"review"}`})
+	add(TypeImportHandoff, HandoffData{From: ledger.Plan, To: ledger.Execute, Path: HandoffPath(ledger.Plan),
+		Decisions: []HandoffDecision{{ID: "DEC-2", Text: "split", Reason: "size"}}, Shed: []HandoffShed{{What: "a", Where: "b"}}})
+	add(TypeImportVerdict, ImportVerdictData{Name: "gate-verdict-2.md", Path: ImportPath("gate-verdict-2.md"), Phase: ledger.Plan, Rounds: 1})
+
+	out.WriteString("-- state.json --\n")
+	out.Write(st.Encode())
+	manifest, err := ManifestOf(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(manifest, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.WriteString("-- manifest --\n")
+	out.Write(append(b, '\n'))
+
+	golden := filepath.Join("testdata", "events.golden")
+	if *update {
+		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("events or their replay changed:\n--- got\n%s\n--- want\n%s", out.Bytes(), want)
+	}
+}
