@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -106,6 +105,8 @@ func create(ctx context.Context, dir, format string) error {
 // what changed is written back, and only directories that changed are read
 // again. No fsmonitor or hook of the user's global config runs for the
 // shadow, and untracked files are listed one by one, as the cache expects.
+// No reflog is kept (git would keep one, the shadow having a work tree):
+// it would hold pruned checkpoints' content.
 const shadowConfig = `
 # git-crucible's settings for the shadow repository
 [core]
@@ -117,6 +118,11 @@ const shadowConfig = `
 	showUntrackedFiles = all
 [crucible]
 	shadowSettings = 1
+` + shadowNoReflog
+
+// shadowNoReflog is added to shadows made before it was part of shadowConfig.
+const shadowNoReflog = `[core]
+	logAllRefUpdates = false
 `
 
 // shadowAttributes take precedence over every .gitattributes (git reads
@@ -137,8 +143,15 @@ func writeSettings(dir string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(cfg, []byte("shadowSettings = 1")) {
-		if err := fsutil.WriteAtomic(cfgPath, append(cfg, shadowConfig...), 0o644); err != nil {
+	add := ""
+	switch {
+	case !bytes.Contains(cfg, []byte("shadowSettings = 1")):
+		add = shadowConfig
+	case !bytes.Contains(cfg, []byte(shadowNoReflog)):
+		add = shadowNoReflog
+	}
+	if add != "" {
+		if err := fsutil.WriteAtomic(cfgPath, append(cfg, add...), 0o644); err != nil {
 			return err
 		}
 	}
@@ -195,7 +208,7 @@ func (s *Shadow) Create(ctx context.Context, reason, source, pipeline string) (*
 		}
 	}
 	if newest != nil {
-		if err := s.pointHead(newest.ID); err != nil {
+		if err := s.pointHead(ctx, newest.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -223,13 +236,16 @@ func (s *Shadow) Create(ctx context.Context, reason, source, pipeline string) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := s.repo.UpdateRef(RefPrefix+c.ID, c.ID, ""); err != nil {
+	// The checkpoint's ref and the branch move together: a kill leaves
+	// both or neither.
+	move, err := s.headMove(c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.repo.UpdateRefs(ctx, "checkpoint: "+reason, append(move, gitext.RefUpdate{Name: RefPrefix + c.ID, New: c.ID})...); err != nil {
 		return nil, err
 	}
 	s.addRecord(record{id: c.ID, tree: tree, message: c.message()})
-	if err := s.pointHead(c.ID); err != nil {
-		return nil, err
-	}
 	s.packRefs(ctx)
 	r.Checkpoint = *c
 	return r, nil
@@ -240,10 +256,12 @@ func (s *Shadow) indexFile() string { return filepath.Join(s.repo.GitDir, "index
 
 // clearStaleLocks runs under the lock: no other git-crucible works in the
 // shadow then, so a lock git left there (on the index or packed-refs) is a
-// killed one's, in our repository, and it goes.
+// killed one's, in our repository, and it goes; so do the temporary files
+// of a killed restore, before a checkpoint could take them in.
 func (s *Shadow) clearStaleLocks() {
 	os.Remove(s.indexFile() + ".lock")
 	os.Remove(filepath.Join(s.repo.GitDir, "packed-refs.lock"))
+	s.clearRestoreTemps() // best effort: a leftover is only an untracked file
 }
 
 // maxLoose is how many checkpoint refs may be loose files: every listing
@@ -259,19 +277,29 @@ func (s *Shadow) packRefs(ctx context.Context) {
 }
 
 // pointHead moves the shadow's branch to the newest checkpoint, id, so
-// that the status a create runs finds nothing staged. Only the shadow's
-// writers move it, under the lock: a lock file on it is a killed one's.
-func (s *Shadow) pointHead(id string) error {
+// that the status a create runs finds nothing staged.
+func (s *Shadow) pointHead(ctx context.Context, id string) error {
+	move, err := s.headMove(id)
+	if err != nil {
+		return err
+	}
+	return s.repo.UpdateRefs(ctx, "checkpoint: newest", move...)
+}
+
+// headMove is the update that points the shadow's branch at id, none when
+// it is there. Only the shadow's writers move it, under the lock: a lock
+// file on it is a killed one's.
+func (s *Shadow) headMove(id string) ([]gitext.RefUpdate, error) {
 	branch, err := s.repo.ReadSymref("HEAD")
 	if err != nil || branch == "" {
-		return err
+		return nil, err
 	}
 	cur, err := s.repo.ReadRef(branch)
 	if err != nil || cur == id {
-		return err
+		return nil, err
 	}
 	os.Remove(filepath.Join(s.repo.GitDir, filepath.FromSlash(branch)) + ".lock")
-	return s.repo.UpdateRef(branch, id, cur)
+	return []gitext.RefUpdate{{Name: branch, Old: cur, New: id}}, nil
 }
 
 // maxListed is how many paths a git command is given one by one; past it,
@@ -289,15 +317,26 @@ func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []s
 	if err := s.syncExcludes(); err != nil {
 		return nil, nil, err
 	}
-	// The main repository's settings take a git process of their own: the
+	// The main repository's settings take git processes of their own: the
 	// status runs meanwhile with the excludes file the last create was
 	// given, and again in the rare case that it changed.
-	found := make(chan settings, 1)
-	go func() { found <- s.settings(ctx) }()
+	type found struct {
+		settings
+		err error
+	}
+	ready := make(chan found, 1)
+	go func() {
+		st, err := s.settings(ctx)
+		ready <- found{st, err}
+	}()
 	s.step("looking for changes")
 	last := settings{excludesFile: s.lastExcludesFile()}
 	out, err := s.status(ctx, index, last)
-	settings := <-found
+	f := <-ready
+	settings := f.settings
+	if err == nil {
+		err = f.err
+	}
 	if err == nil && settings.excludesFile != last.excludesFile {
 		s.saveExcludesFile(settings.excludesFile)
 		out, err = s.status(ctx, index, settings)
@@ -432,50 +471,15 @@ func (st settings) config() []string {
 	return []string{"-c", "core.excludesFile=" + st.excludesFile}
 }
 
-// settings reads, in one git process, what the main repository's config
-// (its local file included) says for checkpoints.
-func (s *Shadow) settings(ctx context.Context) settings {
-	st := settings{maxFileSize: DefaultMaxFileSize}
-	out, err := s.main.Git(ctx, "config", "--get-regexp", `^(core\.excludesfile|crucible\.checkpoint\.maxfilesize)$`)
+// settings reads what the main repository's config (its local file
+// included) says for checkpoints, typed by git.
+func (s *Shadow) settings(ctx context.Context) (settings, error) {
+	size, err := s.main.ConfigInt(ctx, "crucible.checkpoint.maxFileSize", DefaultMaxFileSize)
 	if err != nil {
-		return st
+		return settings{}, err
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		key, value, _ := strings.Cut(line, " ")
-		switch key {
-		case "core.excludesfile":
-			if rest, ok := strings.CutPrefix(value, "~/"); ok {
-				if home, err := os.UserHomeDir(); err == nil {
-					value = filepath.Join(home, rest)
-				}
-			}
-			st.excludesFile = value
-		case "crucible.checkpoint.maxfilesize":
-			if n, ok := parseSize(value); ok {
-				st.maxFileSize = n
-			}
-		}
-	}
-	return st
-}
-
-// parseSize reads git's integer syntax: digits with an optional k, m or g.
-func parseSize(v string) (int64, bool) {
-	v = strings.ToLower(strings.TrimSpace(v))
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "k"):
-		mult, v = 1<<10, strings.TrimSuffix(v, "k")
-	case strings.HasSuffix(v, "m"):
-		mult, v = 1<<20, strings.TrimSuffix(v, "m")
-	case strings.HasSuffix(v, "g"):
-		mult, v = 1<<30, strings.TrimSuffix(v, "g")
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return n * mult, true
+	excludes, err := s.main.ConfigPath(ctx, "core.excludesFile")
+	return settings{excludesFile: excludes, maxFileSize: size}, err
 }
 
 // syncExcludes makes the shadow ignore what .git/info/exclude ignores. It
@@ -571,6 +575,7 @@ func (s *Shadow) Prune(ctx context.Context, keep int, safetyAge time.Duration) (
 	kept := map[string]int{}
 	var gone []Checkpoint
 	var left []record
+	var deletes []gitext.RefUpdate
 	for _, r := range recs { // newest first
 		c := parse(r)
 		if c.Reason == "pre-restore-safety" {
@@ -584,17 +589,19 @@ func (s *Shadow) Prune(ctx context.Context, keep int, safetyAge time.Duration) (
 			left = append(left, r)
 			continue
 		}
-		if _, err := s.repo.Git(ctx, "update-ref", "-d", RefPrefix+c.ID, c.ID); err != nil {
-			return gone, err
-		}
+		deletes = append(deletes, gitext.RefUpdate{Name: RefPrefix + c.ID, Old: c.ID})
 		gone = append(gone, c)
 	}
 	if len(gone) > 0 {
-		s.saveRecords(left)
 		// The newest is always kept; the branch must not hold a pruned one.
-		if err := s.pointHead(parse(left[0]).ID); err != nil {
-			return gone, err
+		move, err := s.headMove(parse(left[0]).ID)
+		if err != nil {
+			return nil, err
 		}
+		if err := s.repo.UpdateRefs(ctx, "checkpoint: prune", append(move, deletes...)...); err != nil {
+			return nil, err
+		}
+		s.saveRecords(left)
 		if _, err := s.repo.Git(ctx, "gc", "-q", "--prune=now"); err != nil {
 			return gone, err
 		}

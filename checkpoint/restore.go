@@ -179,11 +179,11 @@ func pathspecs(paths []string) []string {
 }
 
 // Apply makes the work tree match cp for the planned changes: files
-// created since are removed first (deepest first), then git writes cp's
-// files. It never removes through a symbolic link or outside the work
+// created since are removed first (deepest first), then cp's files are
+// written, each atomically. It never removes through a symbolic link or outside the work
 // tree; such a path is returned as refused. Ignored files are never in a
 // plan, so they are never touched.
-func (s *Shadow) Apply(ctx context.Context, cp *Checkpoint, changes []Change, paths []string) (refused []string, err error) {
+func (s *Shadow) Apply(ctx context.Context, cp *Checkpoint, changes []Change) (refused []string, err error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
@@ -202,24 +202,8 @@ func (s *Shadow) Apply(ctx context.Context, cp *Checkpoint, changes []Change, pa
 			refused = append(refused, fmt.Sprintf("%s: %v", p, err))
 		}
 	}
-	if n := len(changes) - len(removals); n > 0 {
-		// The safety checkpoint left the index matching the work tree, so
-		// git writes exactly the planned paths: named one by one when they
-		// are few, as a whole when matching each would cost more.
-		args := append([]string{"checkout", cp.ID, "--"}, pathspecs(paths)...)
-		var listed []byte
-		if n <= maxListed {
-			// No preload threads: git looks at these few paths only.
-			args = []string{"-c", "core.preloadIndex=false", "checkout", cp.ID, "--pathspec-from-file=-", "--pathspec-file-nul"}
-			for _, c := range changes {
-				if c.Op != "D" {
-					listed = append(append(listed, ":(top,literal)"+c.Path...), 0)
-				}
-			}
-		}
-		if _, err := s.gitWork(ctx, s.indexFile(), listed, args...); err != nil {
-			return refused, err
-		}
+	if err := s.writeFiles(ctx, cp, changes); err != nil {
+		return refused, err
 	}
 	return refused, nil
 }
@@ -272,6 +256,10 @@ func (s *Shadow) ResetBranch(ctx context.Context, head string) error {
 	if _, err := s.main.Git(ctx, "rev-parse", "--verify", "--quiet", head+"^{commit}"); errors.As(err, &gerr) && gerr.ExitCode == 1 {
 		return &HeadGoneError{Head: head}
 	}
+	if err := s.claimIndexLock(); err != nil {
+		return err
+	}
+	defer s.releaseIndexLock()
 	_, err := s.main.Git(ctx, "reset", "-q", "--mixed", head)
 	return err
 }

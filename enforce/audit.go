@@ -159,18 +159,54 @@ func (a *Auditor) commits(ctx context.Context, revs []string) ([]commitInfo, err
 		if err != nil {
 			return nil, err
 		}
-		c, err := gitext.DecodeCommit(data)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", oid, err)
-		}
 		note, _, err := noteReader.Read(ctx, oid)
 		if err != nil {
 			return nil, err
 		}
-		subject, _, _ := strings.Cut(c.Message, "\n")
-		list = append(list, commitInfo{oid: oid, subject: subject, trailers: crucibleLines(c.Message), note: string(note)})
+		c, err := decodeCommit(oid, data, note)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, c)
 	}
 	return list, nil
+}
+
+// decodeCommit reads what the audit needs of a commit object and its
+// provenance note: bytes that came from whoever pushed them.
+func decodeCommit(oid string, data, note []byte) (commitInfo, error) {
+	c, err := gitext.DecodeCommit(data)
+	if err != nil {
+		return commitInfo{}, fmt.Errorf("commit %s: %w", oid, err)
+	}
+	subject, _, _ := strings.Cut(c.Message, "\n")
+	return commitInfo{oid: oid, subject: subject, trailers: crucibleLines(c.Message), note: string(note)}, nil
+}
+
+// named returns the pipelines a commit names, each once (its trailers',
+// then its provenance records'), the ids its trailers name, its records,
+// and what in its note could not be read.
+func (c commitInfo) named() (ids, trailerIDs []string, records []notes.Provenance, noteErrs []error) {
+	for _, t := range c.trailers {
+		if strings.EqualFold(t.Key, TrailerPipeline) {
+			trailerIDs = append(trailerIDs, t.Value)
+		}
+	}
+	records, noteErrs = notes.ParseProvenance([]byte(c.note))
+	seen := map[string]bool{}
+	for _, id := range trailerIDs {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, r := range records {
+		if !seen[r.Pipeline] {
+			seen[r.Pipeline] = true
+			ids = append(ids, r.Pipeline)
+		}
+	}
+	return ids, trailerIDs, records, noteErrs
 }
 
 // crucibleLines returns every "Crucible-*: value" line of a message, in its
@@ -192,29 +228,9 @@ func (a *Auditor) checkCommit(ctx context.Context, c commitInfo, report *Report)
 	add := func(level, id, format string, args ...any) {
 		report.Findings = append(report.Findings, Finding{Commit: c.oid, Subject: c.subject, Pipeline: id, Level: level, Message: fmt.Sprintf(format, args...)})
 	}
-	var trailerIDs []string
-	for _, t := range c.trailers {
-		if strings.EqualFold(t.Key, TrailerPipeline) {
-			trailerIDs = append(trailerIDs, t.Value)
-		}
-	}
-	records, errs := notes.ParseProvenance([]byte(c.note))
+	ids, trailerIDs, records, errs := c.named()
 	for _, err := range errs {
 		add(LevelWarning, "", "provenance note: %v", err)
-	}
-	var ids []string
-	named := map[string]bool{}
-	name := func(id string) {
-		if !named[id] {
-			named[id] = true
-			ids = append(ids, id)
-		}
-	}
-	for _, id := range trailerIDs {
-		name(id)
-	}
-	for _, r := range records {
-		name(r.Pipeline)
 	}
 	noted := map[string]bool{}
 	for _, r := range records {

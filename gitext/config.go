@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -130,4 +131,50 @@ func (r *Repo) ConfigMayMention(keys ...string) bool {
 		}
 	}
 	return false
+}
+
+// ConfigValue returns the value of key that git uses (the last one), read
+// as typ ("bool", "int", "path", ... as for git config --type; "" for the
+// raw string), and whether key is set. A value git cannot read as typ is an
+// error in git's words, as any git command would give.
+func (r *Repo) ConfigValue(ctx context.Context, typ, key string) (string, bool, error) {
+	args := []string{"config", "-z"}
+	if typ != "" {
+		args = append(args, "--type="+typ)
+	}
+	out, err := runEnv(ctx, r, r.top(), nil, nil, append(args, "--get", key)...)
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
+		return "", false, nil // unset
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimSuffix(string(out), "\x00"), true, nil
+}
+
+// ConfigBool is key as git reads a boolean (true, yes, on, 1, ...), def
+// when unset.
+func (r *Repo) ConfigBool(ctx context.Context, key string, def bool) (bool, error) {
+	v, ok, err := r.ConfigValue(ctx, "bool", key)
+	if err != nil || !ok {
+		return def, err
+	}
+	return v == "true", nil
+}
+
+// ConfigInt is key as git reads an integer (with a k, m or g unit), def
+// when unset.
+func (r *Repo) ConfigInt(ctx context.Context, key string, def int64) (int64, error) {
+	v, ok, err := r.ConfigValue(ctx, "int", key)
+	if err != nil || !ok {
+		return def, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// ConfigPath is key as git reads a path ("~/" expanded), "" when unset.
+func (r *Repo) ConfigPath(ctx context.Context, key string) (string, error) {
+	v, _, err := r.ConfigValue(ctx, "path", key)
+	return v, err
 }

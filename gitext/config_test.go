@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/git-crucible/git-crucible/internal/gittest"
@@ -154,5 +155,47 @@ func TestConfigMayMention(t *testing.T) {
 	t.Setenv("GIT_CONFIG_PARAMETERS", "'core.commentchar'=';'")
 	if !r.ConfigMayMention("commentchar") {
 		t.Fatal("git -c was not seen")
+	}
+}
+
+// TestTypedConfig: values are read with git's typing — its spellings of
+// booleans, units of integers, ~ in paths — defaults stand for unset keys,
+// and a value git refuses is an error in git's words.
+func TestTypedConfig(t *testing.T) {
+	r, dir := openRepo(t)
+	ctx := context.Background()
+	set := func(k, v string) { gittest.Git(t, dir, "config", k, v) }
+	for v, want := range map[string]bool{"yes": true, "On": true, "1": true, "true": true, "no": false, "off": false, "0": false} {
+		set("x.flag", v)
+		if got, err := r.ConfigBool(ctx, "x.flag", !want); err != nil || got != want {
+			t.Errorf("x.flag = %q: %v, %v", v, got, err)
+		}
+	}
+	if got, err := r.ConfigBool(ctx, "x.unset", true); err != nil || !got {
+		t.Errorf("unset bool: %v, %v", got, err)
+	}
+	set("x.flag", "maybe")
+	if _, err := r.ConfigBool(ctx, "x.flag", false); err == nil || !strings.Contains(err.Error(), "bad boolean config value 'maybe'") {
+		t.Errorf("bad bool: %v", err)
+	}
+	for v, want := range map[string]int64{"12": 12, "3k": 3 << 10, "5m": 5 << 20, "1g": 1 << 30} {
+		set("x.size", v)
+		if got, err := r.ConfigInt(ctx, "x.size", -1); err != nil || got != want {
+			t.Errorf("x.size = %q: %v, %v", v, got, err)
+		}
+	}
+	if got, err := r.ConfigInt(ctx, "x.unset", 7); err != nil || got != 7 {
+		t.Errorf("unset int: %v, %v", got, err)
+	}
+	set("x.size", "12q")
+	if _, err := r.ConfigInt(ctx, "x.size", 0); err == nil || !strings.Contains(err.Error(), "bad numeric config value '12q'") {
+		t.Errorf("bad int: %v", err)
+	}
+	set("x.path", "~/ignore")
+	if got, err := r.ConfigPath(ctx, "x.path"); err != nil || got != filepath.Join(os.Getenv("HOME"), "ignore") {
+		t.Errorf("path: %q, %v", got, err)
+	}
+	if got, err := r.ConfigPath(ctx, "x.unset"); err != nil || got != "" {
+		t.Errorf("unset path: %q, %v", got, err)
 	}
 }

@@ -75,7 +75,8 @@ func discoverWithGit(ctx context.Context) (*Repo, error) {
 
 // discoverFast handles a plain repository: no environment overrides but
 // GIT_DIR, a .git directory or gitfile found walking up on one filesystem,
-// owned by us, with no core.worktree, core.bare or non-default formats.
+// owned by us, with no core.worktree, include, non-default formats or
+// core.bare other than false.
 func discoverFast() (*Repo, bool) {
 	for _, k := range []string{"GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
 		"GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_NAMESPACE"} {
@@ -108,12 +109,44 @@ func discoverFast() (*Repo, bool) {
 		return nil, false
 	}
 	cfg = bytes.ToLower(cfg)
-	for _, k := range []string{"worktree", "bare = true", "objectformat", "refstorage"} {
+	for _, k := range []string{"worktree", "objectformat", "refstorage", "include"} {
 		if bytes.Contains(cfg, []byte(k)) {
 			return nil, false
 		}
 	}
+	if mayBeBare(cfg) {
+		return nil, false
+	}
 	return &Repo{GitDir: gitDir, CommonDir: filepath.Clean(common), WorkTree: workTree, Format: "sha1"}, true
+}
+
+// mayBeBare reports whether the lower-cased config text could set
+// core.bare to anything but false: every "bare" followed by "=" or the end
+// of its line must be given one of git's four spellings of false. Git
+// decides whatever else (true, yes, on, 1, a bare "bare", a quoted value,
+// a comment after it, the same word in another section).
+func mayBeBare(cfg []byte) bool {
+	for rest := cfg; ; {
+		i := bytes.Index(rest, []byte("bare"))
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("bare"):]
+		line, _, _ := bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			return true // "bare" alone is true
+		}
+		value, ok := bytes.CutPrefix(line, []byte("="))
+		if !ok {
+			continue // part of another word or value: "/srv/bare.git"
+		}
+		switch string(bytes.TrimSpace(value)) {
+		case "false", "no", "off", "0":
+		default:
+			return true
+		}
+	}
 }
 
 // findDotGit walks up from dir to the first .git directory or gitfile, and

@@ -134,7 +134,7 @@ func TestObjectsReadByGit(t *testing.T) {
 	if got := gittest.Git(t, dir, "log", "-1", "--format=%T %an %aI %s", oid); got != tree+" Ada 2026-11-22T10:00:00+00:00 m" {
 		t.Fatalf("commit reads back as %q", got)
 	}
-	if err := r.UpdateRef("refs/test/x", oid, ""); err != nil {
+	if err := r.UpdateRefs(context.Background(), "test", RefUpdate{Name: "refs/test/x", New: oid}); err != nil {
 		t.Fatal(err)
 	}
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
@@ -171,50 +171,6 @@ func mustDate(t *testing.T, s string) time.Time {
 	return tm
 }
 
-// TestUpdateRefCAS covers the compare-and-swap: create, move, lost race,
-// a ref that lives only in packed-refs, and waiting for a lock.
-func TestUpdateRefCAS(t *testing.T) {
-	r, dir := openRepo(t)
-	head := gittest.Git(t, dir, "rev-parse", "HEAD")
-	tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
-	if err := r.UpdateRef("refs/crucible/x", head, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.UpdateRef("refs/crucible/x", head, ""); !errors.Is(err, ErrRefChanged) {
-		t.Fatalf("create over existing: %v", err)
-	}
-	if err := r.UpdateRef("refs/crucible/x", tree, tree); !errors.Is(err, ErrRefChanged) {
-		t.Fatalf("wrong old value: %v", err)
-	}
-	gittest.Git(t, dir, "pack-refs", "--all", "--prune")
-	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "crucible", "x")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("pack-refs left the loose ref")
-	}
-	if got, err := r.ReadRef("refs/crucible/x"); err != nil || got != head {
-		t.Fatalf("packed ref reads %q, %v", got, err)
-	}
-	if err := r.UpdateRef("refs/crucible/x", tree, head); err != nil {
-		t.Fatal(err)
-	}
-	if got := gittest.Git(t, dir, "rev-parse", "refs/crucible/x"); got != tree {
-		t.Fatalf("git sees %s", got)
-	}
-
-	// A held lock makes the writer wait, not fail, while it is released soon.
-	lock := filepath.Join(dir, ".git", "refs", "crucible", "x.lock")
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error)
-	go func() { done <- r.UpdateRef("refs/crucible/x", head, tree) }()
-	if err := os.Remove(lock); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("after the lock was released: %v", err)
-	}
-}
-
 func TestSymrefs(t *testing.T) {
 	r, dir := openRepo(t)
 	if err := r.SetSymref("refs/crucible/active/main", "refs/crucible/pipelines/a", ""); err != nil {
@@ -232,20 +188,24 @@ func TestSymrefs(t *testing.T) {
 }
 
 func TestParseDate(t *testing.T) {
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.FixedZone("EEST", 3*3600) // a date without a zone is local time, as for git
 	for _, c := range []struct{ in, want string }{
 		{"@1700000000 +0100", "2023-11-14T23:13:20+01:00"},
 		{"1700000000 -0500", "2023-11-14T17:13:20-05:00"},
 		{"2026-11-22T10:00:00Z", "2026-11-22T10:00:00Z"},
 		{"2026-11-22 10:00:00 +0200", "2026-11-22T10:00:00+02:00"},
-		{"2026-11-22T10:00:00", "2026-11-22T10:00:00Z"},
+		{"2026-11-22T10:00:00", "2026-11-22T10:00:00+03:00"},
 	} {
 		got, err := ParseDate(c.in)
 		if err != nil || got.Format("2006-01-02T15:04:05Z07:00") != c.want {
 			t.Errorf("ParseDate(%q) = %v, %v; want %s", c.in, got, err, c.want)
 		}
 	}
-	if _, err := ParseDate("next tuesday"); err == nil {
-		t.Error("ParseDate accepted nonsense")
+	for _, bad := range []string{"next tuesday", "2026-11-22"} { // git refuses a date without a time
+		if _, err := ParseDate(bad); err == nil {
+			t.Errorf("ParseDate accepted %q", bad)
+		}
 	}
 }
 
@@ -444,4 +404,50 @@ func FuzzEachPackedRef(f *testing.F) {
 			return true
 		})
 	})
+}
+
+// TestBareSpellings: a bare repository whose hooks run with GIT_DIR set is
+// found bare however its config spells core.bare, as git finds it; the
+// spellings of false keep the fast path.
+func TestBareSpellings(t *testing.T) {
+	_, _, _, bare := layouts(t)
+	t.Chdir(bare)
+	t.Setenv("GIT_DIR", ".")
+	head := "[core]\n\trepositoryformatversion = 0\n"
+	for _, c := range []struct {
+		config string
+		bare   bool
+	}{
+		{head + "\tbare = true\n", true},
+		{head + "\tbare=true\n", true},
+		{head + "\tbare = yes\n", true},
+		{head + "\tbare=1\n", true},
+		{head + "\tBare = On\n", true},
+		{head + "\tbare\n", true},
+		{head + "\tbare = \"true\"\n", true},
+		{head + "[core] bare = true\n", true},
+		{head + "\tbare = false # no\n\tbare = 2\n", true},
+		{head + "\tbare = false\n", false},
+		{head + "\tbare=no\n", false},
+		{head + "\tbare = off\n\tbare=0\n", false},
+		{head + "[remote \"x\"]\n\turl = /srv/bare.git\n", false},
+	} {
+		if err := os.WriteFile(filepath.Join(bare, "config"), []byte(c.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := discoverWithGit(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Bare != c.bare {
+			t.Fatalf("%q: git says bare %v", c.config, want.Bare)
+		}
+		got, err := Discover(context.Background())
+		if err != nil || got.Bare != want.Bare || got.WorkTree != want.WorkTree {
+			t.Errorf("%q: Discover gives %+v, %v; git %+v", c.config, got, err, want)
+		}
+		if _, fast := discoverFast(); fast == c.bare {
+			t.Errorf("%q: fast path taken = %v", c.config, fast)
+		}
+	}
 }

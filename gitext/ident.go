@@ -24,32 +24,52 @@ func Now() (time.Time, error) {
 
 // ParseDate accepts git's internal form ("@1700000000 +0100" or without the
 // @) and ISO 8601 / RFC 3339 forms ("2026-11-22T10:00:00Z", "2026-11-22
-// 10:00:00 +0100", no zone meaning UTC).
+// 10:00:00 +0100", no zone meaning local time, as for git), each read as
+// git reads GIT_COMMITTER_DATE; it is a subset of what git takes.
 func ParseDate(v string) (time.Time, error) {
-	secs, zone, _ := strings.Cut(strings.TrimPrefix(v, "@"), " ")
-	if n, err := strconv.ParseInt(secs, 10, 64); err == nil && (v[0] == '@' || len(secs) >= 9) {
-		t := time.Unix(n, 0).UTC()
-		if loc, ok := parseZone(zone); ok {
-			t = t.In(loc)
-		}
+	if t, ok := internalDate(v); ok {
 		return t, nil
 	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05 -0700",
-		"2006-01-02T15:04:05 -0700", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
+		"2006-01-02T15:04:05 -0700", "2006-01-02 15:04:05"} {
+		t, err := time.ParseInLocation(layout, v, time.Local)
+		if strings.HasSuffix(layout, "-0700") && err == nil {
+			if _, ok := parseZone(v[len(v)-5:]); !ok {
+				continue // Go takes "+0060" for +0100; git ignores it
+			}
+		}
+		// git's calendar runs from 1970 to 2099
+		if err == nil && t.Year() >= 1970 && t.Year() <= 2099 {
 			return t, nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("unsupported date format %q", v)
 }
 
+// internalDate reads "<seconds> <zone>": git takes any count of seconds
+// after an '@', and without one a count of at least nine digits' worth
+// that falls before 2100.
+func internalDate(v string) (time.Time, bool) {
+	rest, at := strings.CutPrefix(v, "@")
+	secs, zone, _ := strings.Cut(rest, " ")
+	if secs == "" || strings.Trim(secs, "0123456789") != "" {
+		return time.Time{}, false
+	}
+	n, err := strconv.ParseInt(secs, 10, 64)
+	loc, ok := parseZone(zone)
+	if err != nil || !ok || !at && (n < 100000000 || n >= 4102444800) {
+		return time.Time{}, false
+	}
+	return time.Unix(n, 0).In(loc), true
+}
+
 func parseZone(z string) (*time.Location, bool) {
-	if len(z) != 5 || (z[0] != '+' && z[0] != '-') {
+	if len(z) != 5 || (z[0] != '+' && z[0] != '-') || strings.Trim(z[1:], "0123456789") != "" {
 		return nil, false
 	}
-	h, err1 := strconv.Atoi(z[1:3])
-	m, err2 := strconv.Atoi(z[3:5])
-	if err1 != nil || err2 != nil {
+	h, _ := strconv.Atoi(z[1:3])
+	m, _ := strconv.Atoi(z[3:5])
+	if h >= 24 || m >= 60 {
 		return nil, false
 	}
 	off := h*3600 + m*60

@@ -98,7 +98,7 @@ var zlibReaders sync.Pool
 // (it may be packed or in an alternate: ask an ObjectReader), so that a hook
 // reading objects it has just written starts no git process.
 func (r *Repo) ReadLoose(oid string) (kind string, data []byte, err error) {
-	if len(oid) != 2*r.HashLen() || strings.Trim(oid, "0123456789abcdef") != "" {
+	if !r.ValidOID(oid) {
 		return "", nil, fmt.Errorf("invalid object id %q", oid)
 	}
 	raw, err := os.ReadFile(filepath.Join(r.ObjectDir(), oid[:2], oid[2:]))
@@ -185,12 +185,14 @@ func EncodeTree(entries []TreeEntry) ([]byte, error) {
 }
 
 // DecodeTree parses a tree object; hashLen is 20 (sha1) or 32 (sha256).
+// It refuses what git's tree walk refuses: a mode that is not octal
+// digits, an empty name, an entry cut short.
 func DecodeTree(data []byte, hashLen int) ([]TreeEntry, error) {
 	var out []TreeEntry
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		nul := bytes.IndexByte(data, 0)
-		if sp < 0 || nul < sp || len(data) < nul+1+hashLen {
+		if sp <= 0 || nul < sp+2 || len(data) < nul+1+hashLen || strings.Trim(string(data[:sp]), "01234567") != "" {
 			return nil, errors.New("malformed tree object")
 		}
 		out = append(out, TreeEntry{Mode: string(data[:sp]), Name: string(data[sp+1 : nul]),
@@ -208,13 +210,22 @@ func (r *Repo) HashLen() int {
 	return 20
 }
 
-// Commit is the part of a commit object git-crucible reads and writes.
+// Commit is a commit object. Decoding then encoding one gives back its
+// bytes, whatever headers it carries, for any commit git fsck accepts
+// (tree, parents, author and committer in that order).
 type Commit struct {
 	Tree      string
 	Parents   []string
 	Author    string // "Name <email> 1700000000 +0000"
 	Committer string
-	Message   string
+	// Extra holds the header lines after committer verbatim — encoding,
+	// mergetag, gpgsig or any other, continuation lines (" ...") included —
+	// so that a signature still verifies after a round trip.
+	Extra   string
+	Message string
+	// NoBody marks a commit that ends with its headers: no blank line
+	// and no message, which git accepts.
+	NoBody bool
 }
 
 // Encode serialises c as a commit object body.
@@ -224,33 +235,50 @@ func (c *Commit) Encode() []byte {
 	for _, p := range c.Parents {
 		b.WriteString("parent " + p + "\n")
 	}
-	b.WriteString("author " + c.Author + "\ncommitter " + c.Committer + "\n\n" + c.Message)
+	b.WriteString("author " + c.Author + "\ncommitter " + c.Committer + "\n" + c.Extra)
+	if !c.NoBody {
+		b.WriteString("\n" + c.Message)
+	}
 	return b.Bytes()
 }
 
-// DecodeCommit parses a commit object body.
+// DecodeCommit parses a commit object body. It reads as git reads: the
+// headers end at the first blank line, the tree comes first and parent
+// lines follow it; a commit out of fsck's order still yields its tree and
+// message, the headers it could not place going to Extra.
 func DecodeCommit(data []byte) (*Commit, error) {
-	head, msg, ok := bytes.Cut(data, []byte("\n\n"))
-	if !ok {
-		head, msg = bytes.TrimSuffix(data, []byte("\n")), nil
+	head, msg, body := strings.Cut(string(data), "\n\n")
+	if body {
+		head += "\n"
 	}
-	c := &Commit{Message: string(msg)}
-	for _, line := range strings.Split(string(head), "\n") {
-		k, v, _ := strings.Cut(line, " ")
-		switch k {
-		case "tree":
-			c.Tree = v
-		case "parent":
-			c.Parents = append(c.Parents, v)
-		case "author":
-			c.Author = v
-		case "committer":
-			c.Committer = v
+	c := &Commit{Message: msg, NoBody: !body}
+	// next takes the whole line "key value\n" off the front of head.
+	next := func(key string) (string, bool) {
+		rest, ok := strings.CutPrefix(head, key+" ")
+		if !ok {
+			return "", false
 		}
+		value, after, ok := strings.Cut(rest, "\n")
+		if ok {
+			head = after
+		}
+		return value, ok
 	}
-	if c.Tree == "" {
+	tree, ok := next("tree")
+	if !ok || tree == "" {
 		return nil, errors.New("malformed commit object: no tree")
 	}
+	c.Tree = tree
+	for {
+		p, ok := next("parent")
+		if !ok {
+			break
+		}
+		c.Parents = append(c.Parents, p)
+	}
+	c.Author, _ = next("author")
+	c.Committer, _ = next("committer")
+	c.Extra = head
 	return c, nil
 }
 

@@ -10,32 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 )
 
-// Refs are read and moved here with git's own "files" protocol, in process:
-// a ref is changed only while holding <ref>.lock (created exclusively, as
-// git does), after checking its current value (loose, else packed-refs)
-// against the expected old one. git and git-crucible therefore exclude each
-// other, and every move is a compare-and-swap.
-
-// ErrRefChanged is a lost compare-and-swap: the ref is not at the old value.
-var ErrRefChanged = errors.New("ref changed concurrently")
-
-// LockedError says another process holds a ref's lock.
-type LockedError struct{ Path string }
-
-func (e *LockedError) Error() string {
-	return fmt.Sprintf("unable to lock %s: it exists; another git process may be running", e.Path)
-}
-
-// Hint tells the user how to clear a stale lock.
-func (e *LockedError) Hint() string {
-	return "if no other git or git-crucible process is running, remove the file: rm " + e.Path
-}
-
-// lockWait bounds how long a writer waits for another's lock.
-const lockWait = 10 * time.Second
+// Refs are read here in process from git's "files" storage (loose, then
+// packed-refs), and moved by git (reftx.go); only symbolic refs, which git
+// 2.39's update-ref cannot compare-and-swap, are written here, under a lock
+// file taken as git takes it.
 
 func (r *Repo) refPath(name string) string {
 	if name == "HEAD" {
@@ -173,90 +153,32 @@ func (r *Repo) ReadSymref(name string) (string, error) {
 	return target, nil
 }
 
-// lockRef takes name's lock, waiting up to lockWait for another holder.
-func (r *Repo) lockRef(name string) (*os.File, error) {
-	path := r.refPath(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create the directory for %s: %w", name, err)
-	}
-	deadline := time.Now().Add(lockWait)
-	delay := time.Millisecond
-	for {
-		f, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("cannot lock %s: %w", name, err)
-		}
-		if time.Now().After(deadline) {
-			return nil, &LockedError{Path: path + ".lock"}
-		}
-		time.Sleep(delay)
-		if delay < 50*time.Millisecond {
-			delay *= 2
-		}
-	}
-}
-
-// commitLock writes content into the held lock and renames it over the ref.
-func commitLock(f *os.File, content string) error {
-	if _, err := f.WriteString(content); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), strings.TrimSuffix(f.Name(), ".lock")); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
-
-func rollback(f *os.File) {
-	f.Close()
-	os.Remove(f.Name())
-}
-
-// UpdateRef moves name from old to newOID (old "" means name must not
-// exist yet). It returns ErrRefChanged when name is not at old.
-func (r *Repo) UpdateRef(name, newOID, old string) error {
-	return r.swap(name, old, newOID+"\n", r.ReadRef)
-}
-
 // SetSymref points the symbolic ref name at target if it currently points
-// at old ("" means it must not exist).
+// at old ("" means it must not exist). It is the one ref write done in
+// process: git 2.39's update-ref has no verb for symbolic refs and
+// git symbolic-ref no old value, so the compare-and-swap runs here under
+// name's lock file, taken as git takes it.
 func (r *Repo) SetSymref(name, target, old string) error {
 	if err := CheckRefName(target); err != nil {
 		return err
 	}
-	return r.swap(name, old, "ref: "+target+"\n", r.ReadSymref)
-}
-
-// swap is the compare-and-swap under name's lock: if read(name) gives old,
-// name's file gets content.
-func (r *Repo) swap(name, old, content string, read func(string) (string, error)) error {
 	if err := r.checkRef(name); err != nil {
 		return err
 	}
-	f, err := r.lockRef(name)
+	lock, err := takeLock(r.refPath(name), lockWait)
 	if err != nil {
 		return err
 	}
-	cur, err := read(name)
+	cur, err := r.ReadSymref(name)
 	if err != nil {
-		rollback(f)
+		lock.rollback()
 		return err
 	}
 	if cur != old {
-		rollback(f)
+		lock.rollback()
 		return fmt.Errorf("%s: expected %s, found %s: %w", name, orNone(old), orNone(cur), ErrRefChanged)
 	}
-	return commitLock(f, content)
+	return lock.commit("ref: " + target + "\n")
 }
 
 func orNone(s string) string {
@@ -322,7 +244,7 @@ func (r *Repo) listRefsFiles(prefix string) ([]Ref, bool) {
 		name := prefix + filepath.ToSlash(rel)
 		b, rerr := os.ReadFile(path)
 		oid := strings.TrimSuffix(string(b), "\n")
-		if !d.Type().IsRegular() || rerr != nil || !validRefName(name) || !r.validOID(oid) {
+		if !d.Type().IsRegular() || rerr != nil || !validRefName(name) || !r.ValidOID(oid) {
 			ok = false
 			return filepath.SkipAll
 		}
@@ -341,7 +263,7 @@ func (r *Repo) listRefsFiles(prefix string) ([]Ref, bool) {
 		if !strings.HasPrefix(name, prefix) {
 			return true
 		}
-		if !validRefName(name) || !r.validOID(string(o)) {
+		if !validRefName(name) || !r.ValidOID(string(o)) {
 			ok = false
 			return false
 		}
@@ -370,19 +292,6 @@ func validRefName(name string) bool {
 	}
 	for i := 0; i < len(name); i++ {
 		if b := name[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.' || b == '/') {
-			return false
-		}
-	}
-	return true
-}
-
-// validOID reports whether s is a full lower-case hex object id of r's format.
-func (r *Repo) validOID(s string) bool {
-	if len(s) != 2*r.HashLen() {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
 			return false
 		}
 	}

@@ -37,9 +37,13 @@ var ErrNoManifest = errors.New("no valid manifest.jsonl line")
 var snapshots = []string{"build-gate-ledger.md", "pipeline-status.md", ".pipeline-active", "checkpoint-manifest.md"}
 
 // Import reads a crucible scratch or dispatch directory into a pipeline:
-// pipelineID, else the ledger's PipelineID, else .pipeline-active's. What
-// was imported before (same file content, manifest lines already taken) is
-// not taken again. Malformed lines and files are reported and skipped.
+// pipelineID, else the ledger's PipelineID, else .pipeline-active's, else
+// the one the directory's name gives (IDFromDir), else a new one. What was
+// imported before (same file content, manifest lines already taken) is not
+// taken again. Malformed lines and files are reported and skipped; a file
+// that is not a regular file directly inside dir (a symbolic link, a
+// dispatch file named "../x") refuses the whole import (ErrOutside) before
+// anything is written.
 func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
 	r := &ImportReport{Problems: []string{}, Files: []string{}}
 	problem := func(name string, line int, msg string) {

@@ -48,7 +48,7 @@ func Merge(ctx context.Context, repo *gitext.Repo, notesRef, theirs string) (Mer
 		return MergeResult{}, fmt.Errorf("%s: %w", theirs, err)
 	}
 	var res MergeResult
-	err = update(repo, notesRef, func(tip string) (string, error) {
+	err = update(ctx, repo, notesRef, func(tip string) (string, error) {
 		res = MergeResult{Outcome: UpToDate, Commit: tip}
 		base := ""
 		if tip != "" && tip != their {
@@ -88,12 +88,8 @@ func resolve(repo *gitext.Repo, rev string) (string, error) {
 	if checkObject(repo, rev) == nil {
 		return rev, nil
 	}
-	rest, ok := strings.CutPrefix(rev, "refs/")
-	if !ok {
+	if !strings.HasPrefix(rev, "refs/") {
 		return "", fmt.Errorf("not a full ref name or object id: %q", rev)
-	}
-	if err := checkRefName(rev, rest); err != nil {
-		return "", err
 	}
 	oid, err := repo.ReadRef(rev)
 	if err == nil && oid == "" {

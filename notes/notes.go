@@ -10,11 +10,8 @@ package notes
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -28,9 +25,6 @@ const (
 	authorName  = "git-crucible"
 	authorEmail = "notes@git-crucible"
 )
-
-// maxAttempts bounds the retries of a write that keeps losing the race.
-const maxAttempts = 100
 
 // Read returns the note on object in notesRef and whether there is one.
 func Read(ctx context.Context, repo *gitext.Repo, notesRef, object string) ([]byte, bool, error) {
@@ -236,7 +230,7 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 	}
 	o := newObjects(repo)
 	defer o.close()
-	err := update(repo, notesRef, func(tip string) (string, error) {
+	err := update(ctx, repo, notesRef, func(tip string) (string, error) {
 		tree := ""
 		if tip != "" {
 			var err error
@@ -263,10 +257,10 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 }
 
 // update moves ref to the commit next makes of its current tip ("" leaves
-// it alone) with a compare-and-swap, retrying a bounded number of times
-// when another writer moved it first.
-func update(repo *gitext.Repo, ref string, next func(tip string) (string, error)) error {
-	for attempt := 1; ; attempt++ {
+// it alone) with a compare-and-swap, starting over when another writer
+// moved it first.
+func update(ctx context.Context, repo *gitext.Repo, ref string, next func(tip string) (string, error)) error {
+	return gitext.RetryCAS(ctx, func() error {
 		tip, err := repo.ReadRef(ref)
 		if err != nil {
 			return err
@@ -275,12 +269,8 @@ func update(repo *gitext.Repo, ref string, next func(tip string) (string, error)
 		if err != nil || to == "" {
 			return err
 		}
-		err = repo.UpdateRef(ref, to, tip)
-		if err == nil || !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
-			return err
-		}
-		time.Sleep(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond)
-	}
+		return repo.UpdateRefs(ctx, "notes: crucible", gitext.RefUpdate{Name: ref, Old: tip, New: to})
+	})
 }
 
 // commit writes a notes commit signed by git-crucible at gitext.Now().
@@ -333,7 +323,7 @@ func union(note []byte, lines [][]byte) ([]byte, bool) {
 
 // checkObject accepts a full lowercase object id of the repository's format.
 func checkObject(repo *gitext.Repo, id string) error {
-	if len(id) != 2*repo.HashLen() || strings.Trim(id, "0123456789abcdef") != "" {
+	if !repo.ValidOID(id) {
 		return fmt.Errorf("not a full object id: %q", id)
 	}
 	return nil
@@ -342,21 +332,8 @@ func checkObject(repo *gitext.Repo, id string) error {
 // checkRef accepts a well-formed ref under refs/notes/ (git's rewrite and
 // display rules only know notes there).
 func checkRef(name string) error {
-	rest, ok := strings.CutPrefix(name, "refs/notes/")
-	if !ok {
+	if !strings.HasPrefix(name, "refs/notes/") {
 		return fmt.Errorf("notes ref %q is not under refs/notes/", name)
 	}
-	return checkRefName(name, rest)
-}
-
-// checkRefName applies git's check-ref-format rules to the components of
-// rest, so that no name can step outside the refs directory.
-func checkRefName(name, rest string) error {
-	for _, part := range strings.Split(rest, "/") {
-		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") || strings.Contains(part, "..") ||
-			strings.Contains(part, "@{") || strings.ContainsAny(part, " ~^:?*[\\\x7f") || strings.IndexFunc(part, func(r rune) bool { return r < ' ' }) >= 0 {
-			return fmt.Errorf("invalid ref name %q", name)
-		}
-	}
-	return nil
+	return gitext.CheckRefName(name)
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -320,8 +322,9 @@ func TestSHA256(t *testing.T) {
 }
 
 // TestLooseNeedsNoGit: once the trees on a note's path are loose (the
-// usual case: the previous note wrote them), Append and Read start no git
-// process at all; a packed path falls back to git cat-file.
+// usual case: the previous note wrote them), Append starts only git's ref
+// transaction and Read no git process at all; a packed path falls back to
+// git cat-file.
 func TestLooseNeedsNoGit(t *testing.T) {
 	repo, dir := setup(t)
 	mustAppend(t, repo, "refs/notes/x", key(1), "one")
@@ -330,7 +333,7 @@ func TestLooseNeedsNoGit(t *testing.T) {
 	}
 	gittest.Git(t, dir, "gc", "-q", "--prune=now")
 	mustAppend(t, repo, "refs/notes/x", "ab"+key(2)[2:], "warm") // rewrites the root and ab/: loose
-	t.Setenv("PATH", t.TempDir())
+	onlyUpdateRef(t)
 	mustAppend(t, repo, "refs/notes/x", "ab"+key(3)[2:], "no git")
 	mustAppend(t, repo, "refs/notes/x", "ab"+key(3)[2:], "still no git")
 	if got := mustRead(t, repo, "refs/notes/x", "ab"+key(3)[2:]); got != "no git\nstill no git\n" {
@@ -339,4 +342,20 @@ func TestLooseNeedsNoGit(t *testing.T) {
 	if _, _, err := Read(ctx, repo, "refs/notes/x", key(1)); err == nil || !strings.Contains(err.Error(), "git cat-file") {
 		t.Fatalf("a packed note was read without git: %v", err)
 	}
+}
+
+// onlyUpdateRef puts a git first on PATH that runs git update-ref --stdin
+// and refuses anything else.
+func onlyUpdateRef(t *testing.T) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	script := "#!/bin/sh\ncase \" $* \" in *' update-ref --stdin '*) exec " + real + " \"$@\";; esac\necho \"git $* refused\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
 }

@@ -61,12 +61,22 @@ func (s *Service) VerifyKnown(ctx context.Context, id string) ([]Problem, error)
 	if err != nil {
 		return nil, err
 	}
+	return s.VerifyKnownAt(ctx, id, tip)
+}
+
+// VerifyKnownAt is VerifyKnown of the chain as it is at commit tip, e.g.
+// the tip a push is about to send. A tip the recorded sound commit already
+// contains is sound as it is.
+func (s *Service) VerifyKnownAt(ctx context.Context, id, tip string) ([]Problem, error) {
 	known := s.Store.Verified(id)
 	if known == tip {
 		return nil, nil
 	}
 	if known != "" {
 		if ok, err := s.Store.IsAncestor(ctx, known, tip); err != nil || !ok {
+			if behind, err := s.Store.IsAncestor(ctx, tip, known); err == nil && behind {
+				return nil, nil
+			}
 			known = "" // rewritten, or gone: replay it all
 		}
 	}
@@ -125,6 +135,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 		}
 		roots, exclude = 1, []string{"^" + trusted}
 	}
+	checker := newDerivedChecker(id, s.Repo)
 	read := []string{refs.FormatFile, refs.EventsFile}
 	err := s.Store.WalkFrom(ctx, append([]string{tip}, exclude...), read, func(c *refs.ChainCommit) (bool, error) {
 		files := map[string]gitext.TreeEntry{}
@@ -144,17 +155,6 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 				report(c.OID, 0, "cannot read %s: %v", name, err)
 			}
 			return b
-		}
-		// The files derived from the events are compared by blob id: the
-		// same test as comparing their bytes, without reading them.
-		derived := func(name string, want []byte) {
-			e, ok := files[name]
-			switch {
-			case !ok:
-				report(c.OID, 0, "missing %s", name)
-			case e.IsTree() || e.OID != s.Repo.HashObject("blob", want):
-				report(c.OID, 0, "%s does not match what the events produce", name)
-			}
 		}
 		if f := read(refs.FormatFile); f != nil && string(f) != refs.FormatV1 {
 			report(c.OID, 0, "unknown format %q", bytes.TrimSpace(f))
@@ -242,9 +242,85 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 		if st.ID != id {
 			report(c.OID, 0, "chain of %s records pipeline %q", id, st.ID)
 		}
-		derived(refs.StateFile, st.Encode())
-		derived(LedgerFile, ledger.Render(&st.Gates.Ledger))
+		checker.check(c.OID, files, st, len(problems))
 		return true, nil
 	})
-	return problems, err
+	return checker.merge(problems), err
+}
+
+// derivedChecker compares the files a commit carries that its events
+// derive (state.json, ledger.md) with what the replay produced, on another
+// core than the replay: rendering them is most of a replay's work. It takes
+// the states as the replay leaves them, which Apply no longer changes.
+type derivedChecker struct {
+	id      string
+	repo    *gitext.Repo
+	checks  chan derivedCheck
+	done    chan struct{}
+	marks   []int       // per check: where its problems go among the replay's
+	results [][]Problem // per check, filled by the checking goroutine
+}
+
+type derivedCheck struct {
+	commit string
+	files  map[string]gitext.TreeEntry
+	st     *State
+}
+
+func newDerivedChecker(id string, repo *gitext.Repo) *derivedChecker {
+	d := &derivedChecker{id: id, repo: repo, checks: make(chan derivedCheck, 64), done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		for c := range d.checks {
+			d.results = append(d.results, d.problems(c))
+		}
+	}()
+	return d
+}
+
+// check queues a commit's check; at is how many problems the replay found
+// up to and with that commit.
+func (d *derivedChecker) check(commit string, files map[string]gitext.TreeEntry, st *State, at int) {
+	d.marks = append(d.marks, at)
+	d.checks <- derivedCheck{commit, files, st}
+}
+
+// problems compares by blob id: the same test as comparing the bytes,
+// without reading them.
+func (d *derivedChecker) problems(c derivedCheck) []Problem {
+	var found []Problem
+	for _, f := range []struct {
+		name string
+		want func() []byte
+	}{
+		{refs.StateFile, c.st.Encode},
+		{LedgerFile, func() []byte { return ledger.Render(&c.st.Gates.Ledger) }},
+	} {
+		e, ok := c.files[f.name]
+		msg := ""
+		switch {
+		case !ok:
+			msg = "missing " + f.name
+		case e.IsTree() || e.OID != d.repo.HashObject("blob", f.want()):
+			msg = f.name + " does not match what the events produce"
+		}
+		if msg != "" {
+			found = append(found, Problem{Pipeline: d.id, Commit: c.commit, Message: msg})
+		}
+	}
+	return found
+}
+
+// merge waits for the checks and places their problems among the replay's,
+// each after those of its commit.
+func (d *derivedChecker) merge(replay []Problem) []Problem {
+	close(d.checks)
+	<-d.done
+	var out []Problem
+	from := 0
+	for i, at := range d.marks {
+		out = append(append(out, replay[from:at]...), d.results[i]...)
+		from = at
+	}
+	return append(out, replay[from:]...)
 }

@@ -107,7 +107,7 @@ func (s *Store) Verified(id string) string {
 		return ""
 	}
 	oid := strings.TrimSpace(string(b))
-	if len(oid) != 2*s.repo.HashLen() || strings.Trim(oid, "0123456789abcdef") != "" {
+	if !s.repo.ValidOID(oid) {
 		return ""
 	}
 	return oid

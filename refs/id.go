@@ -7,7 +7,8 @@ package refs
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
 	"time"
 )
 
@@ -29,7 +30,8 @@ func NewID(t time.Time) (string, error) {
 
 // ValidateID accepts ids that are safe as one ref name component: letters,
 // digits, '.', '_' and '-', starting with a letter or digit, at most 100
-// characters, not ending in ".lock" or '.'.
+// characters, and a ref name by git's rules (no "..", not ending in ".lock"
+// or '.').
 func ValidateID(id string) error {
 	bad := func(why string) error { return fmt.Errorf("invalid pipeline id %q: %s", id, why) }
 	switch {
@@ -39,15 +41,14 @@ func ValidateID(id string) error {
 		return bad("longer than 100 characters")
 	case !isAlnum(id[0]):
 		return bad("must start with a letter or digit")
-	case strings.HasSuffix(id, ".lock") || strings.HasSuffix(id, "."):
-		return bad(`must not end in ".lock" or "."`)
-	case strings.Contains(id, ".."):
-		return bad(`must not contain ".."`)
 	}
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
 			return bad(fmt.Sprintf("character %q is not allowed", c))
 		}
+	}
+	if err := gitext.CheckRefName(PipelineRef(id)); err != nil {
+		return bad(`not a ref name git accepts (it contains "..", or ends in ".lock" or ".")`)
 	}
 	return nil
 }

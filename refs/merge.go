@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -35,16 +33,16 @@ func (s *Store) Integrate(ctx context.Context, id, theirs string, who Identity, 
 		return "", nil, err
 	}
 	ref := PipelineRef(id)
-	for attempt := 1; ; attempt++ {
-		outcome, next, err := s.integrateOnce(ctx, ref, id, theirs, who, merge)
-		if err == nil {
-			return outcome, next, nil
-		}
-		if !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
-			return "", nil, err
-		}
-		time.Sleep(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond)
+	var outcome Outcome
+	var next *Head
+	err := gitext.RetryCAS(ctx, func() (err error) {
+		outcome, next, err = s.integrateOnce(ctx, ref, id, theirs, who, merge)
+		return err
+	})
+	if err != nil {
+		return "", nil, err
 	}
+	return outcome, next, nil
 }
 
 func (s *Store) integrateOnce(ctx context.Context, ref, id, theirs string, who Identity, merge MergeFunc) (Outcome, *Head, error) {
@@ -80,7 +78,7 @@ func (s *Store) integrateOnce(ctx context.Context, ref, id, theirs string, who I
 		if err != nil {
 			return "", nil, err
 		}
-		if err := s.repo.UpdateRef(ref, theirs, ours); err != nil {
+		if err := s.repo.UpdateRefs(ctx, "crucible: integrate "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: theirs}); err != nil {
 			return "", nil, err
 		}
 		s.writeCache(h)
@@ -105,7 +103,7 @@ func (s *Store) integrateOnce(ctx context.Context, ref, id, theirs string, who I
 	if err != nil {
 		return "", nil, err
 	}
-	if err := s.repo.UpdateRef(ref, next.Commit, ours); err != nil {
+	if err := s.repo.UpdateRefs(ctx, "crucible: merge "+theirs, gitext.RefUpdate{Name: ref, Old: ours, New: next.Commit}); err != nil {
 		return "", nil, err
 	}
 	s.writeCache(next)

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -170,9 +168,6 @@ type Batch struct {
 	Subject string
 }
 
-// maxAttempts bounds the retries of an append that keeps losing the race.
-const maxAttempts = 100
-
 // Append adds a batch to pipeline id, creating the chain when it does not
 // exist. build gets the current head (Commit "" when new) and returns the
 // batch; on a lost compare-and-swap it is called again with the new head, so
@@ -182,37 +177,39 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 		return nil, err
 	}
 	ref := PipelineRef(id)
-	for attempt := 1; ; attempt++ {
+	var next *Head
+	err := gitext.RetryCAS(ctx, func() error {
 		old, err := s.repo.ReadRef(ref)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		head := &Head{ID: id}
 		if old != "" {
 			if head, err = s.headAt(ctx, id, old); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		batch, err := build(head)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		next, tb, err := s.writeCommit(ctx, head, batch, who)
+		n, tb, err := s.writeCommit(ctx, head, batch, who)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		err = s.repo.UpdateRef(ref, next.Commit, old)
-		if err == nil {
-			s.writeCache(next)
-			tb.saveListings()
-			s.repo.AutoGC(ctx)
-			return next, nil
+		if err := s.repo.UpdateRefs(ctx, "crucible: append", gitext.RefUpdate{Name: ref, Old: old, New: n.Commit}); err != nil {
+			return err
 		}
-		if !errors.Is(err, gitext.ErrRefChanged) || attempt == maxAttempts {
-			return nil, err
-		}
-		time.Sleep(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond)
+		s.writeCache(n)
+		tb.saveListings()
+		next = n
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	s.repo.AutoGC(ctx)
+	return next, nil
 }
 
 // writeCommit writes the batch's blobs, the trees on their paths and the

@@ -3,6 +3,7 @@ package refs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -182,7 +183,7 @@ func readFiles(r *gitext.ObjectReader, commits []*ChainCommit, names []string, k
 	var need []string
 	for _, c := range commits {
 		for _, e := range c.Entries {
-			if !isOneOf(e.Name, names) {
+			if !slices.Contains(names, e.Name) {
 				continue
 			}
 			if _, ok := have[e.OID]; !ok {
@@ -205,26 +206,17 @@ func readFiles(r *gitext.ObjectReader, commits []*ChainCommit, names []string, k
 	for _, c := range commits {
 		c.files = map[string]blob{}
 		for _, e := range c.Entries {
-			if isOneOf(e.Name, names) {
+			if slices.Contains(names, e.Name) {
 				c.files[e.Name] = have[e.OID]
 			}
 		}
 	}
 	for _, e := range commits[len(commits)-1].Entries {
-		if isOneOf(e.Name, names) {
+		if slices.Contains(names, e.Name) {
 			last[e.OID] = have[e.OID]
 		}
 	}
 	return last, nil
-}
-
-func isOneOf(name string, names []string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // EventLog yields pipeline id's commits from the tip back to the root, each

@@ -99,7 +99,7 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		"+"+refs.PipelinePrefix+"*:"+TrackingPrefix(remote)+"*",
 		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*")
 	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
-		if lostRace(err) { // another fetch of this clone moved a tracking ref first
+		if errors.Is(err, gitext.ErrRefChanged) { // another fetch of this clone moved a tracking ref first
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
@@ -208,28 +208,12 @@ var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does
 // check and its lock, here or at the remote; a sync starts over.
 var ErrLostRace = errors.New("another sync moved the same ref at the same time")
 
-// lostRace recognises git's compare-and-swap failures: "cannot lock ref
-// '...': is at X but expected Y", or a ref created meanwhile. A lock file
-// left behind ("File exists") is not a race and is not retried.
-func lostRace(err error) bool {
-	var gerr *gitext.Error
-	if !errors.As(err, &gerr) {
-		return false
-	}
-	for _, line := range strings.Split(gerr.Stderr, "\n") {
-		if strings.Contains(line, "cannot lock ref") &&
-			(strings.Contains(line, "but expected") || strings.Contains(line, "reference already exists")) {
-			return true
-		}
-	}
-	return false
-}
-
 // Selection names the pipelines a push sends: those of Branch, those named
-// in IDs, or (both empty) all of them.
+// in IDs, or (both empty) all of them; never those in Except.
 type Selection struct {
 	Branch string
 	IDs    []string
+	Except []string
 }
 
 func (sel Selection) all() bool { return sel.Branch == "" && len(sel.IDs) == 0 }
@@ -242,6 +226,9 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	}
 	snapshot, err := x.snapshot(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := x.verifyOutgoing(ctx, remote, sel, snapshot); err != nil {
 		return nil, err
 	}
 	specs, err := x.pushSpecs(ctx, sel, snapshot)
@@ -266,7 +253,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 				return nil, fmt.Errorf("%w: %s", ErrRemoteMoved, l.ref)
 			}
 		}
-		if lostRace(err) { // the remote's ref moved between its check and its lock
+		if errors.Is(err, gitext.ErrRefChanged) { // the remote's ref moved between its check and its lock
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
@@ -277,6 +264,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if parseErr != nil {
 		return nil, parseErr
 	}
+	var moves []gitext.RefUpdate
 	for _, l := range lines {
 		switch l.flag {
 		case '=':
@@ -284,11 +272,73 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 		default:
 			report.Pushed = append(report.Pushed, l.ref)
 		}
-		if err := x.track(remote, l, snapshot); err != nil {
+		move, err := x.track(remote, l, snapshot)
+		if err != nil {
 			return report, err
 		}
+		moves = append(moves, move...)
 	}
-	return report, nil
+	err = x.Svc.Repo.UpdateRefs(ctx, "crucible: push to "+remote, moves...)
+	if errors.Is(err, gitext.ErrRefChanged) {
+		err = nil // a sync beside this one recorded the remote first; the next fetch reads it anyway
+	}
+	return report, err
+}
+
+// ChainError refuses a push of chains that fail verification: the remote
+// would take them, and every other clone's fetch would then refuse them and
+// its sync stop.
+type ChainError struct{ Problems []pipeline.Problem }
+
+// IDs lists the pipelines whose chains failed, each once.
+func (e *ChainError) IDs() []string {
+	var ids []string
+	for _, p := range e.Problems {
+		if !slices.Contains(ids, p.Pipeline) {
+			ids = append(ids, p.Pipeline)
+		}
+	}
+	return ids
+}
+
+func (e *ChainError) Error() string {
+	return "pipeline chain(s) fail verification and were not pushed: " + strings.Join(e.IDs(), ", ")
+}
+
+// verifyOutgoing verifies the selected chains as the snapshot holds them,
+// replaying only what came after the newest commit found sound before; a
+// chain the remote is recorded to hold already is not looked at again.
+func (x *Syncer) verifyOutgoing(ctx context.Context, remote string, sel Selection, snapshot map[string]string) error {
+	var ids []string
+	for name := range snapshot {
+		if id, ok := strings.CutPrefix(name, refs.PipelinePrefix); ok {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	outgoing, err := x.selected(ctx, sel, ids)
+	if err != nil {
+		return err
+	}
+	var problems []pipeline.Problem
+	for _, id := range outgoing {
+		oid := snapshot[refs.PipelineRef(id)]
+		if has, err := x.Svc.Repo.ReadRef(TrackingPrefix(remote) + id); err != nil || has == oid {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		ps, err := x.Svc.VerifyKnownAt(ctx, id, oid)
+		if err != nil {
+			return fmt.Errorf("verifying %s before the push: %w", id, err)
+		}
+		problems = append(problems, ps...)
+	}
+	if len(problems) > 0 {
+		return &ChainError{Problems: problems}
+	}
+	return nil
 }
 
 // snapshot reads the refs a push may send, before it runs: what the
@@ -314,40 +364,32 @@ func (x *Syncer) snapshot(ctx context.Context) (map[string]string, error) {
 // pattern: git matches a hundred explicit refspecs four times slower than
 // a pattern that names the same refs.
 func (x *Syncer) pushSpecs(ctx context.Context, sel Selection, snapshot map[string]string) ([]string, error) {
-	var specs []string
-	hasNotes := false
+	var specs, ids []string
 	for name := range snapshot {
-		id, isPipeline := strings.CutPrefix(name, refs.PipelinePrefix)
-		if !isPipeline {
-			hasNotes = true
-			continue
-		}
-		if sel.all() {
-			specs = []string{refs.PipelinePrefix + "*:" + refs.PipelinePrefix + "*"}
-			continue
-		}
-		wanted := slices.Contains(sel.IDs, id)
-		if !wanted && sel.Branch != "" {
-			st, _, err := x.Svc.Load(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			wanted = st.Branch == sel.Branch
-		}
-		if wanted {
-			specs = append(specs, name+":"+name)
+		if id, isPipeline := strings.CutPrefix(name, refs.PipelinePrefix); isPipeline {
+			ids = append(ids, id)
+		} else if len(specs) == 0 {
+			specs = append(specs, notesPrefix+"*:"+notesPrefix+"*")
 		}
 	}
-	if hasNotes {
-		specs = append(specs, notesPrefix+"*:"+notesPrefix+"*")
+	if sel.all() && len(sel.Except) == 0 && len(ids) > 0 {
+		specs = append(specs, refs.PipelinePrefix+"*:"+refs.PipelinePrefix+"*")
+	} else {
+		wanted, err := x.selected(ctx, sel, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range wanted {
+			specs = append(specs, refs.PipelineRef(id)+":"+refs.PipelineRef(id))
+		}
 	}
 	sort.Strings(specs)
 	return specs, nil
 }
 
-// track records what the remote now has in the tracking namespace, so the
-// next fetch starts from it.
-func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]string) error {
+// track is the move that records what the remote now has in the tracking
+// namespace, so the next fetch starts from it; none when it is recorded.
+func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]string) ([]gitext.RefUpdate, error) {
 	var tracking string
 	switch {
 	case strings.HasPrefix(l.ref, refs.PipelinePrefix):
@@ -355,21 +397,18 @@ func (x *Syncer) track(remote string, l porcelainLine, snapshot map[string]strin
 	case strings.HasPrefix(l.ref, notesPrefix):
 		tracking = TrackingNotes(remote) + strings.TrimPrefix(l.ref, notesPrefix)
 	default:
-		return nil
+		return nil, nil
 	}
 	repo := x.Svc.Repo
 	oid, ok := snapshot[l.ref]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	old, err := repo.ReadRef(tracking)
 	if err != nil || old == oid {
-		return err
+		return nil, err
 	}
-	if err := repo.UpdateRef(tracking, oid, old); !errors.Is(err, gitext.ErrRefChanged) {
-		return err
-	}
-	return nil // a sync beside this one recorded the remote first; the next fetch reads it anyway
+	return []gitext.RefUpdate{{Name: tracking, Old: old, New: oid}}, nil
 }
 
 // porcelainLine is one ref line of `git push --porcelain`.
@@ -416,25 +455,34 @@ type SyncReport struct {
 // ref; retries back off, with jitter, so that racers spread out.
 const maxSyncAttempts = 10
 
-// ErrRejected stops a sync whose fetch refused chains it was to push:
-// pushing them would only be refused in turn, as the remote holds history
-// this clone did not take. Chains outside the selection do not stop it.
+// ErrRejected ends a sync whose fetch refused chains it was to push: they
+// are left out of its push (the remote would only refuse them in turn, as
+// it holds history this clone did not take), the others still go.
 var ErrRejected = errors.New("fetched pipeline chains failed verification and were not taken in")
 
-// selected returns the ids among ids that a push of sel would send.
-func (x *Syncer) selected(ctx context.Context, sel Selection, ids []string) []string {
+// selected returns the ids among ids that a push of sel sends. An id with
+// no local pipeline (a chain that was not taken in) is not sent.
+func (x *Syncer) selected(ctx context.Context, sel Selection, ids []string) ([]string, error) {
 	var out []string
 	for _, id := range ids {
-		switch {
-		case sel.all(), slices.Contains(sel.IDs, id):
-			out = append(out, id)
-		case sel.Branch != "":
-			if st, _, err := x.Svc.Load(ctx, id); err == nil && st.Branch == sel.Branch {
-				out = append(out, id)
+		if slices.Contains(sel.Except, id) {
+			continue
+		}
+		wanted := sel.all() || slices.Contains(sel.IDs, id)
+		if !wanted && sel.Branch != "" {
+			st, _, err := x.Svc.Load(ctx, id)
+			if errors.Is(err, refs.ErrNoPipeline) {
+				continue
+			} else if err != nil {
+				return nil, err
 			}
+			wanted = st.Branch == sel.Branch
+		}
+		if wanted {
+			out = append(out, id)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Sync fetches and integrates remote's history, then pushes the result,
@@ -453,12 +501,18 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 		if err != nil {
 			return report, err
 		}
-		if blocked := x.selected(ctx, sel, fetch.Rejected()); len(blocked) > 0 {
-			return report, fmt.Errorf("%w: %s", ErrRejected, strings.Join(blocked, ", "))
+		blocked, err := x.selected(ctx, sel, fetch.Rejected())
+		if err != nil {
+			return report, err
 		}
-		push, err := x.Push(ctx, remote, sel)
+		rest := sel
+		rest.Except = append(slices.Clone(sel.Except), blocked...)
+		push, err := x.Push(ctx, remote, rest)
 		if err == nil {
 			report.Push = push
+			if len(blocked) > 0 {
+				return report, fmt.Errorf("%w: %s", ErrRejected, strings.Join(blocked, ", "))
+			}
 			return report, nil
 		}
 		if !errors.Is(err, ErrRemoteMoved) && !errors.Is(err, ErrLostRace) || report.Attempts == maxSyncAttempts {

@@ -1,11 +1,8 @@
 package remote
 
 import (
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/git-crucible/git-crucible/gitext"
 )
 
 func TestParsePorcelain(t *testing.T) {
@@ -55,27 +52,6 @@ func FuzzParsePorcelain(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestLostRace(t *testing.T) {
-	tests := []struct {
-		stderr string
-		want   bool
-	}{
-		{"remote: error: cannot lock ref 'refs/crucible/pipelines/p': is at 6d18 but expected fd65        \nerror: failed to push some refs to 'x'\n", true},
-		{"error: cannot lock ref 'refs/crucible-remote/origin/pipelines/p': is at fd65 but expected 35ef\n", true},
-		{"error: cannot lock ref 'refs/crucible/pipelines/p': reference already exists\n", true},
-		{"error: cannot lock ref 'refs/crucible/pipelines/p': Unable to create '/r/.git/refs/crucible/pipelines/p.lock': File exists.\n", false},
-		{"fatal: '/nowhere' does not appear to be a git repository\n", false},
-	}
-	for _, tt := range tests {
-		if got := lostRace(&gitext.Error{Stderr: tt.stderr, ExitCode: 1}); got != tt.want {
-			t.Errorf("lostRace(%q) = %v, want %v", tt.stderr, got, tt.want)
-		}
-	}
-	if lostRace(errors.New("cannot lock ref 'x': is at a but expected b")) {
-		t.Error("an error that is not git's was taken for a lost race")
-	}
 }
 
 func TestDefaultName(t *testing.T) {

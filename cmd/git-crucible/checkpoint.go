@@ -48,10 +48,14 @@ func checkpointCommand() *cli.Command {
 				Description: "Refuses on another branch than the checkpoint's. Takes a pre-restore-safety checkpoint,\n" +
 					"shows what will change and asks (or takes --yes), then makes the work tree match exactly:\n" +
 					"files created since are removed (the safety checkpoint has them), ignored files are never\n" +
-					"touched, nothing is written through a symbolic link or outside the work tree. The branch\n" +
-					"moves back to the checkpoint's HEAD (reflog kept) unless --keep-head.",
+					"touched, nothing is written through a symbolic link or outside the work tree. Each file is\n" +
+					"written beside its place and renamed in, so a kill never leaves one empty or half written.\n" +
+					"The branch moves back to the checkpoint's HEAD (reflog kept) unless --keep-head or --path;\n" +
+					"when that commit was garbage-collected, the files are restored and the branch stays (exit 128).\n" +
+					"--path is relative to the top of the work tree; a path outside it or in .git is a usage\n" +
+					"error (129).",
 				Flags: commonFlags(
-					&cli.StringSliceFlag{Name: "path", Usage: "restore only `PATH` (repeatable)"},
+					&cli.StringSliceFlag{Name: "path", Usage: "restore only `PATH`, relative to the top of the work tree (repeatable)"},
 					&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask"},
 					&cli.BoolFlag{Name: "keep-head", Usage: "leave the branch where it is"},
 				),
@@ -253,7 +257,7 @@ func checkpointRestore(c *cli.Context) error {
 				return &refused{Err: errors.New("restore cancelled; nothing changed")}
 			}
 		}
-		refusedPaths, err := sh.Apply(c.Context, cp, changes, c.StringSlice("path"))
+		refusedPaths, err := sh.Apply(c.Context, cp, changes)
 		for _, r := range refusedPaths {
 			fmt.Fprintf(s.err(), "warning: not removed: %s\n", r)
 		}
@@ -265,6 +269,8 @@ func checkpointRestore(c *cli.Context) error {
 			if err := sh.ResetBranch(c.Context, cp.Head); errors.As(err, &gone) {
 				return withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
 					cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+undo)
+			} else if killed := (*checkpoint.KilledRestoreError)(nil); errors.As(err, &killed) {
+				return withHints(err, "the work tree is restored; the branch did not move", killed.Hint())
 			} else if err != nil {
 				return withHints(err, "the work tree is restored; the branch did not move")
 			}

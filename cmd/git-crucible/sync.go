@@ -14,8 +14,8 @@ import (
 const remoteHelp = "<remote> is a configured remote name; it defaults to the current branch's upstream remote,\n" +
 	"else 'origin'. Everything goes through the git CLI, so ssh config and credential helpers apply,\n" +
 	"and nothing here changes what a plain `git push` or `git fetch` does.\n\n" +
-	"Exit status: 0 done; 1 refused (a fetched chain failed verification, the remote moved and\n" +
-	"retries ran out); 128 git failed (e.g. the remote cannot be reached); 129 usage."
+	"Exit status: 0 done; 1 refused (a fetched or outgoing chain failed verification, the remote moved\n" +
+	"and retries ran out); 128 git failed (e.g. the remote cannot be reached); 129 usage."
 
 func fetchCommand() *cli.Command {
 	return &cli.Command{
@@ -34,7 +34,7 @@ func fetchCommand() *cli.Command {
 			return withSyncer(c, 1, func(s *session, x *remote.Syncer, name string) error {
 				report, err := x.Fetch(c.Context, name)
 				if err != nil {
-					return remoteError(err, name)
+					return remoteError(s, err, name)
 				}
 				if s.jsonOut() {
 					if err := s.printJSON(report); err != nil {
@@ -56,14 +56,16 @@ func pushCommand() *cli.Command {
 		ArgsUsage: "[<remote> [<branch>]]",
 		Description: "Pushes the pipeline chains (those whose branch is <branch>, or all) and the provenance notes\n" +
 			"in one atomic push that is never forced. When the remote has history this clone has not taken\n" +
-			"in, nothing is pushed: run `git crucible sync`. This clone's active-pipeline markers stay local.\n\n" +
+			"in, nothing is pushed: run `git crucible sync`. Each chain is verified first (only what came after\n" +
+			"the last commit found sound is replayed); when one fails, nothing is pushed and it is named.\n" +
+			"This clone's active-pipeline markers stay local.\n\n" +
 			remoteHelp,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			return withSyncer(c, 2, func(s *session, x *remote.Syncer, name string) error {
 				report, err := x.Push(c.Context, name, remote.Selection{Branch: c.Args().Get(1)})
 				if err != nil {
-					return remoteError(err, name)
+					return remoteError(s, err, name)
 				}
 				if s.jsonOut() {
 					return s.printJSON(report)
@@ -80,15 +82,17 @@ func syncCommand() *cli.Command {
 		Name:      "sync",
 		Usage:     "fetch, merge and push pipeline history",
 		ArgsUsage: "[<remote> [<branch>]]",
-		Description: "`git crucible fetch`, then `git crucible push`; when the remote moves in between, it starts\n" +
-			"over, up to five times. Two clones that both wrote to a pipeline converge by syncing in turn.\n\n" +
+		Description: "`git crucible fetch`, then `git crucible push`; when the remote moves in between, or another\n" +
+			"sync wins a race for the same ref, it starts over after a short random pause, up to ten times.\n" +
+			"Two clones that both wrote to a pipeline converge by syncing in turn. A fetched chain that\n" +
+			"cannot be taken in is left out of the push and named (exit 1); the others still go.\n\n" +
 			remoteHelp,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			return withSyncer(c, 2, func(s *session, x *remote.Syncer, name string) error {
 				report, err := x.Sync(c.Context, name, remote.Selection{Branch: c.Args().Get(1)})
 				if err != nil && !errors.Is(err, remote.ErrRejected) {
-					return remoteError(err, name)
+					return remoteError(s, err, name)
 				}
 				if s.jsonOut() {
 					if err := s.printJSON(report); err != nil {
@@ -134,9 +138,16 @@ func withSyncer(c *cli.Context, maxArgs int, fn func(*session, *remote.Syncer, s
 	})
 }
 
-func remoteError(err error, name string) error {
-	if errors.Is(err, remote.ErrRemoteMoved) {
+func remoteError(s *session, err error, name string) error {
+	var chain *remote.ChainError
+	switch {
+	case errors.Is(err, remote.ErrRemoteMoved):
 		return withHints(&refused{Err: err}, "take it in and push again with: git crucible sync "+name)
+	case errors.As(err, &chain):
+		for _, p := range chain.Problems {
+			fmt.Fprintf(s.err(), "error: %s\n", p)
+		}
+		return withHints(&refused{Err: err}, "see: git crucible verify "+strings.Join(chain.IDs(), " "))
 	}
 	return err
 }

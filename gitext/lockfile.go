@@ -1,0 +1,137 @@
+package gitext
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A lock file of ours is "<path>.lock", created exclusively as git creates
+// its own, and renamed over <path> to commit. Until then it holds an owner
+// record — our pid and the boot id — so that a lock left by a killed
+// git-crucible is cleared by the next writer instead of stalling every
+// later one until a person removes it. The record is inside the lock, not
+// beside it: a file beside a ref's lock would itself be a ref to git. A
+// lock without our record (git's, or one cut short) is never broken.
+
+type lockFile struct {
+	f    *os.File
+	path string // the file the lock guards
+}
+
+// ownerPrefix starts an owner record; git writes a ref's content into its
+// locks, which never starts so.
+const ownerPrefix = "git-crucible lock owner: "
+
+// takeLock takes path's lock, waiting up to wait for another holder and
+// clearing a lock whose recorded owner has died.
+func takeLock(path string, wait time.Duration) (*lockFile, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the directory for %s: %w", path, err)
+	}
+	deadline := time.Now().Add(wait)
+	delay := time.Millisecond
+	for {
+		f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			if _, err := f.WriteString(ownerRecord(os.Getpid())); err != nil {
+				f.Close()
+				os.Remove(f.Name())
+				return nil, err
+			}
+			return &lockFile{f: f, path: path}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("cannot lock %s: %w", path, err)
+		}
+		if clearDeadOwner(path + ".lock") {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, &LockedError{Path: path + ".lock"}
+		}
+		time.Sleep(delay)
+		if delay < 50*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// ownerRecord names process pid of this boot.
+func ownerRecord(pid int) string {
+	return fmt.Sprintf("%spid %d boot %s\n", ownerPrefix, pid, bootID())
+}
+
+// bootID tells this boot from the last, so that a pid recorded before a
+// reboot is not taken for a live process now.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// clearDeadOwner removes lock when it carries our owner record and that
+// owner is gone: a pid of an earlier boot, or of this boot that no longer
+// runs. It reports whether it removed it.
+func clearDeadOwner(lock string) bool {
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) // released meanwhile: try again
+	}
+	rec, ok := strings.CutPrefix(string(b), ownerPrefix)
+	if !ok {
+		return false
+	}
+	var pid int
+	var boot string
+	if n, _ := fmt.Sscanf(rec, "pid %d boot %s\n", &pid, &boot); n != 2 || pid <= 0 || boot == "unknown" {
+		return false
+	}
+	if boot == bootID() && processAlive(pid) {
+		return false
+	}
+	// Remove only the lock we judged: if another writer cleared it and
+	// took a new one meanwhile, its record differs and it stays. (Two
+	// clearers of one dead lock leave a window of two system calls.)
+	if now, err := os.ReadFile(lock); err != nil || string(now) != string(b) {
+		return err != nil && errors.Is(err, os.ErrNotExist)
+	}
+	return os.Remove(lock) == nil
+}
+
+// processAlive reports whether pid runs (or may: a process of another
+// user answers EPERM).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// commit replaces the owner record with content and renames the lock over
+// the file it guards.
+func (l *lockFile) commit(content string) error {
+	err := l.f.Truncate(0)
+	if err == nil {
+		_, err = l.f.WriteAt([]byte(content), 0)
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(l.f.Name(), l.path)
+	}
+	if err != nil {
+		os.Remove(l.f.Name())
+	}
+	return err
+}
+
+func (l *lockFile) rollback() {
+	l.f.Close()
+	os.Remove(l.f.Name())
+}

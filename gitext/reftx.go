@@ -1,0 +1,168 @@
+package gitext
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Refs are moved by git: one `git update-ref --stdin` transaction per
+// call, so git takes the locks, checks the old values, writes the reflogs
+// and works on whatever ref storage the repository uses. The transaction is
+// opened and closed with explicit verbs: a caller killed before sending
+// "commit" leaves git to read EOF and abort, never to half-commit.
+
+// ErrRefChanged is a lost compare-and-swap: a ref is not at the old value
+// the caller read. Read again and retry (RetryCAS).
+var ErrRefChanged = errors.New("ref changed concurrently")
+
+// LockedError says another process holds a ref's lock.
+type LockedError struct{ Path string }
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("unable to lock %s: it exists; another git process may be running", e.Path)
+}
+
+// Hint tells the user how to clear a stale lock.
+func (e *LockedError) Hint() string {
+	return "if no other git or git-crucible process is running, remove the file: rm " + e.Path
+}
+
+// RefUpdate is one ref's compare-and-swap in a transaction.
+type RefUpdate struct {
+	Name string
+	Old  string // the value it has now; "" means it must not exist
+	New  string // the value it gets; "" deletes it
+}
+
+// lockWait bounds how long a writer waits for another's ref lock
+// (git's core.filesRefLockTimeout, in milliseconds).
+const lockWait = 10 * time.Second
+
+// UpdateRefs applies updates in one git transaction: every ref moves, or
+// none does. reason goes into the reflogs git keeps. A ref not at its Old
+// value fails the whole transaction with an error wrapping ErrRefChanged; a
+// lock another process holds for longer than lockWait is a *LockedError.
+func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpdate) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	zero := strings.Repeat("0", 2*r.HashLen())
+	orZero := func(v string) string {
+		if v == "" {
+			return zero
+		}
+		return v
+	}
+	var in bytes.Buffer
+	in.WriteString("start\x00")
+	for _, u := range updates {
+		if err := CheckRefName(u.Name); err != nil {
+			return err
+		}
+		for _, v := range []string{u.Old, u.New} {
+			if v != "" && !r.ValidOID(v) {
+				return fmt.Errorf("%s: invalid object id %q", u.Name, v)
+			}
+		}
+		fmt.Fprintf(&in, "update %s\x00%s\x00%s\x00", u.Name, orZero(u.New), orZero(u.Old))
+	}
+	in.WriteString("prepare\x00commit\x00")
+	args := []string{"-c", fmt.Sprintf("core.filesRefLockTimeout=%d", lockWait.Milliseconds()),
+		"update-ref", "--stdin", "-z", "-m", reason}
+	cmd := exec.Command("git", args...)
+	cmd.Env = Env(r)
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// Its own process group, so that a signal to ours (a kill -9 of the
+	// whole group, a ^C) cannot stop git holding a lock: git sees our end
+	// of its input close instead, and aborts unless it read "commit".
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("cannot run git: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		cmd.Process.Signal(syscall.SIGTERM) // git rolls its locks back on SIGTERM
+		<-done
+		return ctx.Err()
+	}
+	if err == nil {
+		return nil
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return fmt.Errorf("cannot run git: %w", err)
+	}
+	return refTxError(&Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()})
+}
+
+var (
+	// git's ways of saying a ref was not at the expected value (it has one
+	// where none was expected, another one, or none), in update-ref, fetch,
+	// or a remote's answer to a push.
+	lostRace = regexp.MustCompile(`cannot lock ref '[^']*': (reference already exists|is at [0-9a-f]+ but expected [0-9a-f]+|unable to resolve reference '[^']*')`)
+	heldLock = regexp.MustCompile(`Unable to create '([^']*\.lock)': File exists`)
+)
+
+// Is makes any git command's lost compare-and-swap an ErrRefChanged, so
+// that callers retry it whichever command lost. A held lock is not a race.
+func (e *Error) Is(target error) bool {
+	return target == ErrRefChanged && lostRace.MatchString(e.Stderr)
+}
+
+// refTxError gives update-ref's failure its type: a held lock, or git's
+// error (which Is ErrRefChanged on a lost race).
+func refTxError(gerr *Error) error {
+	if m := heldLock.FindStringSubmatch(gerr.Stderr); m != nil {
+		return &LockedError{Path: m[1]}
+	}
+	return gerr
+}
+
+// maxCASAttempts bounds the retries of a write that keeps losing the race.
+const maxCASAttempts = 100
+
+// RetryCAS runs try — read a ref, build on it, compare-and-swap — until it
+// succeeds, fails otherwise than by ErrRefChanged, or has lost the race
+// maxCASAttempts times. It waits a random, growing while between tries so
+// that writers racing each other spread out.
+func RetryCAS(ctx context.Context, try func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := try()
+		if err == nil || !errors.Is(err, ErrRefChanged) || attempt == maxCASAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(rand.IntN(1000*attempt)) * time.Microsecond):
+		}
+	}
+}
+
+// ValidOID reports whether s is a full lower-case hex object id of r's
+// object format.
+func (r *Repo) ValidOID(s string) bool {
+	if len(s) != 2*r.HashLen() {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,67 @@
+package pipeline
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/refs"
+)
+
+// TestDerivedChecks: the files derived from the events are judged by blob
+// id (a tree, a missing file or other content is a problem), and each
+// commit's findings land after the replay's own for that commit, in the
+// order of the commits, though they are found on another goroutine.
+func TestDerivedChecks(t *testing.T) {
+	repo := &gitext.Repo{Format: "sha1"}
+	st := &State{Format: StateFormat, ID: "p", Seq: 1, Gates: ledger.New("p", "2026-11-22T10:00:00Z", "g", "feature")}
+	good := map[string]gitext.TreeEntry{
+		refs.StateFile: {Mode: "100644", Name: refs.StateFile, OID: repo.HashObject("blob", st.Encode())},
+		LedgerFile:     {Mode: "100644", Name: LedgerFile, OID: repo.HashObject("blob", ledger.Render(&st.Gates.Ledger))},
+	}
+	with := func(name string, e *gitext.TreeEntry) map[string]gitext.TreeEntry {
+		files := map[string]gitext.TreeEntry{}
+		for k, v := range good {
+			files[k] = v
+		}
+		if e == nil {
+			delete(files, name)
+		} else {
+			files[name] = *e
+		}
+		return files
+	}
+	d := newDerivedChecker("p", repo)
+	var replay []Problem
+	commits := []struct {
+		replay int
+		files  map[string]gitext.TreeEntry
+	}{
+		{1, good},
+		{0, with(refs.StateFile, &gitext.TreeEntry{Mode: "100644", Name: refs.StateFile, OID: repo.HashObject("blob", []byte("{}\n"))})},
+		{2, with(LedgerFile, nil)},
+		{0, with(refs.StateFile, &gitext.TreeEntry{Mode: "40000", Name: refs.StateFile, OID: good[refs.StateFile].OID})},
+	}
+	for i, c := range commits {
+		for j := range c.replay {
+			replay = append(replay, Problem{Pipeline: "p", Commit: fmt.Sprint(i), Message: fmt.Sprint("replay ", j)})
+		}
+		d.check(fmt.Sprint(i), c.files, st, len(replay))
+	}
+	replay = append(replay, Problem{Pipeline: "p", Message: "after the walk"})
+	var got []string
+	for _, p := range d.merge(replay) {
+		got = append(got, p.Commit+": "+p.Message)
+	}
+	want := []string{
+		"0: replay 0",
+		"1: state.json does not match what the events produce",
+		"2: replay 0", "2: replay 1", "2: missing ledger.md",
+		"3: state.json does not match what the events produce",
+		": after the walk",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("problems:\n%q\nwant\n%q", got, want)
+	}
+}
