@@ -1,10 +1,12 @@
 package checkpoint
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
@@ -28,5 +30,48 @@ func TestSafetyCheckpointRecordsHeadNow(t *testing.T) {
 	}
 	if again := mustCreate(t, s, "again"); !again.Unchanged || again.ID != safety.ID {
 		t.Fatalf("nothing changed, yet a new checkpoint %s", again.ID[:12])
+	}
+}
+
+// TestResetBranchComparesAndSwaps: a commit made on the branch while a
+// restore ran (after its safety checkpoint) is not dropped from the
+// branch: the move is refused as a lost race, the branch stays.
+func TestResetBranchComparesAndSwaps(t *testing.T) {
+	s, dir := openShadow(t)
+	writeFile(t, filepath.Join(dir, "f.txt"), "one\n")
+	gittest.Git(t, dir, "add", "f.txt")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one")
+	cp := mustCreate(t, s, "at one")
+	writeFile(t, filepath.Join(dir, "f.txt"), "two\n")
+	gittest.Git(t, dir, "commit", "-q", "-am", "two")
+	safety, _, err := s.Plan(ctx, &cp.Checkpoint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "made meanwhile")
+	meanwhile := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	err = s.ResetBranch(ctx, safety.Head, cp.Head)
+	if !errors.Is(err, gitext.ErrRefChanged) {
+		t.Fatalf("ResetBranch over a commit made meanwhile: %v", err)
+	}
+	if now := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "main")); now != meanwhile {
+		t.Fatalf("main is at %s, not at the commit made meanwhile %s", now, meanwhile)
+	}
+	// Without a commit in between it moves, index included.
+	safety, _, err = s.Plan(ctx, &cp.Checkpoint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResetBranch(ctx, safety.Head, cp.Head); err != nil {
+		t.Fatal(err)
+	}
+	if now := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "main")); now != cp.Head {
+		t.Fatalf("main is at %s, want %s", now, cp.Head)
+	}
+	if st := gittest.Git(t, dir, "diff", "--cached", "--name-only"); st != "" {
+		t.Fatalf("the index is not the new HEAD's: %s", st)
+	}
+	if orig := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "ORIG_HEAD")); orig != meanwhile {
+		t.Fatalf("ORIG_HEAD is %s, want where the branch was, %s", orig, meanwhile)
 	}
 }
