@@ -48,10 +48,72 @@ type State struct {
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 }
 
-// Encode renders state.json canonically.
+// Encode renders state.json canonically: json.MarshalIndent's bytes with
+// one space per level.
 func (s *State) Encode() []byte {
-	b, _ := json.MarshalIndent(s, "", " ") // a State always marshals
-	return append(b, '\n')
+	b, _ := json.Marshal(s) // a State always marshals
+	return append(indent(b), '\n')
+}
+
+// indent is json.Indent of what json.Marshal writes (compact and valid)
+// with one space per level, without the general scanner: verify renders
+// state.json once for every commit it replays, and json.Indent was most of
+// that.
+func indent(compact []byte) []byte {
+	out := make([]byte, 0, len(compact)+len(compact)/2)
+	depth := 0
+	opened := false // after '{' or '[': a line break is due unless it closes at once
+	inString, escaped := false, false
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, ' ')
+		}
+	}
+	for _, c := range compact {
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if opened {
+			opened = false
+			if c == '}' || c == ']' {
+				depth--
+				out = append(out, c)
+				continue
+			}
+			newline()
+		}
+		switch c {
+		case '"':
+			inString = true
+			out = append(out, c)
+		case '{', '[':
+			depth++
+			opened = true
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, c, ' ')
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // DecodeState parses state.json, refusing a format this code does not know.
@@ -94,83 +156,60 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 	if (e.Type == TypeStart) != (s.Seq == 0) {
 		return nil, fmt.Errorf("event seq %d: %s must be the first event and only the first", e.Seq, TypeStart)
 	}
+	if s.Status == StatusAbandoned {
+		return nil, ErrAbandoned
+	}
+	p, err := decodePayload(e)
+	if err != nil {
+		return nil, err
+	}
 	next := *s
 	next.Counters = make(map[string]int, len(s.Counters)+1)
 	for k, v := range s.Counters {
 		next.Counters[k] = v
 	}
-	if s.Status == StatusAbandoned {
-		return nil, ErrAbandoned
-	}
-	switch {
-	case e.Type == TypeStart:
-		var d StartData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
-		if err := validateStart(d); err != nil {
+	switch d := p.(type) {
+	case *StartData:
+		if err := validateStart(*d); err != nil {
 			return nil, err
 		}
 		next = State{Format: StateFormat, ID: d.ID, Goal: d.Goal, Mode: d.Mode, Branch: d.Branch,
 			Baseline: d.Baseline, Created: e.Time, Status: StatusOpen, Counters: next.Counters,
 			Gates: ledger.New(d.ID, e.Time, LedgerGoal(d.Goal), d.Mode)}
-	case e.Type == TypeAbandon:
-		var d AbandonData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *AbandonData:
 		next.Status = StatusAbandoned
-	case e.Type == TypeVerdict:
-		var d VerdictData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *VerdictData:
 		a := ledger.Action{Kind: ledger.GiveVerdict, Phase: d.Phase, Seq: e.Seq, Time: e.Time,
 			Verdict: d.Verdict, PipelineID: d.PipelineID}
 		if warnings, err = next.Gates.Apply(a); err != nil {
 			return nil, err
 		}
-	case e.Type == TypeCheckpoint:
-		var d CheckpointData
-		if err := DecodeData(e, &d); err != nil {
-			return nil, err
-		}
+	case *CheckpointData:
 		if d.ID == "" || d.Reason == "" {
 			return nil, errors.New("a checkpoint needs an id and a reason")
 		}
-	case e.Type == TypeDecision:
-		var d DecisionData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *DecisionData:
 		if d.Type == "" || d.Choice == "" {
 			return nil, errors.New("a decision needs a type and a choice")
 		}
-	case strings.HasPrefix(e.Type, "import."):
-		if err := next.applyImport(e); err != nil {
+	case *ResolveData:
+		if err := next.applyResolve(d); err != nil {
 			return nil, err
 		}
-	case e.Type == TypeResolve:
-		if err := next.applyResolve(e); err != nil {
+	case *HandoffData:
+		if e.Type == TypeImportHandoff {
+			err = next.applyImport(e, p)
+		} else {
+			err = next.checkHandoff(*d)
+		}
+		if err != nil {
 			return nil, err
 		}
-	case e.Type == TypeHandoff:
-		var d HandoffData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
-		if err := next.checkHandoff(d); err != nil {
+	case *DispatchStart, *DispatchFinish:
+		if err := next.applyDispatch(e, p); err != nil {
 			return nil, err
 		}
-	case e.Type == TypeDispatchStart || e.Type == TypeDispatchFinish:
-		if err := next.applyDispatch(e); err != nil {
-			return nil, err
-		}
-	case strings.HasPrefix(e.Type, ledgerType):
-		var d LedgerData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *LedgerData:
 		a := ledger.Action{Kind: ledger.Kind(strings.TrimPrefix(e.Type, ledgerType)), Phase: d.Phase,
 			Seq: e.Seq, Time: e.Time, Reason: d.Reason, Artifact: d.Artifact, Done: d.Done,
 			Total: d.Total, Confirm: d.Confirm}
@@ -180,13 +219,15 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if warnings, err = next.Gates.Apply(a); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("unknown event type %q", e.Type)
+	default: // the import events
+		if err := next.applyImport(e, p); err != nil {
+			return nil, err
+		}
 	}
 	next.Seq, next.Lamport, next.Updated = e.Seq, e.Lamport, e.Time
 	next.Counters[e.Type]++
 	next.Phase = next.Gates.Current()
-	next.observe(s, e)
+	next.observe(s, e, p)
 	*s = next
 	return warnings, nil
 }
