@@ -55,18 +55,21 @@ func (s *State) Encode() []byte {
 	return append(indent(b), '\n')
 }
 
+const spaces = "                " // indentation up to 16 levels, without a loop
+
 // indent is json.Indent of what json.Marshal writes (compact and valid)
 // with one space per level, without the general scanner: verify renders
 // state.json once for every commit it replays, and json.Indent was most of
 // that.
 func indent(compact []byte) []byte {
-	out := make([]byte, 0, len(compact)+len(compact)/2)
+	out := make([]byte, 0, 2*len(compact)+1) // room for the final newline too
 	depth := 0
 	opened := false // after '{' or '[': a line break is due unless it closes at once
 	inString, escaped := false, false
 	newline := func() {
 		out = append(out, '\n')
-		for range depth {
+		out = append(out, spaces[:min(depth, len(spaces))]...)
+		for range depth - len(spaces) {
 			out = append(out, ' ')
 		}
 	}

@@ -138,7 +138,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 	checker := newDerivedChecker(id, s.Repo)
 	read := []string{refs.FormatFile, refs.EventsFile}
 	err := s.Store.WalkFrom(ctx, append([]string{tip}, exclude...), read, func(c *refs.ChainCommit) (bool, error) {
-		files := map[string]gitext.TreeEntry{}
+		files := make(map[string]gitext.TreeEntry, len(c.Entries))
 		for _, e := range c.Entries {
 			files[e.Name] = e
 			if !chainFiles[e.Name] {
@@ -171,7 +171,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 		if err != nil {
 			report(c.OID, 0, "%s: %v", refs.EventsFile, err)
 		}
-		st := &State{}
+		var st *State // the state the commit's events apply to
 		switch n := len(c.Commit.Parents); {
 		case n == 0:
 			if roots++; roots > 1 {
@@ -210,6 +210,9 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 			st = merged
 		default:
 			report(c.OID, 0, "has %d parents; a chain merges two at most", n)
+		}
+		if st == nil {
+			st = &State{}
 		}
 		states[c.OID] = st
 		// A state is kept while a commit to come may need it: a child, or a
