@@ -262,6 +262,10 @@ type derivedChecker struct {
 	done    chan struct{}
 	marks   []int       // per check: where its problems go among the replay's
 	results [][]Problem // per check, filled by the checking goroutine
+	// The last ledger rendered and its blob id: most events leave the
+	// ledger as it was, and the same ledger renders the same bytes.
+	last     ledger.Ledger
+	lastBlob string
 }
 
 type derivedCheck struct {
@@ -292,19 +296,16 @@ func (d *derivedChecker) check(commit string, files map[string]gitext.TreeEntry,
 // without reading them.
 func (d *derivedChecker) problems(c derivedCheck) []Problem {
 	var found []Problem
-	for _, f := range []struct {
-		name string
-		want func() []byte
-	}{
-		{refs.StateFile, c.st.Encode},
-		{LedgerFile, func() []byte { return ledger.Render(&c.st.Gates.Ledger) }},
+	for _, f := range []struct{ name, blob string }{
+		{refs.StateFile, d.repo.HashObject("blob", c.st.Encode())},
+		{LedgerFile, d.ledgerBlob(&c.st.Gates.Ledger)},
 	} {
 		e, ok := c.files[f.name]
 		msg := ""
 		switch {
 		case !ok:
 			msg = "missing " + f.name
-		case e.IsTree() || e.OID != d.repo.HashObject("blob", f.want()):
+		case e.IsTree() || e.OID != f.blob:
 			msg = f.name + " does not match what the events produce"
 		}
 		if msg != "" {
@@ -312,6 +313,15 @@ func (d *derivedChecker) problems(c derivedCheck) []Problem {
 		}
 	}
 	return found
+}
+
+// ledgerBlob is the blob id of l rendered as ledger.md, rendered again only
+// when l is not the ledger of the check before.
+func (d *derivedChecker) ledgerBlob(l *ledger.Ledger) string {
+	if d.lastBlob == "" || d.last != *l {
+		d.last, d.lastBlob = *l, d.repo.HashObject("blob", ledger.Render(l))
+	}
+	return d.lastBlob
 }
 
 // merge waits for the checks and places their problems among the replay's,
