@@ -55,17 +55,14 @@ func (s *State) Encode() []byte {
 	return append(indent(b), '\n')
 }
 
-const spaces = "                " // indentation up to 16 levels, without a loop
-
 // indent is json.Indent of what json.Marshal writes (compact and valid)
 // with one space per level, without the general scanner: verify renders
 // state.json once for every commit it replays, and json.Indent was most of
-// that.
+// that. Strings and literals are copied whole.
 func indent(compact []byte) []byte {
+	const spaces = "                "        // 16 levels, more than state.json has
 	out := make([]byte, 0, 2*len(compact)+1) // room for the final newline too
 	depth := 0
-	opened := false // after '{' or '[': a line break is due unless it closes at once
-	inString, escaped := false, false
 	newline := func() {
 		out = append(out, '\n')
 		out = append(out, spaces[:min(depth, len(spaces))]...)
@@ -73,36 +70,17 @@ func indent(compact []byte) []byte {
 			out = append(out, ' ')
 		}
 	}
-	for _, c := range compact {
-		if inString {
-			out = append(out, c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		if opened {
-			opened = false
-			if c == '}' || c == ']' {
-				depth--
-				out = append(out, c)
+	for i := 0; i < len(compact); i++ {
+		switch c := compact[i]; c {
+		case '{', '[':
+			if i+1 < len(compact) && (compact[i+1] == '}' || compact[i+1] == ']') {
+				out = append(out, c, compact[i+1]) // empty: {} or []
+				i++
 				continue
 			}
-			newline()
-		}
-		switch c {
-		case '"':
-			inString = true
-			out = append(out, c)
-		case '{', '[':
 			depth++
-			opened = true
 			out = append(out, c)
+			newline()
 		case ',':
 			out = append(out, c)
 			newline()
@@ -112,8 +90,23 @@ func indent(compact []byte) []byte {
 			depth--
 			newline()
 			out = append(out, c)
-		default:
-			out = append(out, c)
+		default: // a string, number, true, false or null, up to what follows it
+			end := i + 1
+			if c == '"' {
+				for end < len(compact) && compact[end] != '"' {
+					if compact[end] == '\\' {
+						end++
+					}
+					end++
+				}
+				end = min(end+1, len(compact))
+			} else {
+				for end < len(compact) && !strings.ContainsRune(",:]}", rune(compact[end])) {
+					end++
+				}
+			}
+			out = append(out, compact[i:end]...)
+			i = end - 1
 		}
 	}
 	return out
