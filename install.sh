@@ -1,8 +1,10 @@
 #!/bin/sh
-# Builds git-crucible and installs it where git finds it, as `git crucible`.
+# Builds git-crucible and installs it where git finds it, as `git crucible`,
+# with git-crucible-hook beside it: what the installed git hooks run.
 #   ./install.sh                  -> $GOBIN, else $(go env GOPATH)/bin
 #   PREFIX=/usr/local ./install.sh -> $PREFIX/bin
-# Safe to run again: it replaces the binary atomically.
+# Safe to run again: it replaces each binary atomically, the hook binary
+# first (hooks that an older git-crucible wrote run git-crucible itself).
 set -eu
 cd "$(dirname "$0")"
 
@@ -19,14 +21,17 @@ fi
 mkdir -p "$bindir"
 
 # urfave_cli_no_docs leaves out the man-page renderer, whose start-up cost
-# every command (hooks included) would pay.
+# every command would pay.
+hook_tmp="$bindir/.git-crucible-hook.tmp.$$"
 tmp="$bindir/.git-crucible.tmp.$$"
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$hook_tmp" "$tmp"' EXIT
+go build -trimpath -o "$hook_tmp" ./cmd/git-crucible-hook
 go build -trimpath -tags urfave_cli_no_docs,urfave_cli_no_suggest -o "$tmp" ./cmd/git-crucible
+mv -f "$hook_tmp" "$bindir/git-crucible-hook"
 mv -f "$tmp" "$bindir/git-crucible"
 trap - EXIT
 
-echo "installed $bindir/git-crucible"
+echo "installed $bindir/git-crucible and $bindir/git-crucible-hook"
 case ":$PATH:" in
 *":$bindir:"*) ;;
 *) echo "hint: $bindir is not on your PATH; add it so that 'git crucible' works:" >&2

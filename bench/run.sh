@@ -346,20 +346,35 @@ fi
 
 if only hooks; then
 # 7. Hooks, in the repository of section 1 (bench-big, 10,000 events, active
-# on main). The pre-commit hook as git runs it: the installed shim, which
-# execs git-crucible. Then whole commits with every hook installed against
-# the same commit with no hooks, inside the pipeline (trailers and a
-# provenance note are written) and outside any (branch "plain").
+# on main), each against the floor of any hook: the same hook doing nothing
+# (`exit 0`). The pre-commit hook as git runs it: the installed shim, which
+# execs git-crucible-hook. Then whole commits with every hook installed
+# against the same commit with hooks that exit 0, inside the pipeline
+# (trailers and a provenance note are written) and outside any (branch
+# "plain"). The info rows put a hook that execs an empty Go program in our
+# place: the floor of any hook binary written in Go.
 git checkout -q main
 git-crucible hooks install >/dev/null
-bench -name "pre-commit hook (shim, in pipeline)" -n "$n_fast" -goal 1.5 \
-	-a "$repo/.git/hooks/pre-commit" -b "git rev-parse HEAD"
-mkdir -p "$tmp/nohooks"
-bench -name "git commit, hooks vs none (in pipeline)" -n "$n_slow" -goal 2 \
-	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$tmp/nohooks commit -q --allow-empty -m bench"
+empty_hooks="$tmp/empty-hooks" go_hooks="$tmp/go-hooks"
+mkdir -p "$empty_hooks" "$go_hooks" "$tmp/noop"
+printf 'package main\n\nfunc main() {}\n' >"$tmp/noop/main.go"
+go build -o "$tmp/bin/noop" "$tmp/noop/main.go"
+for h in pre-commit commit-msg post-commit post-rewrite pre-push; do
+	printf '#!/bin/sh\nexit 0\n' >"$empty_hooks/$h"
+	printf '#!/bin/sh\nexec noop "$@"\n' >"$go_hooks/$h"
+	chmod +x "$empty_hooks/$h" "$go_hooks/$h"
+done
+bench -name "pre-commit hook (shim, in pipeline)" -n "$n_fast" -goal 1.3 \
+	-a "$repo/.git/hooks/pre-commit" -b "$empty_hooks/pre-commit"
+bench -name "  info: floor: shim of an empty Go program" -n "$n_fast" \
+	-a "$go_hooks/pre-commit" -b "$empty_hooks/pre-commit"
+bench -name "git commit, hooks vs exit 0 (in pipeline)" -n "$n_slow" -goal 1.5 \
+	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$empty_hooks commit -q --allow-empty -m bench"
+bench -name "  info: floor: hooks of an empty Go program" -n "$n_slow" \
+	-a "git -c core.hooksPath=$go_hooks commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$empty_hooks commit -q --allow-empty -m bench"
 git checkout -q -b plain
-bench -name "git commit, hooks vs none (no pipeline)" -n "$n_slow" -goal 1.5 \
-	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$tmp/nohooks commit -q --allow-empty -m bench"
+bench -name "git commit, hooks vs exit 0 (no pipeline)" -n "$n_slow" -goal 1.5 \
+	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$empty_hooks commit -q --allow-empty -m bench"
 git checkout -q main
 git-crucible hooks uninstall >/dev/null
 fi

@@ -256,11 +256,15 @@ func (s *Shadow) ResetBranch(ctx context.Context, head string) error {
 	if _, err := s.main.Git(ctx, "rev-parse", "--verify", "--quiet", head+"^{commit}"); errors.As(err, &gerr) && gerr.ExitCode == 1 {
 		return &HeadGoneError{Head: head}
 	}
-	if err := s.claimIndexLock(); err != nil {
+	branch, err := s.main.HeadBranch()
+	if err != nil {
 		return err
 	}
-	defer s.releaseIndexLock()
-	_, err := s.main.Git(ctx, "reset", "-q", "--mixed", head)
+	if err := s.claimResetLocks(branch); err != nil {
+		return err
+	}
+	defer s.releaseResetLocks()
+	_, err = s.main.Git(ctx, "reset", "-q", "--mixed", head)
 	return err
 }
 

@@ -29,6 +29,16 @@ type Finding struct {
 	Message  string `json:"message"`
 }
 
+// String is the finding as one line: "<level>: <commit> <subject>: <message>",
+// the commit abbreviated, or "<level>: pipeline <id>: <message>".
+func (f Finding) String() string {
+	where := "pipeline " + f.Pipeline
+	if f.Commit != "" {
+		where = f.Commit[:min(12, len(f.Commit))] + " " + f.Subject
+	}
+	return f.Level + ": " + where + ": " + f.Message
+}
+
 // Rules choose what an audit requires beyond "made while its phase was
 // allowed, in a sound pipeline".
 type Rules struct {

@@ -22,3 +22,58 @@ func ParsePushInput(input string, receive bool) []PushRef {
 	}
 	return out
 }
+
+// zeroID reports whether oid is git's all-zero "no object".
+func zeroID(oid string) bool { return strings.Trim(oid, "0") == "" }
+
+// New reports whether the remote ref did not exist before.
+func (r PushRef) New() bool { return zeroID(r.Remote) }
+
+// Audited reports whether the update brings commits an audit looks at: a
+// branch that is created or moved, not deleted (tags and other refs are
+// not audited).
+func (r PushRef) Audited() bool {
+	return !zeroID(r.Local) && strings.HasPrefix(r.RemoteRef, "refs/heads/")
+}
+
+// Range is the update as a revision range, for 'verify --range'.
+func (r PushRef) Range() string {
+	if r.New() {
+		return r.Local
+	}
+	return r.Remote + ".." + r.Local
+}
+
+// PushRevs names, as rev-list arguments, the commits a push brings: those
+// the remote lacks, or, perBranch (a protected branch), those the branch
+// lacks — commits already on the remote's other branches still need their
+// pipelines complete to land. remoteKnown says whether the remote ref's
+// old commit is in this repository.
+func PushRevs(r PushRef, remoteName string, perBranch, remoteKnown bool) []string {
+	known := remoteKnown && !r.New()
+	switch {
+	case perBranch && known:
+		return []string{r.Local, "^" + r.Remote}
+	case perBranch:
+		return []string{r.Local} // a new protected branch: all it holds
+	case known:
+		return []string{r.Local, "--not", "--remotes=" + remoteName, r.Remote}
+	}
+	return []string{r.Local, "--not", "--remotes=" + remoteName}
+}
+
+// ReceiveRevs names the commits a protected branch gains on the server:
+// new ^old, or for a new branch everything not already on another
+// protected branch (otherTips: their commits). Commits on the server's
+// other branches still count: landing on a protected branch is what needs
+// their pipelines complete.
+func ReceiveRevs(r PushRef, otherTips []string) []string {
+	revs := []string{r.Local}
+	if !r.New() {
+		return append(revs, "^"+r.Remote)
+	}
+	for _, oid := range otherTips {
+		revs = append(revs, "^"+oid)
+	}
+	return revs
+}

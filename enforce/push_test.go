@@ -34,3 +34,58 @@ func FuzzParsePushInput(f *testing.F) {
 		}
 	})
 }
+
+func TestPushRevs(t *testing.T) {
+	z, l, r := strings.Repeat("0", 40), strings.Repeat("a", 40), strings.Repeat("b", 40)
+	moved := PushRef{LocalRef: "refs/heads/main", Local: l, RemoteRef: "refs/heads/main", Remote: r}
+	created := PushRef{LocalRef: "refs/heads/main", Local: l, RemoteRef: "refs/heads/main", Remote: z}
+	for _, c := range []struct {
+		name             string
+		ref              PushRef
+		perBranch, known bool
+		want             string
+	}{
+		{"protected, known", moved, true, true, l + " ^" + r},
+		{"protected, unknown old commit", moved, true, false, l},
+		{"protected, new branch", created, true, true, l},
+		{"known", moved, false, true, l + " --not --remotes=origin " + r},
+		{"unknown old commit", moved, false, false, l + " --not --remotes=origin"},
+		{"new branch", created, false, true, l + " --not --remotes=origin"},
+	} {
+		if got := strings.Join(PushRevs(c.ref, "origin", c.perBranch, c.known), " "); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestReceiveRevs(t *testing.T) {
+	z, l, r, o := strings.Repeat("0", 40), strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
+	if got := strings.Join(ReceiveRevs(PushRef{Local: l, RemoteRef: "refs/heads/main", Remote: r}, []string{o}), " "); got != l+" ^"+r {
+		t.Errorf("moved: %s", got)
+	}
+	if got := strings.Join(ReceiveRevs(PushRef{Local: l, RemoteRef: "refs/heads/main", Remote: z}, []string{o, r}), " "); got != l+" ^"+o+" ^"+r {
+		t.Errorf("created: %s", got)
+	}
+	if got := strings.Join(ReceiveRevs(PushRef{Local: l, RemoteRef: "refs/heads/main", Remote: z}, nil), " "); got != l {
+		t.Errorf("created, no other protected branch: %s", got)
+	}
+}
+
+func TestPushRefKinds(t *testing.T) {
+	z, l, r := strings.Repeat("0", 40), strings.Repeat("a", 40), strings.Repeat("b", 40)
+	for _, c := range []struct {
+		ref          PushRef
+		audited, new bool
+		rng          string
+	}{
+		{PushRef{Local: l, RemoteRef: "refs/heads/x", Remote: r}, true, false, r + ".." + l},
+		{PushRef{Local: l, RemoteRef: "refs/heads/x", Remote: z}, true, true, l},
+		{PushRef{Local: z, RemoteRef: "refs/heads/x", Remote: r}, false, false, r + ".." + z},
+		{PushRef{Local: l, RemoteRef: "refs/tags/v1", Remote: z}, false, true, l},
+		{PushRef{Local: l, RemoteRef: "refs/crucible/pipelines/p", Remote: r}, false, false, r + ".." + l},
+	} {
+		if c.ref.Audited() != c.audited || c.ref.New() != c.new || c.ref.Range() != c.rng {
+			t.Errorf("%+v: audited %v new %v range %s", c.ref, c.ref.Audited(), c.ref.New(), c.ref.Range())
+		}
+	}
+}

@@ -76,24 +76,33 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
+// Owner returns an owner record naming this process, for a lock of ours or
+// a record kept beside one of git's.
+func Owner() string { return ownerRecord(os.Getpid()) }
+
+// OwnerGone reads an owner record: the pid it names, and whether that
+// process is gone — of an earlier boot, or of this one and no longer
+// running. Anything that is not a whole record is not known to be gone.
+func OwnerGone(record string) (pid int, gone bool) {
+	rec, ok := strings.CutPrefix(record, ownerPrefix)
+	if !ok {
+		return 0, false
+	}
+	var boot string
+	if n, _ := fmt.Sscanf(rec, "pid %d boot %s\n", &pid, &boot); n != 2 || pid <= 0 || boot == "unknown" {
+		return 0, false
+	}
+	return pid, boot != bootID() || !processAlive(pid)
+}
+
 // clearDeadOwner removes lock when it carries our owner record and that
-// owner is gone: a pid of an earlier boot, or of this boot that no longer
-// runs. It reports whether it removed it.
+// owner is gone. It reports whether it removed it.
 func clearDeadOwner(lock string) bool {
 	b, err := os.ReadFile(lock)
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist) // released meanwhile: try again
 	}
-	rec, ok := strings.CutPrefix(string(b), ownerPrefix)
-	if !ok {
-		return false
-	}
-	var pid int
-	var boot string
-	if n, _ := fmt.Sscanf(rec, "pid %d boot %s\n", &pid, &boot); n != 2 || pid <= 0 || boot == "unknown" {
-		return false
-	}
-	if boot == bootID() && processAlive(pid) {
+	if _, gone := OwnerGone(string(b)); !gone {
 		return false
 	}
 	// Remove only the lock we judged: if another writer cleared it and

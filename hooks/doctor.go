@@ -41,7 +41,7 @@ type Setup struct {
 	Config     []gitext.ConfigEntry // at least the notes.rewriteRef and notes.rewriteMode values
 	PATH       string               // the current PATH
 	GUIPath    string               // a GUI client's PATH: GUIPath
-	Binary     string               // the running git-crucible's absolute path
+	Binary     string               // the running git-crucible's absolute path; git-crucible-hook is Beside it
 }
 
 // Doctor checks that the hooks git runs are ours, that notes follow
@@ -154,10 +154,11 @@ func notesFindings(entries []gitext.ConfigEntry) []Finding {
 }
 
 // binaryFindings checks that git-crucible is on PATH, and that the hooks
-// find it from a GUI client too: on its PATH, or at their fallback.
+// find git-crucible-hook from a GUI client too: on its PATH, or at their
+// fallback.
 func binaryFindings(s Setup, hooks []Hook, hooksPathFlag string) []Finding {
 	var f []Finding
-	if p := Find(s.PATH); p != "" {
+	if p := Find(s.PATH, Binary); p != "" {
 		f = append(f, Finding{OK, "PATH", "git-crucible is " + p, ""})
 	} else {
 		f = append(f, Finding{Warning, "PATH", "git-crucible is not on PATH; 'git crucible' does not work",
@@ -172,23 +173,23 @@ func binaryFindings(s Setup, hooks []Hook, hooksPathFlag string) []Finding {
 			}
 		}
 	}
-	switch p := Find(s.GUIPath); {
+	switch p := Find(s.GUIPath, HookBinary); {
 	case len(fallbacks) == 0:
 	case p != "":
-		f = append(f, Finding{OK, "GUI PATH", fmt.Sprintf("a GUI client's PATH (%s) has git-crucible: %s", s.GUIPath, p), ""})
+		f = append(f, Finding{OK, "GUI PATH", fmt.Sprintf("a GUI client's PATH (%s) has %s: %s", s.GUIPath, HookBinary, p), ""})
 	case len(missing) == 0:
-		f = append(f, Finding{OK, "GUI PATH", fmt.Sprintf("git-crucible is not on a GUI client's PATH (%s); the hooks fall back to %s", s.GUIPath, strings.Join(fallbacks, ", ")), ""})
+		f = append(f, Finding{OK, "GUI PATH", fmt.Sprintf("%s is not on a GUI client's PATH (%s); the hooks fall back to %s", HookBinary, s.GUIPath, strings.Join(fallbacks, ", ")), ""})
 	default:
-		f = append(f, Finding{Error, "GUI PATH", fmt.Sprintf("git-crucible is not on a GUI client's PATH (%s), and the hooks' fallback %s does not exist: the hooks refuse every commit from a GUI client", s.GUIPath, strings.Join(missing, ", ")),
-			fmt.Sprintf("git crucible hooks install%s   (records %s as the fallback)", hooksPathFlag, s.Binary)})
+		f = append(f, Finding{Error, "GUI PATH", fmt.Sprintf("%s is not on a GUI client's PATH (%s), and the hooks' fallback %s does not exist: the hooks refuse every commit from a GUI client", HookBinary, s.GUIPath, strings.Join(missing, ", ")),
+			fmt.Sprintf("git crucible hooks install%s   (records %s as the fallback)", hooksPathFlag, Beside(s.Binary))})
 	}
 	return f
 }
 
-// Find is where git-crucible is on a PATH list, or "".
-func Find(pathList string) string {
+// Find is where the command name is on a PATH list, or "".
+func Find(pathList, name string) string {
 	for _, dir := range filepath.SplitList(pathList) {
-		if p := filepath.Join(dir, Binary); dir != "" && executable(p) {
+		if p := filepath.Join(dir, name); dir != "" && executable(p) {
 			return p
 		}
 	}

@@ -18,21 +18,24 @@ var goodNotes = []gitext.ConfigEntry{
 }
 
 // doctorFixture is a repository's hooks directory, a bin directory with
-// git-crucible in it, and an empty one (a GUI client's PATH without it).
+// git-crucible and git-crucible-hook in it, and an empty one (a GUI
+// client's PATH without them).
 type doctorFixture struct {
-	hooks, bin, binary, empty string
+	hooks, bin, binary, hookBinary, empty string
 }
 
 func newDoctorFixture(t *testing.T) doctorFixture {
 	root := t.TempDir()
 	f := doctorFixture{hooks: filepath.Join(root, "repo", ".git", "hooks"), bin: filepath.Join(root, "bin"), empty: filepath.Join(root, "empty")}
 	f.binary = filepath.Join(f.bin, "git-crucible")
+	f.hookBinary = filepath.Join(f.bin, "git-crucible-hook")
 	for _, d := range []string{f.hooks, f.bin, f.empty} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write(t, f.binary, "#!/bin/sh\n", 0o755)
+	write(t, f.hookBinary, "#!/bin/sh\n", 0o755)
 	return f
 }
 
@@ -42,7 +45,7 @@ func (f doctorFixture) setup() Setup {
 
 func TestDoctorAllGood(t *testing.T) {
 	f := newDoctorFixture(t)
-	if _, err := Install(f.hooks, Defaults(false), f.binary, Refuse); err != nil {
+	if _, err := Install(f.hooks, Defaults(false), f.hookBinary, Refuse); err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(f.hooks, "pre-push.crucible-chained"), "#!/bin/sh\n", 0o755)
@@ -55,13 +58,13 @@ func TestDoctorAllGood(t *testing.T) {
 		{OK, "notes.rewriteRef", "includes refs/notes/crucible/*", ""},
 		{OK, "notes.rewriteMode", "is cat_sort_uniq", ""},
 		{OK, "PATH", "git-crucible is " + f.binary, ""},
-		{OK, "GUI PATH", "git-crucible is not on a GUI client's PATH (" + f.empty + "); the hooks fall back to " + f.binary, ""},
+		{OK, "GUI PATH", "git-crucible-hook is not on a GUI client's PATH (" + f.empty + "); the hooks fall back to " + f.hookBinary, ""},
 	})
 	// On a GUI client's PATH, the fallback does not matter.
 	s := f.setup()
 	s.GUIPath = f.empty + ":" + f.bin
 	got := doctor(t, s)
-	if last := got[len(got)-1]; last != (Finding{OK, "GUI PATH", "a GUI client's PATH (" + s.GUIPath + ") has git-crucible: " + f.binary, ""}) {
+	if last := got[len(got)-1]; last != (Finding{OK, "GUI PATH", "a GUI client's PATH (" + s.GUIPath + ") has git-crucible-hook: " + f.hookBinary, ""}) {
 		t.Fatalf("%+v", last)
 	}
 }
@@ -93,7 +96,7 @@ func show(fs []Finding) string {
 
 func TestDoctorProblems(t *testing.T) {
 	f := newDoctorFixture(t)
-	if _, err := Install(f.hooks, []string{"commit-msg", "post-commit", "post-rewrite"}, "/gone/git-crucible", Refuse); err != nil {
+	if _, err := Install(f.hooks, []string{"commit-msg", "post-commit", "post-rewrite"}, "/gone/git-crucible-hook", Refuse); err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(f.hooks, "pre-commit"), "#!/bin/sh\ncall_lefthook run \"pre-commit\" \"$@\"\n", 0o755)
@@ -113,8 +116,8 @@ func TestDoctorProblems(t *testing.T) {
 		{Warning, "notes.rewriteRef", "does not include refs/notes/crucible/*: provenance notes are lost when commits are amended or rebased", "git config --add notes.rewriteRef 'refs/notes/crucible/*'"},
 		{Warning, "notes.rewriteMode", "is concatenate, not cat_sort_uniq: provenance lines are duplicated or lost when commits are squashed", "git config notes.rewriteMode cat_sort_uniq"},
 		{Warning, "PATH", "git-crucible is not on PATH; 'git crucible' does not work", `export PATH="` + f.bin + `:$PATH"   (in your shell's profile)`},
-		{Error, "GUI PATH", "git-crucible is not on a GUI client's PATH (" + f.empty + "), and the hooks' fallback /gone/git-crucible does not exist: the hooks refuse every commit from a GUI client",
-			"git crucible hooks install   (records " + f.binary + " as the fallback)"},
+		{Error, "GUI PATH", "git-crucible-hook is not on a GUI client's PATH (" + f.empty + "), and the hooks' fallback /gone/git-crucible-hook does not exist: the hooks refuse every commit from a GUI client",
+			"git crucible hooks install   (records " + f.hookBinary + " as the fallback)"},
 	})
 }
 
@@ -140,7 +143,7 @@ func TestDoctorHooksPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(husky, "pre-commit"), "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n", 0o755)
-	if _, err := Install(f.hooks, Defaults(false), f.binary, Refuse); err != nil {
+	if _, err := Install(f.hooks, Defaults(false), f.hookBinary, Refuse); err != nil {
 		t.Fatal(err)
 	}
 	s := f.setup()
@@ -167,7 +170,7 @@ func TestDoctorHooksPath(t *testing.T) {
 
 func TestDoctorBare(t *testing.T) {
 	f := newDoctorFixture(t)
-	if _, err := Install(f.hooks, []string{"pre-receive"}, f.binary, Refuse); err != nil {
+	if _, err := Install(f.hooks, []string{"pre-receive"}, f.hookBinary, Refuse); err != nil {
 		t.Fatal(err)
 	}
 	s := f.setup()
@@ -181,10 +184,10 @@ func TestDoctorBare(t *testing.T) {
 func TestFind(t *testing.T) {
 	f := newDoctorFixture(t)
 	write(t, filepath.Join(f.empty, "git-crucible"), "not executable", 0o644)
-	if got := Find(f.empty + "::" + f.bin); got != f.binary {
+	if got := Find(f.empty+"::"+f.bin, "git-crucible"); got != f.binary {
 		t.Fatalf("Find = %q", got)
 	}
-	if got := Find(f.empty); got != "" {
+	if got := Find(f.empty, "git-crucible"); got != "" {
 		t.Fatalf("Find = %q", got)
 	}
 }

@@ -1,8 +1,11 @@
-// Package hooks installs, inspects and removes git-crucible's git hooks in
-// a hooks directory: tiny sh shims that run "git-crucible hook run <name>",
-// recognised by a marker line, next to whatever hook was there before
-// (chained or backed up, never lost). It works on files only; where the
-// directory is, and how git is configured, the caller learns from gitext.
+// Package hooks is git-crucible's part of the git hooks. Run is what each
+// hook does (refuse a commit while its phase may not go on, add trailers,
+// write provenance notes, audit pushes), returning what to say and an
+// error, never printing. Install, Inspect and Uninstall manage the hook
+// files: tiny sh shims that run "git-crucible-hook <name>", recognised by
+// a marker line, next to whatever hook was there before (chained or backed
+// up, never lost); for those the caller learns from gitext where the
+// directory is and how git is configured.
 package hooks
 
 import (
@@ -16,11 +19,19 @@ import (
 	"strings"
 )
 
-// Binary is the command the hooks run, looked up on PATH.
+// Binary is git-crucible's main command, looked up on PATH.
 const Binary = "git-crucible"
 
-// version is the version of the hook file this package writes.
-const version = 1
+// HookBinary is the command the hooks run, looked up on PATH; install.sh
+// puts it beside Binary.
+const HookBinary = "git-crucible-hook"
+
+// Beside is where HookBinary is installed, given the main binary's path.
+func Beside(binary string) string { return filepath.Join(filepath.Dir(binary), HookBinary) }
+
+// version is the version of the hook file this package writes: 1 ran
+// "git-crucible hook run", which still works; 2 runs git-crucible-hook.
+const version = 2
 
 // markerPrefix starts the line that makes a hook file ours.
 const markerPrefix = "# git-crucible hook v"
@@ -169,10 +180,15 @@ func identify(dir string, content []byte) string {
 // runsCrucible reports whether a foreign hook calls git-crucible's hook
 // entry point itself, as the line printed by --manual does.
 func runsCrucible(content []byte) bool {
-	return bytes.Contains(content, []byte("git-crucible hook run")) || bytes.Contains(content, []byte("git crucible hook run"))
+	for _, call := range []string{HookBinary + " ", "git-crucible hook run", "git crucible hook run"} {
+		if bytes.Contains(content, []byte(call)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ManualLine is the line to add to one's own hook to run git-crucible's.
 func ManualLine(name string) string {
-	return fmt.Sprintf(`%s hook run %s -- "$@" || exit $?`, Binary, name)
+	return fmt.Sprintf(`%s %s "$@" || exit $?`, HookBinary, name)
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-const bin = "/opt/crucible/bin/git-crucible"
+const bin = "/opt/crucible/bin/git-crucible-hook"
 
 func write(t *testing.T, path, content string, mode os.FileMode) {
 	t.Helper()
@@ -56,6 +56,9 @@ func TestInspect(t *testing.T) {
 		{"ours, an older version", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "pre-commit"), "#!/bin/sh\n# git-crucible hook v0\nexec git crucible hook run pre-commit\n", 0o755)
 		}, Hook{State: Outdated}},
+		{"ours, version 1 (it ran git-crucible hook run)", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "pre-commit"), read(t, filepath.Join("testdata", "v1", "pre-commit")), 0o755)
+		}, Hook{State: Outdated, Fallback: "/opt/crucible/bin/git-crucible"}},
 		{"ours, not executable", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "pre-commit"), shim, 0o644)
 		}, Hook{State: Outdated, Fallback: bin, NotExecutable: true}},
@@ -205,7 +208,7 @@ func TestInstallAndUninstall(t *testing.T) {
 	if res, _ = Install(dir, []string{"pre-push"}, bin, Refuse); res[0].Action != Unchanged {
 		t.Fatalf("reinstall: %+v", res)
 	}
-	if res, _ = Install(dir, []string{"pre-push"}, "/elsewhere/git-crucible", Refuse); res[0].Action != Upgraded || res[0].Fallback != "/elsewhere/git-crucible" {
+	if res, _ = Install(dir, []string{"pre-push"}, "/elsewhere/git-crucible-hook", Refuse); res[0].Action != Upgraded || res[0].Fallback != "/elsewhere/git-crucible-hook" {
 		t.Fatalf("reinstall from elsewhere: %+v", res)
 	}
 	// Made not executable: rewritten too.
@@ -331,5 +334,62 @@ func TestHead(t *testing.T) {
 	}
 	if got := head([]byte("no newline"), 5); !reflect.DeepEqual(got, []string{"no newline"}) {
 		t.Fatalf("%q", got)
+	}
+}
+
+// TestUpgradeFromVersion1: a hook written by a git-crucible that ran
+// "git-crucible hook run" is rewritten silently, keeping nothing aside.
+func TestUpgradeFromVersion1(t *testing.T) {
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "pre-commit")
+	write(t, hook, read(t, filepath.Join("testdata", "v1", "pre-commit")), 0o755)
+	res, err := Install(dir, []string{"pre-commit"}, bin, Refuse)
+	if err != nil || len(res) != 1 || res[0].Action != Upgraded || res[0].State != Ours || res[0].Fallback != bin || res[0].Backup != "" || res[0].Chained != "" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if got := read(t, hook); got != string(Shim("pre-commit", bin)) || !strings.Contains(got, "\nexec \"$crucible\" pre-commit \"$@\"\n") {
+		t.Fatalf("rewritten as:\n%s", got)
+	}
+}
+
+// TestShimSkipsOnlyWhatItCanSee: outside a pipeline the commit hooks' shim
+// exits before starting the binary, but only where sh can see the branch's
+// active-pipeline ref as a file; a reftable repository (whose HEAD names
+// refs/heads/.invalid) goes to the binary, so the gate is never skipped.
+func TestShimSkipsOnlyWhatItCanSee(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "git-crucible-hook")
+	write(t, fake, "#!/bin/sh\necho ran \"$@\"\n", 0o755)
+	hook := filepath.Join(dir, "pre-commit")
+	write(t, hook, string(Shim("pre-commit", fake)), 0o755)
+	gitdir := filepath.Join(dir, "repo.git")
+	for _, d := range []string{"refs/heads", "refs/crucible/active"} {
+		if err := os.MkdirAll(filepath.Join(gitdir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() string {
+		cmd := exec.Command(hook)
+		cmd.Env = append(os.Environ(), "GIT_DIR="+gitdir, "PATH=/usr/bin:/bin")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return string(out)
+	}
+	write(t, filepath.Join(gitdir, "HEAD"), "ref: refs/heads/main\n", 0o644)
+	if out := run(); out != "" {
+		t.Fatalf("no active pipeline: the shim started the binary: %q", out)
+	}
+	write(t, filepath.Join(gitdir, "refs/crucible/active/main"), "ref: refs/crucible/pipelines/p\n", 0o644)
+	if out := run(); out != "ran pre-commit\n" {
+		t.Fatalf("active pipeline: %q", out)
+	}
+	write(t, filepath.Join(gitdir, "HEAD"), "ref: refs/heads/.invalid\n", 0o644)
+	if err := os.Mkdir(filepath.Join(gitdir, "reftable"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(); out != "ran pre-commit\n" {
+		t.Fatalf("reftable: the shim decided alone: %q", out)
 	}
 }

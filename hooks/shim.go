@@ -7,23 +7,24 @@ import (
 
 // The hook file. It must stay cheap on every commit: no subshell and no
 // external command unless a chained hook needs its input copied. It finds
-// git-crucible on PATH (command -v is a builtin), else at the path that
-// installed it (GUI clients often run git with a short PATH), else fails
-// closed: a gate that cannot run must not let the commit through.
+// git-crucible-hook on PATH (command -v is a builtin), else at the path it
+// was installed beside git-crucible (GUI clients often run git with a short
+// PATH), else fails closed: a gate that cannot run must not let the commit
+// through.
 const shimHead = `#!/bin/sh
 @MARKER@
 #
-# Runs "git-crucible hook run @NAME@", found on PATH or else at the path it
-# was installed from. A hook kept aside by "git crucible hooks install --chain"
+# Runs "git-crucible-hook @NAME@", found on PATH or else at the path it was
+# installed at. A hook kept aside by "git crucible hooks install --chain"
 # runs first, with the same arguments and input; if it fails, so does this one.
 installed=@FALLBACK@
-crucible=git-crucible
+crucible=git-crucible-hook
 if ! command -v "$crucible" >/dev/null 2>&1; then
 	crucible=$installed
 	if [ ! -x "$crucible" ]; then
 		printf '%s\n' >&2 \
-			"error: the @NAME@ hook needs git-crucible, which is neither on PATH nor at $installed" \
-			"hint: install git-crucible (./install.sh in its source tree) into a directory on PATH," \
+			"error: the @NAME@ hook needs git-crucible-hook, which is neither on PATH nor at $installed" \
+			"hint: install git-crucible (./install.sh in its source tree installs both) into a directory on PATH," \
 			"hint: or remove this hook: git crucible hooks uninstall, or: rm $0"
 		exit 1
 	fi
@@ -49,16 +50,17 @@ const shimChainStdin = `	input=$(mktemp) || exit 1
 fi
 `
 
-const shimTail = `exec "$crucible" hook run @NAME@ -- "$@"
+const shimTail = `exec "$crucible" @NAME@ "$@"
 `
 
 // Outside a pipeline the commit hooks have nothing to do, and a commit
-// should not pay for starting git-crucible three times to learn it. The
+// should not pay for starting git-crucible-hook three times to learn it. The
 // branch's active pipeline is a symbolic ref, which git always keeps as a
 // loose file, so sh can look for it with builtins. Anything unusual (a
-// linked worktree, GIT_COMMON_DIR) goes to git-crucible, which knows.
+// linked worktree, GIT_COMMON_DIR, a reftable repository whose refs are no
+// files) goes to git-crucible-hook, which knows.
 const shimSkip = `gitdir=${GIT_DIR:-.git}
-if [ -z "${GIT_COMMON_DIR-}" ] && [ -d "$gitdir" ] && [ ! -f "$gitdir/commondir" ] && read -r head <"$gitdir/HEAD"; then
+if [ -z "${GIT_COMMON_DIR-}" ] && [ -d "$gitdir" ] && [ ! -f "$gitdir/commondir" ] && [ ! -d "$gitdir/reftable" ] && read -r head <"$gitdir/HEAD"; then
 	case $head in
 	"ref: refs/heads/"*) [ -f "$gitdir/refs/crucible/active/${head#ref: refs/heads/}" ] || exit 0 ;;
 	*) exit 0 ;;
@@ -70,7 +72,7 @@ fi
 var pipelineOnly = map[string]bool{"pre-commit": true, "commit-msg": true, "post-commit": true}
 
 // Shim is our hook file for name; fallback is the absolute path of the
-// git-crucible binary to run when none is on PATH.
+// git-crucible-hook binary to run when none is on PATH.
 func Shim(name, fallback string) []byte {
 	chain := shimChain
 	if TakesStdin(name) {

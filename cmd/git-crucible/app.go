@@ -2,22 +2,35 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 )
 
 // Exit codes, as documented in the README and --help.
 const (
-	exitOK      = 0
-	exitRefused = 1 // a gate, a rule or a check said no
-	exitFatal   = gitext.ExitFatal
-	exitUsage   = gitext.ExitUsage
+	exitOK      = cliexit.ExitOK
+	exitRefused = cliexit.ExitRefused
+	exitFatal   = cliexit.ExitFatal
+	exitUsage   = cliexit.ExitUsage
+)
+
+// The errors that choose an exit status, as packages return them too.
+type (
+	usageError = outcome.UsageError
+	refused    = outcome.Refused
+	silentExit = cliexit.SilentExit
+)
+
+var (
+	usageErrorf = outcome.Usagef
+	withHints   = outcome.WithHints
+	report      = cliexit.Report
 )
 
 const helpTail = `EXIT STATUS:
@@ -103,12 +116,7 @@ func unknownCommand(app *cli.App, args []string) string {
 	return name
 }
 
-// usageError is a bad command line (exit 129).
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-// usageError rewords the flag package's complaints the way git says them.
+// flagError rewords the flag package's complaints the way git says them.
 func flagError(err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
@@ -117,95 +125,5 @@ func flagError(err error) error {
 		}
 		msg = fmt.Sprintf("unknown option '-%s'", name)
 	}
-	return &usageError{msg: msg}
-}
-
-func usageErrorf(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// hinted adds git-style hint lines to an error.
-type hinted struct {
-	err   error
-	hints []string
-}
-
-func (h *hinted) Error() string { return h.err.Error() }
-func (h *hinted) Unwrap() error { return h.err }
-
-func withHints(err error, hints ...string) error { return &hinted{err: err, hints: hints} }
-
-// refused marks an error as a rule saying no (exit 1) rather than a failure.
-type refused struct{ err error }
-
-func (r *refused) Error() string { return r.err.Error() }
-func (r *refused) Unwrap() error { return r.err }
-
-// silentExit ends the command with a code; what to say was said already.
-type silentExit struct{ code int }
-
-func (s *silentExit) Error() string { return fmt.Sprintf("exit %d", s.code) }
-
-// report prints err the way git does and returns the exit code.
-func report(stderr io.Writer, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var hints []string
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if h, ok := e.(*hinted); ok {
-			hints = append(hints, h.hints...)
-		}
-	}
-	var locked *gitext.LockedError
-	if errors.As(err, &locked) {
-		hints = append(hints, locked.Hint())
-	}
-	printHints := func() {
-		for _, h := range hints {
-			fmt.Fprintf(stderr, "hint: %s\n", h)
-		}
-	}
-	var (
-		silent *silentExit
-		usage  *usageError
-		rf     *refused
-		gerr   *gitext.Error
-		exit   cli.ExitCoder
-	)
-	switch {
-	case errors.As(err, &silent):
-		return silent.code
-	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "error: %s\n", usage.msg)
-		printHints()
-		return exitUsage
-	case errors.As(err, &rf):
-		fmt.Fprintf(stderr, "%s\n", prefixed("error: ", rf.Error()))
-		printHints()
-		return exitRefused
-	case errors.As(err, &gerr):
-		fmt.Fprintf(stderr, "%s\n", prefixed("fatal: ", gerr.Error()))
-		printHints()
-		if gerr.ExitCode > 0 && gerr.ExitCode < 126 {
-			return exitFatal
-		}
-		return gerr.ExitCode
-	case errors.As(err, &exit):
-		fmt.Fprintf(stderr, "error: %s\n", exit.Error())
-		return exit.ExitCode()
-	}
-	fmt.Fprintf(stderr, "fatal: %s\n", err)
-	printHints()
-	return exitFatal
-}
-
-// prefixed adds prefix unless git already wrote one.
-func prefixed(prefix, msg string) string {
-	for _, p := range []string{"fatal: ", "error: ", "PHASE GATE BLOCKED"} {
-		if strings.HasPrefix(msg, p) {
-			return msg
-		}
-	}
-	return prefix + msg
+	return &usageError{Msg: msg}
 }

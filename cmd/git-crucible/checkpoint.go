@@ -114,7 +114,7 @@ func findCheckpoint(ctx context.Context, s *session, name string) (*checkpoint.S
 	}
 	cp, err := sh.Find(ctx, name)
 	if err != nil {
-		return nil, nil, &refused{err: err}
+		return nil, nil, &refused{Err: err}
 	}
 	return sh, cp, nil
 }
@@ -238,7 +238,7 @@ func checkpointRestore(c *cli.Context) error {
 		endProgress(s)
 		var branch *checkpoint.BranchError
 		if errors.As(err, &branch) {
-			return &refused{err: err}
+			return &refused{Err: err}
 		}
 		if err != nil {
 			return err
@@ -254,7 +254,7 @@ func checkpointRestore(c *cli.Context) error {
 			var answer string
 			fmt.Fscanln(c.App.Reader, &answer)
 			if a := strings.ToLower(strings.TrimSpace(answer)); a != "yes" && a != "y" {
-				return &refused{err: errors.New("restore cancelled; nothing changed")}
+				return &refused{Err: errors.New("restore cancelled; nothing changed")}
 			}
 		}
 		refusedPaths, err := sh.Apply(c.Context, cp, changes)
@@ -323,7 +323,7 @@ func checkpointDiff(c *cli.Context) error {
 		var b *checkpoint.Checkpoint
 		if c.NArg() == 2 {
 			if b, err = sh.Find(c.Context, c.Args().Get(1)); err != nil {
-				return &refused{err: err}
+				return &refused{Err: err}
 			}
 		}
 		out, err := sh.Diff(c.Context, a, b, c.Bool("stat"))

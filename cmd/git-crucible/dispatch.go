@@ -158,7 +158,7 @@ func dispatchFinish(c *cli.Context) error {
 	return withPipeline(c, func(s *session, id string) error {
 		d, err := s.svc.FinishDispatch(c.Context, id, seq, r)
 		if err != nil {
-			return &refused{err: err}
+			return &refused{Err: err}
 		}
 		if s.jsonOut() {
 			return s.printJSON(map[string]any{"pipeline": id, "finish": d})
@@ -218,7 +218,7 @@ func dispatchShow(c *cli.Context) error {
 			}
 		}
 		if m == nil {
-			return &refused{err: fmt.Errorf("pipeline %s has no dispatch %d", id, seq)}
+			return &refused{Err: fmt.Errorf("pipeline %s has no dispatch %d", id, seq)}
 		}
 		if c.Bool("prompt") || c.Bool("output") {
 			path, what := m.Prompt, "prompt"
@@ -226,7 +226,7 @@ func dispatchShow(c *cli.Context) error {
 				path, what = m.Output, "output"
 			}
 			if path == "" {
-				return &refused{err: fmt.Errorf("dispatch %d has no kept %s", seq, what)}
+				return &refused{Err: fmt.Errorf("dispatch %d has no kept %s", seq, what)}
 			}
 			b, err := s.svc.ReadKept(c.Context, id, path)
 			if err != nil {

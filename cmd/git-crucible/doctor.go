@@ -68,7 +68,7 @@ func doctorCommand() *cli.Command {
 				fmt.Fprintf(c.App.ErrWriter, "error: %d problem(s): %d error(s), %d warning(s)\n",
 					problems[hooks.Warning]+problems[hooks.Error], problems[hooks.Error], problems[hooks.Warning])
 			}
-			return &silentExit{code: exitRefused}
+			return &silentExit{Code: exitRefused}
 		},
 	}
 }

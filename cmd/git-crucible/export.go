@@ -53,7 +53,7 @@ func exportCommand() *cli.Command {
 				names, err := interop.WriteFiles(abs, files, c.Bool("force"))
 				var clash *interop.ClashError
 				if errors.As(err, &clash) {
-					return withHints(&refused{err: err}, "export to a new directory, or pass --force to overwrite these files")
+					return withHints(&refused{Err: err}, "export to a new directory, or pass --force to overwrite these files")
 				}
 				if err != nil {
 					return err

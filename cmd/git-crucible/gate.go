@@ -95,7 +95,7 @@ func readMarker(path, id string, p ledger.Phase) (pipeline.VerdictData, error) {
 	data, err := m.VerdictData(id, p)
 	var mismatch *interop.MarkerMismatchError
 	if errors.As(err, &mismatch) {
-		return data, &refused{err: fmt.Errorf("%s %w", path, err)}
+		return data, &refused{Err: fmt.Errorf("%s %w", path, err)}
 	}
 	return data, err
 }

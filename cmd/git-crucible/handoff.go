@@ -82,7 +82,7 @@ func handoffWrite(c *cli.Context) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		if ledger.Phase(h.From) != from {
-			return &refused{err: fmt.Errorf("%s is the handoff from phase %d to %d, not %d to %d", f, h.From, h.To, from, from+1)}
+			return &refused{Err: fmt.Errorf("%s is the handoff from phase %d to %d, not %d to %d", f, h.From, h.To, from, from+1)}
 		}
 		hd := h.Data()
 		d = pipeline.HandoffData{From: from, Inputs: hd.Inputs, Decisions: hd.Decisions, Constraints: hd.Constraints, Shed: hd.Shed}
@@ -107,7 +107,7 @@ func handoffWrite(c *cli.Context) error {
 	return withPipeline(c, func(s *session, id string) error {
 		_, doc, err := s.svc.WriteHandoff(c.Context, id, d, interop.RenderHandoff)
 		if err != nil {
-			return &refused{err: err}
+			return &refused{Err: err}
 		}
 		if s.jsonOut() {
 			return s.printJSON(map[string]any{"pipeline": id, "handoff": d, "document": string(doc)})
@@ -125,7 +125,7 @@ func handoffShow(c *cli.Context) error {
 	return withPipeline(c, func(s *session, id string) error {
 		doc, err := s.svc.ReadKept(c.Context, id, pipeline.HandoffPath(from))
 		if err != nil {
-			return &refused{err: fmt.Errorf("pipeline %s has no handoff %d → %d", id, from, from+1)}
+			return &refused{Err: fmt.Errorf("pipeline %s has no handoff %d → %d", id, from, from+1)}
 		}
 		if s.jsonOut() {
 			h, err := interop.ParseHandoff(doc)

@@ -51,7 +51,7 @@ func recordAgentCall(c *cli.Context) error {
 	}
 	call, err := interop.ParseHookPayload(payload)
 	if errors.Is(err, interop.ErrNotAgentCall) {
-		return &refused{err: err}
+		return &refused{Err: err}
 	}
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func recordAgentCall(c *cli.Context) error {
 		}
 		seq, ok := st.InFlightSeq(call.ToolUseID)
 		if !ok {
-			return &refused{err: fmt.Errorf("no dispatch in flight for tool use %s", call.ToolUseID)}
+			return &refused{Err: fmt.Errorf("no dispatch in flight for tool use %s", call.ToolUseID)}
 		}
 		status := "completed"
 		if call.IsError {

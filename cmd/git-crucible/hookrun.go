@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
-	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/cmd/internal/hookcli"
 	"github.com/git-crucible/git-crucible/hooks"
 )
 
@@ -17,8 +16,9 @@ func hookRunCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "git-crucible's part of a git hook: what the installed hooks run",
 		ArgsUsage: "<hook> [-- <arg>...]",
-		Description: "The hooks that 'git crucible hooks install' writes run 'git-crucible hook run <hook> -- \"$@\"'\n" +
-			"with git's arguments and standard input, and fail when it fails. Not meant to be run by hand.\n\n" +
+		Description: "The hooks that 'git crucible hooks install' writes run 'git-crucible-hook <hook> \"$@\"' with\n" +
+			"git's arguments and standard input, and fail when it fails; this is the same, for hooks of older\n" +
+			"versions and hooks of your own. Not meant to be run by hand.\n\n" +
 			"pre-commit refuses while the active pipeline's current phase may not go on. commit-msg adds\n" +
 			"Crucible-Pipeline/Crucible-Phase trailers (Crucible-Task/Crucible-Seq from CRUCIBLE_TASK and\n" +
 			"CRUCIBLE_SEQ). post-commit writes a provenance note on refs/notes/crucible/provenance (role from\n" +
@@ -31,36 +31,11 @@ func hookRunCommand() *cli.Command {
 			if len(args) == 0 {
 				return usageErrorf("missing <hook> (one of %s)", strings.Join(hooks.All(), ", "))
 			}
-			if !hooks.Known(args[0]) {
-				return usageErrorf("unknown hook '%s' (one of %s)", args[0], strings.Join(hooks.All(), ", "))
-			}
 			rest := args[1:]
 			if len(rest) > 0 && rest[0] == "--" {
 				rest = rest[1:]
 			}
-			return runHook(c.Context, args[0], rest, c.App.Reader, c.App.Writer, c.App.ErrWriter)
+			return hookcli.Run(c.Context, args[0], rest, c.App.Reader, c.App.ErrWriter)
 		},
 	}
-}
-
-// runHook is git-crucible's part of the git hook name, given git's
-// arguments and input.
-func runHook(ctx context.Context, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	switch name {
-	case "pre-commit":
-		return preCommitHook(ctx, stdout, stderr)
-	case "commit-msg":
-		return commitMsgHook(ctx, args, stdout, stderr)
-	case "post-commit":
-		postCommitHook(ctx, stdout, stderr)
-		return nil // a commit that is made cannot be refused
-	case "post-rewrite":
-		postRewriteHook(ctx, stdin, stdout, stderr)
-		return nil
-	case "pre-push":
-		return prePushHook(ctx, args, stdin, stdout, stderr)
-	case "pre-receive":
-		return preReceiveHook(ctx, stdin, stdout, stderr)
-	}
-	return usageErrorf("unknown hook '%s'", name)
 }

@@ -22,9 +22,10 @@ func hooksCommand() *cli.Command {
 		Usage: "install, remove or show the git hooks that enforce the gates",
 		Description: "The hooks are pre-commit, commit-msg, post-commit, post-rewrite and pre-push (pre-receive in a\n" +
 			"bare repository; it can be named anywhere). Each is a small sh script, marked as git-crucible's by\n" +
-			"its second line, that runs 'git-crucible hook run <hook>': found on PATH, else at the path of\n" +
-			"the git-crucible that installed it, so GUI clients with a short PATH work too. When neither\n" +
-			"exists the hook fails, and says how to install git-crucible or remove the hook.\n\n" +
+			"its second line, that runs 'git-crucible-hook <hook>': found on PATH, else beside the\n" +
+			"git-crucible that installed it, so GUI clients with a short PATH work too. When neither\n" +
+			"exists the hook fails, and says how to install git-crucible or remove the hook. Hooks written\n" +
+			"by an older version (running 'git-crucible hook run') still work; install rewrites them.\n\n" +
 			"They go where git runs hooks from ('git rev-parse --git-path hooks'): the repository's hooks\n" +
 			"directory, shared by its linked worktrees, or core.hooksPath when that is set — which install\n" +
 			"refuses unless --hooks-path, since that directory may belong to another tool or serve every\n" +
@@ -42,8 +43,8 @@ func hooksCommand() *cli.Command {
 					"             and input, and fails as it does when it fails\n" +
 					"   --force   move it to <hook>.crucible-backup (never over an existing backup) and replace it\n" +
 					"   --manual  change nothing; print the line to add to it\n" +
-					"A hook of yours that already runs 'git-crucible hook run' is kept as it is. 'hooks uninstall'\n" +
-					"puts back what --chain and --force moved aside.",
+					"A hook of yours that already runs git-crucible-hook (or 'git-crucible hook run') is kept as it\n" +
+					"is. 'hooks uninstall' puts back what --chain and --force moved aside.",
 				Flags: []cli.Flag{jsonFlag,
 					&cli.BoolFlag{Name: "chain", Usage: "keep a foreign hook and run it first"},
 					&cli.BoolFlag{Name: "force", Usage: "replace a foreign hook, keeping a backup"},
@@ -154,9 +155,13 @@ func hooksInstall(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("cannot find this git-crucible's own path, to run when none is on PATH: %w", err)
 	}
-	results, err := hooks.Install(s.Dir, s.names, binary, mode)
+	results, err := hooks.Install(s.Dir, s.names, hooks.Beside(binary), mode)
 	if err != nil {
 		return installRefusal(c, err)
+	}
+	if hooks.Find(filepath.Dir(binary), hooks.HookBinary) == "" && hooks.Find(os.Getenv("PATH"), hooks.HookBinary) == "" {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s is neither beside this git-crucible nor on PATH: the hooks will refuse every commit\n", hooks.HookBinary)
+		fmt.Fprintf(c.App.ErrWriter, "hint: install both with ./install.sh in git-crucible's source tree\n")
 	}
 	if c.Bool("json") {
 		return s.printJSON(c.App.Writer, results)
@@ -187,7 +192,7 @@ func hooksPathRefusal(hp *gitext.ConfigEntry, dir string) error {
 	if hp.Scope != "command" {
 		hints = append(hints, fmt.Sprintf("or stop using it: git config --%s --unset core.hooksPath", hp.Scope))
 	}
-	return withHints(&refused{err: fmt.Errorf("core.hooksPath is set to '%s' (%s config, %s), so git runs hooks from %s",
+	return withHints(&refused{Err: fmt.Errorf("core.hooksPath is set to '%s' (%s config, %s), so git runs hooks from %s",
 		hp.Value, hp.Scope, hp.Origin, dir)}, hints...)
 }
 
@@ -219,12 +224,12 @@ func installRefusal(c *cli.Context, err error) error {
 		if c.NArg() > 0 {
 			args = " " + strings.Join(c.Args().Slice(), " ")
 		}
-		return withHints(&refused{err: errors.New(msg.String())},
+		return withHints(&refused{Err: errors.New(msg.String())},
 			"to keep it and run it first:      "+again+" --chain"+args,
 			"to replace it, keeping a backup:  "+again+" --force"+args,
 			"to call git-crucible from it:     "+again+" --manual"+args)
 	case errors.As(err, &aside):
-		return withHints(&refused{err: fmt.Errorf("cannot move %s aside: %s is in the way; nothing was installed", aside.Hook.Path, aside.Path)},
+		return withHints(&refused{Err: fmt.Errorf("cannot move %s aside: %s is in the way; nothing was installed", aside.Hook.Path, aside.Path)},
 			"look at it, move it away or delete it, then run the command again")
 	}
 	return err

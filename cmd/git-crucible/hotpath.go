@@ -9,14 +9,12 @@ import (
 )
 
 // hotPath runs `ledger check [--quiet|-q] [--json] [--pipeline ID] [<phase>]`
-// — what hooks and scripts run on every commit — without building the
-// command-line app, whose set-up costs as much as the check itself. Any
-// other shape (help, a typo, a new option) is left to the app: handled is
-// false, and the app gives the same answer, only slower.
+// — what scripts run before every step — without building the command-line
+// app, which saves about a tenth of the whole process (the git hooks run
+// git-crucible-hook, which has no app to build). Any other shape (help, a
+// typo, a new option) is left to the app: handled is false, and the app
+// gives the same answer, only slower.
 func hotPath(args []string, stdout, stderr io.Writer) (code int, handled bool) {
-	if code, handled := hotHook(args, stdout, stderr); handled {
-		return code, true
-	}
 	if len(args) < 3 || args[1] != "ledger" || args[2] != "check" {
 		return 0, false
 	}
@@ -55,23 +53,4 @@ func hotPath(args []string, stdout, stderr io.Writer) (code int, handled bool) {
 	}
 	defer s.close()
 	return report(stderr, checkLedger(ctx, s, phase, quiet)), true
-}
-
-// hotHook runs the hooks git runs on every commit — `hook run pre-commit`,
-// `commit-msg <file>` and `post-commit`, as the installed shims call them —
-// without building the app. Anything else is the app's.
-func hotHook(args []string, stdout, stderr io.Writer) (code int, handled bool) {
-	if len(args) < 4 || args[1] != "hook" || args[2] != "run" {
-		return 0, false
-	}
-	name, rest := args[3], args[4:]
-	if len(rest) > 0 && rest[0] == "--" {
-		rest = rest[1:]
-	}
-	switch {
-	case (name == "pre-commit" || name == "post-commit") && len(rest) == 0,
-		name == "commit-msg" && len(rest) == 1:
-		return report(stderr, runHook(context.Background(), name, rest, nil, stdout, stderr)), true
-	}
-	return 0, false
 }

@@ -40,7 +40,7 @@ func importCommand() *cli.Command {
 					}
 				}
 				if errors.Is(err, interop.ErrNoManifest) {
-					return &refused{err: err}
+					return &refused{Err: err}
 				}
 				if err != nil {
 					return err

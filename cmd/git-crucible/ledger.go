@@ -195,7 +195,7 @@ func checkLedger(ctx context.Context, s *session, phase ledger.Phase, quiet bool
 			return err
 		}
 		if refusal != nil {
-			return &silentExit{code: exitRefused}
+			return &silentExit{Code: exitRefused}
 		}
 		return nil
 	}

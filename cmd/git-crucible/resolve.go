@@ -46,7 +46,7 @@ func resolveCommand() *cli.Command {
 					return &pipeline.Change{Drafts: []pipeline.Draft{{Type: pipeline.TypeResolve, Data: d}}}, nil
 				})
 				if err != nil {
-					return &refused{err: err}
+					return &refused{Err: err}
 				}
 				if s.jsonOut() {
 					return s.printJSON(map[string]any{"pipeline": id, "resolved": resolved, "conflicts": st.Conflicts})

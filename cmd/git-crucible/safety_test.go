@@ -132,12 +132,14 @@ func TestKillDuringAppends(t *testing.T) {
 	// that some appends finish and the rest die at every stage.
 	t0 := time.Now()
 	gitCrucible(t, dir, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", "1000")
-	typical := time.Since(t0)
+	clock := &killClock{rng: rng, typical: time.Since(t0)}
 	const rounds = 40
 	killed := 0
 	for n := 1; n <= rounds; n++ {
-		_, ok := runOrKill(t, dir, time.Duration(rng.Int64N(int64(typical)*3/2)),
-			"gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n))
+		ok := clock.run(func(after time.Duration) bool {
+			_, ok := runOrKill(t, dir, after, "gate", "verdict", "1", "--verdict", "FAIL", "--rounds", fmt.Sprint(n))
+			return ok
+		})
 		if ok {
 			acked[n] = true
 		} else {
@@ -145,7 +147,7 @@ func TestKillDuringAppends(t *testing.T) {
 		}
 		assertNoLocks(t, dir)
 	}
-	t.Logf("%d of %d appends killed (a typical append took %v)", killed, rounds, typical)
+	t.Logf("%d of %d appends killed (a typical append took %v)", killed, rounds, clock.typical)
 	if killed == 0 || killed == rounds {
 		t.Fatalf("%d of %d appends killed: the kill points did not spread over the append", killed, rounds)
 	}
@@ -183,6 +185,33 @@ func assertNoLocks(t *testing.T, dir string) {
 			t.Fatalf("locks left behind: %v", locks)
 		}
 	}
+}
+
+// killClock picks when to kill a command so that kills spread over its
+// run: anywhere from start-up to a little after a typical run ends. It
+// learns as rounds go, so that a machine whose load changes mid-test still
+// sees runs that finish and runs killed at every stage: a run that finished
+// says how long runs take now, and a streak of kills stretches the estimate.
+type killClock struct {
+	rng     *rand.Rand
+	typical time.Duration
+	streak  int // kills in a row
+}
+
+// run runs one round: try runs the command, killed after the given time
+// unless it has finished, and reports whether it finished successfully.
+func (k *killClock) run(try func(after time.Duration) bool) bool {
+	t0 := time.Now()
+	ok := try(time.Duration(k.rng.Int64N(int64(k.typical) * 3 / 2)))
+	if ok {
+		k.streak = 0
+		k.typical = (k.typical + max(k.typical/2, time.Since(t0))) / 2
+		return true
+	}
+	if k.streak++; k.streak >= 3 {
+		k.typical = k.typical * 3 / 2
+	}
+	return false
 }
 
 // runOrKill runs git crucible args in dir and kills it, with everything it
@@ -358,14 +387,16 @@ func TestKillDuringCheckpoints(t *testing.T) {
 	}
 	t0 := time.Now()
 	gitCrucible(t, dir, "checkpoint", "create", "warm-up")
-	typical := time.Since(t0)
-	rng := rand.New(rand.NewPCG(3, 4))
+	clock := &killClock{rng: rand.New(rand.NewPCG(3, 4)), typical: time.Since(t0)}
 	acked := map[string]bool{}
 	killed := 0
 	for n := 0; n < 25; n++ {
 		os.WriteFile(filepath.Join(dir, "changing.txt"), []byte(fmt.Sprint(n)), 0o644)
-		out, ok := runOrKill(t, dir, time.Duration(rng.Int64N(int64(typical)*3/2)),
-			"checkpoint", "create", fmt.Sprint("round-", n))
+		var out string
+		ok := clock.run(func(after time.Duration) (ok bool) {
+			out, ok = runOrKill(t, dir, after, "checkpoint", "create", fmt.Sprint("round-", n))
+			return ok
+		})
 		if ok {
 			acked[strings.TrimSpace(out)] = true
 		} else {
@@ -575,7 +606,10 @@ func TestKillDuringRestores(t *testing.T) {
 			}
 		}
 	}
-	lock := filepath.Join(dir, ".git", "index.lock")
+	// The locks git reset takes, which a kill of git-crucible with its git
+	// may leave.
+	locks := []string{filepath.Join(dir, ".git", "index.lock"), filepath.Join(dir, ".git", "HEAD.lock"),
+		filepath.Join(dir, ".git", "ORIG_HEAD.lock"), filepath.Join(dir, ".git", "refs", "heads", "main.lock")}
 	// A typical restore, timed as the kills will run it: the longer of one
 	// each way.
 	var typical time.Duration
@@ -586,29 +620,34 @@ func TestKillDuringRestores(t *testing.T) {
 		}
 		typical = max(typical, time.Since(t0))
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
+	clock := &killClock{rng: rand.New(rand.NewPCG(5, 6)), typical: typical}
 	const rounds = 30
 	killed, staleLocks := 0, 0
 	for n := 0; n < rounds; n++ {
 		target := []string{cp1, cp0}[n%2]
-		_, ok := runOrKillProgram(t, dir, time.Duration(rng.Int64N(int64(typical)*3/2)),
-			"git-crucible", "checkpoint", "restore", target, "--yes")
+		ok := clock.run(func(after time.Duration) bool {
+			_, ok := runOrKillProgram(t, dir, after, "git-crucible", "checkpoint", "restore", target, "--yes")
+			return ok
+		})
 		if !ok {
 			killed++
 		}
 		check(fmt.Sprint("after restore ", n))
-		if _, err := os.Stat(lock); err == nil {
+		for _, lock := range locks {
+			if _, err := os.Stat(lock); err != nil {
+				continue
+			}
 			staleLocks++
 			out, err := gitCrucibleErr(dir, "checkpoint", "restore", target, "--yes")
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 128 {
-				t.Fatalf("restore over a stale index.lock: exit %v, want 128\n%s", err, out)
+				t.Fatalf("restore over a stale %s: exit %v, want 128\n%s", filepath.Base(lock), err, out)
 			}
-			if !strings.Contains(out, "fatal: unable to lock the index: '"+lock+"' was left by a checkpoint restore that was killed (git-crucible pid ") ||
+			if !strings.Contains(out, "fatal: unable to lock '"+lock+"': it was left by a checkpoint restore that was killed (git-crucible pid ") ||
 				!strings.Contains(out, "hint: if no git process is running, remove it and restore again: rm '"+lock+"'\n") {
-				t.Fatalf("restore over a stale index.lock said:\n%s", out)
+				t.Fatalf("restore over a stale %s said:\n%s", filepath.Base(lock), out)
 			}
-			os.Remove(lock)
+			os.Remove(lock) // the next restore names the next lock left, in the same order
 		}
 		gitCrucible(t, dir, "checkpoint", "restore", target, "--yes")
 		check(fmt.Sprint("after the restore that followed ", n))
@@ -618,7 +657,7 @@ func TestKillDuringRestores(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d restores killed, %d stale index locks (a typical restore took %v)", killed, rounds, staleLocks, typical)
+	t.Logf("%d of %d restores killed, %d stale locks (a typical restore took %v)", killed, rounds, staleLocks, clock.typical)
 	if killed == 0 || killed == rounds {
 		t.Fatalf("%d of %d restores killed: the kill points did not spread over a restore", killed, rounds)
 	}

@@ -14,15 +14,18 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/git-crucible/git-crucible/cmd/internal/hookcli"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
-// TestMain lets the test binary act as git-crucible inside scenarios, so
-// `exec git crucible ...` runs the real command through the real git.
+// TestMain lets the test binary act as git-crucible and git-crucible-hook
+// inside scenarios, so `exec git crucible ...` runs the real command
+// through the real git, and the installed hooks run the real hook binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-crucible": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"git-crucible":      func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"git-crucible-hook": func() { os.Exit(hookcli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 
@@ -75,7 +78,7 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 		Cmds:  map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon},
 		Condition: func(cond string) (bool, error) {
 			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
-				return hooks.Find(hooks.GUIPath) != "", nil
+				return hooks.Find(hooks.GUIPath, hooks.HookBinary) != "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -35,7 +35,7 @@ func startCommand() *cli.Command {
 				st, abandoned, err := s.svc.Start(c.Context, opts)
 				var active *pipeline.ActiveError
 				if errors.As(err, &active) {
-					return withHints(&refused{err: err}, "continue it (commands use it by default), or abandon it and start anew with --fresh")
+					return withHints(&refused{Err: err}, "continue it (commands use it by default), or abandon it and start anew with --fresh")
 				}
 				if err != nil {
 					return err

@@ -142,12 +142,12 @@ func remoteError(s *session, err error, name string) error {
 	var chain *remote.ChainError
 	switch {
 	case errors.Is(err, remote.ErrRemoteMoved):
-		return withHints(&refused{err: err}, "take it in and push again with: git crucible sync "+name)
+		return withHints(&refused{Err: err}, "take it in and push again with: git crucible sync "+name)
 	case errors.As(err, &chain):
 		for _, p := range chain.Problems {
 			fmt.Fprintf(s.err(), "error: %s\n", p)
 		}
-		return withHints(&refused{err: err}, "see: git crucible verify "+strings.Join(chain.IDs(), " "))
+		return withHints(&refused{Err: err}, "see: git crucible verify "+strings.Join(chain.IDs(), " "))
 	}
 	return err
 }
@@ -155,7 +155,7 @@ func remoteError(s *session, err error, name string) error {
 // rejectedError makes a fetch that refused some chains exit 1.
 func rejectedError(r *remote.FetchReport, more string) error {
 	if ids := r.Rejected(); len(ids) > 0 {
-		return withHints(&refused{err: fmt.Errorf("fetched pipeline chain(s) could not be taken in: %s%s", strings.Join(ids, ", "), more)},
+		return withHints(&refused{Err: fmt.Errorf("fetched pipeline chain(s) could not be taken in: %s%s", strings.Join(ids, ", "), more)},
 			"they stay under "+remote.TrackingPrefix(r.Remote)+"; ask the clone that wrote them to run: git crucible verify --all")
 	}
 	return nil

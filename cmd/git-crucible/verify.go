@@ -88,7 +88,7 @@ func verifyCommand() *cli.Command {
 					if !s.jsonOut() {
 						fmt.Fprintf(s.err(), "error: %d problem(s) in %d pipeline(s)\n", len(problems), len(ids))
 					}
-					return &silentExit{code: exitRefused}
+					return &silentExit{Code: exitRefused}
 				}
 				return nil
 			})
@@ -122,12 +122,14 @@ func auditRange(c *cli.Context) error {
 				return err
 			}
 		} else {
-			printFindings(s.out(), report.Findings)
+			for _, f := range report.Findings {
+				fmt.Fprintf(s.out(), "  %s\n", f)
+			}
 			fmt.Fprintf(s.out(), "%d commit(s) checked, %d made in pipelines (%s), %d error(s)\n", report.Commits, report.Crucible,
 				strings.Join(report.Pipelines, ", "), report.Errors())
 		}
 		if report.Errors() > 0 {
-			return &silentExit{code: exitRefused}
+			return &silentExit{Code: exitRefused}
 		}
 		return nil
 	})

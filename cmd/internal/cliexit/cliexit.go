@@ -1,0 +1,94 @@
+// Package cliexit is how git-crucible's binaries end a command: errors
+// (outcome's kinds, gitext's, ledger refusals) printed in git's words
+// ("error: ...", "fatal: ...", "hint: ...") with the exit status they choose.
+package cliexit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
+)
+
+// Exit codes, as documented in the README and --help.
+const (
+	ExitOK      = 0
+	ExitRefused = 1 // a gate, a rule or a check said no
+	ExitFatal   = gitext.ExitFatal
+	ExitUsage   = gitext.ExitUsage
+)
+
+// SilentExit ends the command with a code; what to say was said already.
+type SilentExit struct{ Code int }
+
+func (s *SilentExit) Error() string { return fmt.Sprintf("exit %d", s.Code) }
+
+// Report prints err the way git does and returns the exit code.
+func Report(stderr io.Writer, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var hints []string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if h, ok := e.(*outcome.Hinted); ok {
+			hints = append(hints, h.Hints...)
+		}
+	}
+	var locked *gitext.LockedError
+	if errors.As(err, &locked) {
+		hints = append(hints, locked.Hint())
+	}
+	printHints := func() {
+		for _, h := range hints {
+			fmt.Fprintf(stderr, "hint: %s\n", h)
+		}
+	}
+	var (
+		silent *SilentExit
+		usage  *outcome.UsageError
+		rf     *outcome.Refused
+		gerr   *gitext.Error
+		exit   interface {
+			error
+			ExitCode() int
+		}
+	)
+	switch {
+	case errors.As(err, &silent):
+		return silent.Code
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "error: %s\n", usage.Msg)
+		printHints()
+		return ExitUsage
+	case errors.As(err, &rf):
+		fmt.Fprintf(stderr, "%s\n", prefixed("error: ", rf.Error()))
+		printHints()
+		return ExitRefused
+	case errors.As(err, &gerr):
+		fmt.Fprintf(stderr, "%s\n", prefixed("fatal: ", gerr.Error()))
+		printHints()
+		if gerr.ExitCode > 0 && gerr.ExitCode < 126 {
+			return ExitFatal
+		}
+		return gerr.ExitCode
+	case errors.As(err, &exit):
+		fmt.Fprintf(stderr, "error: %s\n", exit.Error())
+		return exit.ExitCode()
+	}
+	fmt.Fprintf(stderr, "fatal: %s\n", err)
+	printHints()
+	return ExitFatal
+}
+
+// prefixed adds prefix unless git already wrote one.
+func prefixed(prefix, msg string) string {
+	for _, p := range []string{"fatal: ", "error: ", "PHASE GATE BLOCKED"} {
+		if strings.HasPrefix(msg, p) {
+			return msg
+		}
+	}
+	return prefix + msg
+}

@@ -1,0 +1,118 @@
+package hooks
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/internal/outcome"
+	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+// preCommit refuses a commit while the active pipeline's current phase may
+// not go on.
+func preCommit(ctx context.Context) error {
+	p, err := activePipeline(ctx)
+	if err != nil || p == nil {
+		return err
+	}
+	defer p.svc.Close()
+	_, refusal := p.gates.Check(p.id, 0)
+	return refusal
+}
+
+// commitMsg adds the Crucible-* trailers to a commit made inside a
+// pipeline, and leaves commits that replay others (rebase, cherry-pick,
+// revert, merge) alone: they keep the trailers they had.
+func commitMsg(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return outcome.Usagef("commit-msg takes the message file")
+	}
+	p, err := activePipeline(ctx)
+	if err != nil || p == nil {
+		return err
+	}
+	defer p.svc.Close()
+	if p.svc.Repo.Operation() != "" {
+		return nil
+	}
+	trailers := enforce.CommitTrailers(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv))
+	msg, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	style, err := enforce.ReadStyle(ctx, p.svc.Repo)
+	if err != nil {
+		return err
+	}
+	out, ok, err := enforce.WriteTrailers(ctx, p.svc.Repo, msg, trailers, style)
+	if err != nil || !ok || string(out) == string(msg) {
+		return err
+	}
+	return fsutil.WriteAtomic(args[0], out, 0o644)
+}
+
+// postCommit writes the new commit's provenance note. It only warns: the
+// commit is made whatever happens here.
+func postCommit(ctx context.Context, out *Outcome) {
+	p, err := activePipeline(ctx)
+	if err == nil && p != nil {
+		defer p.svc.Close()
+		if p.svc.Repo.Operation() != "" {
+			return // replayed commits keep their notes through post-rewrite
+		}
+		err = writeProvenance(ctx, p)
+	}
+	if err != nil {
+		out.say("warning: git-crucible: no provenance note for this commit: %v", err)
+		out.say("hint: 'git crucible verify --range HEAD~1..HEAD' will report it")
+	}
+}
+
+func writeProvenance(ctx context.Context, p *inPipeline) error {
+	repo := p.svc.Repo
+	commit, err := repo.HeadCommit()
+	if err != nil {
+		return err
+	}
+	writer := ""
+	if w, err := pipeline.LoadWriter(repo); err == nil && w != nil {
+		writer = w.ID
+	}
+	rec := enforce.Provenance(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv), p.head, writer)
+	line, err := rec.Encode()
+	if err != nil {
+		return err
+	}
+	return notes.Append(ctx, repo, notes.ProvenanceRef, commit, line)
+}
+
+// postRewrite carries provenance notes from rewritten commits to their
+// replacements (amend, rebase, squash, fixup). git's notes.rewriteRef does
+// the same when configured; the union is idempotent, so both may run.
+func postRewrite(ctx context.Context, stdin io.Reader, out *Outcome) {
+	var pairs []notes.Rewrite
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 {
+			pairs = append(pairs, notes.Rewrite{Old: f[0], New: f[1]})
+		}
+	}
+	err := sc.Err()
+	if err == nil && len(pairs) > 0 {
+		var repo *gitext.Repo
+		if repo, err = gitext.Discover(ctx); err == nil {
+			_, err = notes.Copy(ctx, repo, notes.ProvenanceRef, pairs)
+		}
+	}
+	if err != nil {
+		out.say("warning: git-crucible: provenance notes were not carried over: %v", err)
+	}
+}
