@@ -51,17 +51,32 @@ type State struct {
 // Encode renders state.json canonically: json.MarshalIndent's bytes with
 // one space per level.
 func (s *State) Encode() []byte {
-	b, _ := json.Marshal(s) // a State always marshals
-	return append(indent(b), '\n')
+	var e stateEncoder
+	return e.encode(s)
+}
+
+// stateEncoder renders states into buffers it reuses, for verify, which
+// renders one for every commit.
+type stateEncoder struct {
+	compact bytes.Buffer
+	out     []byte
+}
+
+// encode renders s as Encode does, into a buffer the next call reuses.
+func (e *stateEncoder) encode(s *State) []byte {
+	e.compact.Reset()
+	json.NewEncoder(&e.compact).Encode(s) // a State always marshals; Encode adds a newline
+	e.out = append(indent(e.out[:0], bytes.TrimSuffix(e.compact.Bytes(), []byte("\n"))), '\n')
+	return e.out
 }
 
 // indent is json.Indent of what json.Marshal writes (compact and valid)
 // with one space per level, without the general scanner: verify renders
 // state.json once for every commit it replays, and json.Indent was most of
 // that. Strings and literals are copied whole.
-func indent(compact []byte) []byte {
-	const spaces = "                "        // 16 levels, more than state.json has
-	out := make([]byte, 0, 2*len(compact)+1) // room for the final newline too
+// The result is appended to out.
+func indent(out, compact []byte) []byte {
+	const spaces = "                " // 16 levels, more than state.json has
 	depth := 0
 	newline := func() {
 		out = append(out, '\n')

@@ -182,7 +182,7 @@ func TestIndent(t *testing.T) {
 		if err := json.Indent(&want, []byte(in), "", " "); err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		if got := indent([]byte(in)); string(got) != want.String() {
+		if got := indent(nil, []byte(in)); string(got) != want.String() {
 			t.Errorf("indent(%s):\n%s\nwant\n%s", in, got, want.String())
 		}
 	}
@@ -211,7 +211,7 @@ func FuzzIndent(f *testing.F) {
 		if err := json.Indent(&want, compact.Bytes(), "", " "); err != nil {
 			t.Fatal(err)
 		}
-		if got := indent(compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+		if got := indent(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("indent(%s):\n%q\nwant\n%q", compact.Bytes(), got, want.Bytes())
 		}
 	})

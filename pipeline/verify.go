@@ -266,6 +266,7 @@ type derivedChecker struct {
 	// ledger as it was, and the same ledger renders the same bytes.
 	last     ledger.Ledger
 	lastBlob string
+	encoder  stateEncoder
 }
 
 type derivedCheck struct {
@@ -297,7 +298,7 @@ func (d *derivedChecker) check(commit string, files map[string]gitext.TreeEntry,
 func (d *derivedChecker) problems(c derivedCheck) []Problem {
 	var found []Problem
 	for _, f := range []struct{ name, blob string }{
-		{refs.StateFile, d.repo.HashObject("blob", c.st.Encode())},
+		{refs.StateFile, d.repo.HashObject("blob", d.encoder.encode(c.st))},
 		{LedgerFile, d.ledgerBlob(&c.st.Gates.Ledger)},
 	} {
 		e, ok := c.files[f.name]
