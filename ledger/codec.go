@@ -30,7 +30,8 @@ func (l *Ledger) Validate() error {
 		if !e.Status.Valid() {
 			return fmt.Errorf("phase %d: invalid status %q", p, e.Status)
 		}
-		for _, f := range e.fields() {
+		var buf [maxFields]field
+		for _, f := range e.fields(buf[:0]) {
 			if bad := badValue(f.value); bad != "" {
 				return fmt.Errorf("phase %d %s %s", p, f.key, bad)
 			}
@@ -52,10 +53,11 @@ func badValue(v string) string {
 
 type field struct{ key, value string }
 
-// fields lists the block's lines in crucible's key order; empty ones are left out.
-func (e *Entry) fields() []field {
-	out := make([]field, 1, 7)
-	out[0] = field{"Status", string(e.Status)}
+// fields lists the block's lines in crucible's key order; empty ones are
+// left out. They are appended to buf, which has room for all of them, so
+// that a caller's array can hold them: every ledger action checks them.
+func (e *Entry) fields(buf []field) []field {
+	out := append(buf, field{"Status", string(e.Status)})
 	add := func(key, value string) {
 		if value != "" {
 			out = append(out, field{key, value})
@@ -72,6 +74,9 @@ func (e *Entry) fields() []field {
 	return out
 }
 
+// maxFields is how many lines a block has at most.
+const maxFields = 7
+
 // Render writes l as build-gate-ledger.md. Values must pass Validate.
 func Render(l *Ledger) []byte {
 	var b bytes.Buffer
@@ -81,7 +86,8 @@ func Render(l *Ledger) []byte {
 	}
 	for _, p := range Phases {
 		fmt.Fprintf(&b, "\n## Phase %d: %s\n", p, p.Name())
-		for _, f := range l.Entry(p).fields() {
+		var buf [maxFields]field
+		for _, f := range l.Entry(p).fields(buf[:0]) {
 			writeField(&b, f)
 		}
 	}
