@@ -13,7 +13,8 @@ import (
 // git gc, in process: bench/run.sh's verify row without process start-up.
 // The chain is bench/run.sh's too: a start, a begin, then verdicts that
 // keep Phase 1 in progress.
-// Run with: go test -run '^$' -bench Verify10k -benchmem ./pipeline
+// Building the chain (10,000 appends) takes a minute or two before the
+// timing starts. Run with: go test -run '^$' -bench Verify10k -benchmem ./pipeline
 func BenchmarkVerify10k(b *testing.B) {
 	const events = 10000
 	dir := gittest.Init(b)
