@@ -10,6 +10,9 @@
 #                                fewer runs; the figures are rough
 #   BENCH_STRICT=1               exit 1 when a goal is missed
 #   BENCH_KEEP=1                 keep the temporary directory (printed)
+#   BENCH_ONLY=verify,log       run only these rows (and the set-up they need):
+#                                hotpath status log append verify growth notes
+#                                import checkpoint hooks sync
 #
 # Needs only go, git and coreutils (Linux). bench/timer runs ours and the
 # baseline interleaved (A B, B A, A B, ...) so that drift hits both alike,
@@ -17,6 +20,9 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+
+# only says whether the rows of section $1 are to run (BENCH_ONLY).
+only() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 
 quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then
@@ -59,8 +65,10 @@ go build -o "$tmp/bin/timer" ./bench/timer
 # The cost of one provenance note among 10 and among 10,000 (git's fan-out:
 # 256 subtrees), measured in process by the notes package's benchmark, which
 # makes its own hermetic repositories; the row is printed with the others.
+if only notes; then
 go test -run '^$' -bench 'AppendScale' -benchtime "${note_runs}x" ./notes >"$tmp/notes-bench" 2>&1 ||
 	{ cat "$tmp/notes-bench" >&2; exit 1; }
+fi
 # `git true` runs true(1) as an external git command, like `git crucible`.
 ln -s "$(type -P true)" "$tmp/bin/git-true"
 
@@ -147,8 +155,10 @@ echo "setup:    $n_refs pipelines; active one on main: bench-big with ${big_seq:
 echo
 
 # --- benchmarks --------------------------------------------------------------
+: >"$tmp/results"
 timer -header
 
+if only hotpath; then
 # 1. The hot path: what a hook runs on every commit, as a whole process.
 # Hooks call the binary directly (their shim execs git-crucible), so that is
 # the goal; through git's own dispatch it costs git's hand-off on top.
@@ -163,17 +173,23 @@ bench -name "  info: floor: git true" -n "$n_fast" \
 bench -name "  info: cold (no cache file)" -n "$n_slow" \
 	-pre-a "rm -rf '$repo/.git/crucible/cache'" \
 	-a "git-crucible ledger check --quiet" -b "git rev-parse HEAD"
+fi
 
+if only status; then
 # 3. status reads the state carried in the tip commit: its cost must not
 # depend on how many events came before.
 bench -name "status ($big_seq vs $small_seq events)" -n "$n_fast" -goal 1.5 \
 	-a "git crucible status --pipeline bench-big" -b "git crucible status --pipeline bench-small"
+fi
 
+if only log; then
 # 3b. log's first page: it reads from the tip, so its cost must not depend
 # on how many events came before either.
 bench -name "log -n 20 ($big_seq vs $small_seq events)" -n "$n_fast" -goal 1.5 \
 	-a "git crucible log -n 20 --pipeline bench-big" -b "git crucible log -n 20 --pipeline bench-small"
+fi
 
+if only append; then
 # 2. One append through the CLI, as an orchestrator runs it, against one
 # ref update by git. Each git run moves the ref to the other commit. An
 # append writes four or five loose objects (events, state, ledger, tree,
@@ -208,19 +224,25 @@ git update-ref refs/bench/y $oid1 && git update-ref refs/bench/y $oid2
 SH
 bench -name "dispatch start+finish" -n "$n_slow" -goal 2.5 \
 	-a "sh $tmp/dispatch.sh" -b "sh $tmp/two-updates.sh"
+fi
 
 # 1b. The hot path in a repository after gc: refs in packed-refs, objects packed.
 git gc -q --prune=now
+if only hotpath || only log; then
 bench -name "  info: hot path after git gc" -n "$n_fast" \
 	-a "git-crucible ledger check --quiet" -b "git rev-parse HEAD"
 bench -name "  info: log -n 20 after git gc" -n "$n_fast" \
 	-a "git crucible log -n 20 --pipeline bench-big" -b "git crucible log -n 20 --pipeline bench-small"
+fi
+if only verify; then
 # 1c. verify replays the whole chain, every commit's objects read and every
 # event applied: against git listing the same objects, both packed. The
 # goal is about 1 s where git takes 50 ms (it was 25x and more).
 bench -name "verify ($big_seq events, packed)" -n "$n_verify" -warmup 1 -goal 20 \
 	-a "git crucible verify bench-big" -b "git rev-list --objects refs/crucible/pipelines/bench-big"
+fi
 
+if only growth; then
 # 4. Repository growth per event: bytes under .git/objects after gc, before
 # and after $growth_events more events.
 objects_bytes() {
@@ -235,7 +257,9 @@ verdict=PASS
 [ "$per_event" -le 2048 ] || verdict=MISS
 bench -row "growth per event (after gc)" "$per_event B" "-" "-" "<=2048 B" \
 	"$verdict ($growth_events events: $before -> $after bytes of objects)"
+fi
 
+if only notes; then
 # 4b. One provenance note added among 10,000 notes against one among 10
 # (bench/run.sh ran the go benchmark at the start).
 note_ns() { awk -v want="$1" '$1 ~ "AppendScale/notes=" want "-" { print $3 }' "$tmp/notes-bench"; }
@@ -243,7 +267,9 @@ notes_small=$(note_ns 10) notes_big=$(note_ns 10000)
 ratio=$(awk -v a="$notes_big" -v b="$notes_small" 'BEGIN { printf "%.2f", a / b }')
 verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.5 ? "PASS" : "MISS") }')
 bench -row "note added (10000 vs 10 notes)" "$((notes_big / 1000)) us" "$((notes_small / 1000)) us" "${ratio}x" "<=1.5x" "$verdict (n=$note_runs)"
+fi
 
+if only import; then
 # 5. Import of a 10,000-line crucible manifest (5,000 dispatches, each with
 # a 4 KiB dispatch file), then status and metrics on the 5,000-dispatch
 # pipeline it makes against a 10-dispatch one. Peak memory must not grow
@@ -278,7 +304,9 @@ read -r metrics_ms _ < <(timer -once -a "git-crucible metrics --pipeline bench-i
 verdict=PASS
 [ "$metrics_ms" -le 1000 ] || verdict=MISS
 bench -row "metrics ($n_disp dispatches)" "$metrics_ms ms" "-" "-" "<=1000 ms" "$verdict"
+fi
 
+if only checkpoint; then
 # 6. Checkpoints of a 20,000-file tree (2,000 in quick mode).
 n_files=20000
 [ "$quick" = 1 ] && n_files=2000
@@ -314,7 +342,9 @@ bench -name "checkpoint: after 10 changes" -n 20 -warmup 2 -goal 2 -pre-a "sh $t
 bench -name "checkpoint: restore 10 files" -n 10 -warmup 1 -goal 2 -pre-a "sh $tmp/ten-changes.sh" -pre-b "sh $tmp/ten-changes.sh" \
 	-a "git-crucible checkpoint restore first --yes --keep-head" -b "git checkout -f -q"
 cd "$repo"
+fi
 
+if only hooks; then
 # 7. Hooks, in the repository of section 1 (bench-big, 10,000 events, active
 # on main), each against the floor of any hook: the same hook doing nothing
 # (`exit 0`). The pre-commit hook as git runs it: the installed shim, which
@@ -347,7 +377,9 @@ bench -name "git commit, hooks vs exit 0 (no pipeline)" -n "$n_slow" -goal 1.5 \
 	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$empty_hooks commit -q --allow-empty -m bench"
 git checkout -q main
 git-crucible hooks uninstall >/dev/null
+fi
 
+if only sync; then
 # 8. sync of 100 pipelines (10 events each) to a bare remote, against a
 # plain git push of the same refs: first to an empty remote, then when
 # everything is up to date.
@@ -373,6 +405,7 @@ bench -name "sync 100 pipelines, empty remote" -n 10 -pre-a "sh $tmp/empty-ours.
 bench -name "sync 100 pipelines, up to date" -n 20 \
 	-a "git-crucible sync ours" -b "$push_plain"
 cd "$repo"
+fi
 
 echo
 misses=$(grep -c ' MISS ' "$tmp/results" || true)
