@@ -59,6 +59,11 @@ type Imports struct {
 	Seq            int64             `json:"seq,omitempty"` // the last import event
 }
 
+// plainFileName: a name that stays inside the directory it is written to.
+func plainFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
+
 // ImportPath is where an imported file with no home of its own is kept.
 func ImportPath(name string) string { return "import/" + name }
 
@@ -88,6 +93,10 @@ func (s *State) applyImport(e Event, p any) error {
 		}
 	case *importedDispatch:
 		line := d.line
+		// Export writes the prompt under this name, import takes only such.
+		if d.data.Prompt != "" && CheckName("dispatch file", line.File) != nil {
+			return fmt.Errorf("imported manifest line %d names a prompt file %q that is not a plain file name", line.Seq, line.File)
+		}
 		s.Dispatch.InFlight = cloneInFlight(s.Dispatch.InFlight)
 		key := strconv.Itoa(line.Seq)
 		if line.Status == "dispatched" {
@@ -105,6 +114,9 @@ func (s *State) applyImport(e Event, p any) error {
 			return fmt.Errorf("imported handoff %d to %d kept at %q", d.From, d.To, d.Path)
 		}
 	case *ImportVerdictData:
+		if !plainFileName(d.Name) { // export writes the marker under it
+			return fmt.Errorf("imported marker %q is not a plain file name", d.Name)
+		}
 		if d.Path != ImportPath(d.Name) {
 			return fmt.Errorf("imported marker %s kept at %q", d.Name, d.Path)
 		}

@@ -66,3 +66,28 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestImportedNamesArePlain: replay refuses an imported prompt or verdict
+// marker whose name is not a plain file name, as export would write it
+// outside its directory; a chain carrying one fails verification, so a fetch
+// does not take it in.
+func TestImportedNamesArePlain(t *testing.T) {
+	for _, c := range []struct {
+		typ, data, want string
+	}{
+		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"../x.md\",\"role\":\"r\",\"status\":\"dispatched\"}","prompt":"dispatch/0000/p.md"}`,
+			`imported manifest line 1 names a prompt file "../x.md" that is not a plain file name`},
+		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"a/x.md\",\"role\":\"r\",\"status\":\"dispatched\"}","prompt":"dispatch/0000/a/x.md"}`,
+			`imported manifest line 1 names a prompt file "a/x.md" that is not a plain file name`},
+		{TypeImportVerdict, `{"name":"../gate-verdict-1.md","path":"import/../gate-verdict-1.md","phase":1,"rounds":1}`,
+			`imported marker "../gate-verdict-1.md" is not a plain file name`},
+		{TypeImportVerdict, `{"name":"..","path":"import/..","phase":1,"rounds":1}`,
+			`imported marker ".." is not a plain file name`},
+	} {
+		st := started(t)
+		e := Event{Seq: 2, Lamport: 2, Time: "2026-11-22T10:00:00Z", Writer: "w", Type: c.typ, Data: json.RawMessage(c.data)}
+		if _, err := st.Apply(e); err == nil || err.Error() != c.want {
+			t.Errorf("%s %s: %v\nwant %s", c.typ, c.data, err, c.want)
+		}
+	}
+}
