@@ -450,10 +450,15 @@ type SyncReport struct {
 	Attempts int          `json:"attempts"`
 }
 
-// maxSyncAttempts bounds how often Sync starts over because the remote
+// syncPatience bounds how long Sync keeps starting over because the remote
 // moved between its fetch and its push, or another sync won a race for a
-// ref; retries back off, with jitter, so that racers spread out.
-const maxSyncAttempts = 10
+// ref. A time rather than a count of attempts: among many racers on a loaded
+// machine every attempt is slow and most are lost, yet each sync gets its
+// turn well within it. Retries back off, with jitter, so racers spread out.
+const syncPatience = 2 * time.Minute
+
+// maxBackOff caps one wait between attempts.
+const maxBackOff = 2 * time.Second
 
 // ErrRejected ends a sync whose fetch refused chains it was to push: they
 // are left out of its push (the remote would only refuse them in turn, as
@@ -486,14 +491,21 @@ func (x *Syncer) selected(ctx context.Context, sel Selection, ids []string) ([]s
 }
 
 // Sync fetches and integrates remote's history, then pushes the result,
-// starting over (a bounded number of times) when the remote moved between.
+// starting over (for up to syncPatience) when the remote moved between.
 func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncReport, error) {
 	report := &SyncReport{}
+	giveUp := time.Now().Add(syncPatience)
+	retry := func(err error) (bool, error) {
+		if !errors.Is(err, ErrRemoteMoved) && !errors.Is(err, ErrLostRace) || time.Now().After(giveUp) {
+			return false, err
+		}
+		return true, backOff(ctx, report.Attempts)
+	}
 	for report.Attempts = 1; ; report.Attempts++ {
 		fetch, err := x.Fetch(ctx, remote)
 		report.Fetch = fetch
-		if errors.Is(err, ErrLostRace) && report.Attempts < maxSyncAttempts {
-			if err := backOff(ctx, report.Attempts); err != nil {
+		if errors.Is(err, ErrLostRace) {
+			if again, err := retry(err); !again || err != nil {
 				return report, err
 			}
 			continue
@@ -515,18 +527,16 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 			}
 			return report, nil
 		}
-		if !errors.Is(err, ErrRemoteMoved) && !errors.Is(err, ErrLostRace) || report.Attempts == maxSyncAttempts {
-			return report, err
-		}
-		if err := backOff(ctx, report.Attempts); err != nil {
+		if again, err := retry(err); !again || err != nil {
 			return report, err
 		}
 	}
 }
 
-// backOff waits a random time that grows with the attempt, up to 640ms.
+// backOff waits a random time below a ceiling that doubles with the attempt
+// from 20ms up to maxBackOff.
 func backOff(ctx context.Context, attempt int) error {
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(attempt, 6))))
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(backOffCeiling(attempt)))))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -534,4 +544,9 @@ func backOff(ctx context.Context, attempt int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// backOffCeiling is the longest wait after the given attempt.
+func backOffCeiling(attempt int) time.Duration {
+	return min(10*time.Millisecond<<min(attempt, 10), maxBackOff)
 }

@@ -3,6 +3,7 @@ package remote
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParsePorcelain(t *testing.T) {
@@ -58,6 +59,24 @@ func TestDefaultName(t *testing.T) {
 	for upstream, want := range map[string]string{"": "origin", ".": "origin", "upstream": "upstream", "origin": "origin"} {
 		if got := defaultName(upstream); got != want {
 			t.Errorf("defaultName(%q) = %q, want %q", upstream, got, want)
+		}
+	}
+}
+
+func TestBackOffCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		attempt int
+		want    time.Duration
+	}{
+		{1, 20 * time.Millisecond},
+		{2, 40 * time.Millisecond},
+		{6, 640 * time.Millisecond},
+		{7, 1280 * time.Millisecond},
+		{8, maxBackOff},
+		{60, maxBackOff},
+	} {
+		if got := backOffCeiling(tc.attempt); got != tc.want {
+			t.Errorf("backOffCeiling(%d) = %v, want %v", tc.attempt, got, tc.want)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func syncCommand() *cli.Command {
 		Usage:     "fetch, merge and push pipeline history",
 		ArgsUsage: "[<remote> [<branch>]]",
 		Description: "`git crucible fetch`, then `git crucible push`; when the remote moves in between, or another\n" +
-			"sync wins a race for the same ref, it starts over after a short random pause, up to ten times.\n" +
+			"sync wins a race for the same ref, it starts over after a random pause that grows, for up to two minutes.\n" +
 			"Two clones that both wrote to a pipeline converge by syncing in turn. A fetched chain that\n" +
 			"cannot be taken in is left out of the push and named (exit 1); the others still go.\n\n" +
 			remoteHelp,
