@@ -72,14 +72,30 @@ func (r *FetchReport) Rejected() []string {
 }
 
 // CheckName refuses a remote name that cannot name a tracking namespace
-// (git's ref-name rules, which also keep out paths and URLs) or would read
-// as an option.
+// (git's ref-name rules, which also keep out paths and URLs), would read as
+// an option, or would put its tracking refs inside another remote's: under
+// remote a's tracking namespace lie a/pipelines/... and a/notes/..., so a
+// pruning fetch from a would delete theirs (an *OverlapError).
 func CheckName(remote string) error {
 	if strings.HasPrefix(remote, "-") || strings.HasPrefix(remote, "/") ||
 		gitext.CheckRefName(TrackingPrefix(remote)+"x") != nil {
 		return fmt.Errorf("'%s' is not a usable remote name", remote)
 	}
+	parts := strings.Split(remote, "/")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] == "pipelines" || parts[i] == "notes" {
+			return &OverlapError{Name: remote, Inside: strings.Join(parts[:i], "/")}
+		}
+	}
 	return nil
+}
+
+// OverlapError refuses a remote name whose tracking refs would lie inside
+// those of remote Inside.
+type OverlapError struct{ Name, Inside string }
+
+func (e *OverlapError) Error() string {
+	return fmt.Sprintf("'%s' is not a usable remote name: its tracking refs would lie inside those of remote '%s'", e.Name, e.Inside)
 }
 
 // Fetch copies remote's pipeline refs and notes into the tracking

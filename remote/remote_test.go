@@ -24,12 +24,12 @@ func TestParsePorcelain(t *testing.T) {
 }
 
 func TestCheckName(t *testing.T) {
-	for _, good := range []string{"origin", "upstream", "team/one", "a-b.c"} {
+	for _, good := range []string{"origin", "upstream", "team/one", "a-b.c", "notes", "pipelines/a", "a/notes-b"} {
 		if err := CheckName(good); err != nil {
 			t.Errorf("%q: %v", good, err)
 		}
 	}
-	for _, bad := range []string{"", "-x", "a b", "a..b", "a:b", "a/", "a//b", "a*", "/tmp/server.git", "../server.git", "https://host/r.git"} {
+	for _, bad := range []string{"", "-x", "a b", "a..b", "a:b", "a/", "a//b", "a*", "a/notes", "a/pipelines", "a/b/notes/c", "/tmp/server.git", "../server.git", "https://host/r.git"} {
 		if err := CheckName(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

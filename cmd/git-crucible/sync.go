@@ -128,6 +128,11 @@ func withSyncer(c *cli.Context, maxArgs int, fn func(*session, *remote.Syncer, s
 			}
 		}
 		if err := remote.CheckName(name); err != nil {
+			var overlap *remote.OverlapError
+			if errors.As(err, &overlap) {
+				return withHints(&refused{Err: err}, fmt.Sprintf("rename it, e.g.: git remote rename '%s' '%s'",
+					name, strings.ReplaceAll(name, "/", "-")))
+			}
 			return usageErrorf("%v", err)
 		}
 		x := &remote.Syncer{Svc: s.svc}
