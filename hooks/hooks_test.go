@@ -351,3 +351,45 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		t.Fatalf("rewritten as:\n%s", got)
 	}
 }
+
+// TestShimSkipsOnlyWhatItCanSee: outside a pipeline the commit hooks' shim
+// exits before starting the binary, but only where sh can see the branch's
+// active-pipeline ref as a file; a reftable repository (whose HEAD names
+// refs/heads/.invalid) goes to the binary, so the gate is never skipped.
+func TestShimSkipsOnlyWhatItCanSee(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "git-crucible-hook")
+	write(t, fake, "#!/bin/sh\necho ran \"$@\"\n", 0o755)
+	hook := filepath.Join(dir, "pre-commit")
+	write(t, hook, string(Shim("pre-commit", fake)), 0o755)
+	gitdir := filepath.Join(dir, "repo.git")
+	for _, d := range []string{"refs/heads", "refs/crucible/active"} {
+		if err := os.MkdirAll(filepath.Join(gitdir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() string {
+		cmd := exec.Command(hook)
+		cmd.Env = append(os.Environ(), "GIT_DIR="+gitdir, "PATH=/usr/bin:/bin")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return string(out)
+	}
+	write(t, filepath.Join(gitdir, "HEAD"), "ref: refs/heads/main\n", 0o644)
+	if out := run(); out != "" {
+		t.Fatalf("no active pipeline: the shim started the binary: %q", out)
+	}
+	write(t, filepath.Join(gitdir, "refs/crucible/active/main"), "ref: refs/crucible/pipelines/p\n", 0o644)
+	if out := run(); out != "ran pre-commit\n" {
+		t.Fatalf("active pipeline: %q", out)
+	}
+	write(t, filepath.Join(gitdir, "HEAD"), "ref: refs/heads/.invalid\n", 0o644)
+	if err := os.Mkdir(filepath.Join(gitdir, "reftable"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(); out != "ran pre-commit\n" {
+		t.Fatalf("reftable: the shim decided alone: %q", out)
+	}
+}

@@ -57,9 +57,10 @@ const shimTail = `exec "$crucible" @NAME@ "$@"
 // should not pay for starting git-crucible-hook three times to learn it. The
 // branch's active pipeline is a symbolic ref, which git always keeps as a
 // loose file, so sh can look for it with builtins. Anything unusual (a
-// linked worktree, GIT_COMMON_DIR) goes to git-crucible-hook, which knows.
+// linked worktree, GIT_COMMON_DIR, a reftable repository whose refs are no
+// files) goes to git-crucible-hook, which knows.
 const shimSkip = `gitdir=${GIT_DIR:-.git}
-if [ -z "${GIT_COMMON_DIR-}" ] && [ -d "$gitdir" ] && [ ! -f "$gitdir/commondir" ] && read -r head <"$gitdir/HEAD"; then
+if [ -z "${GIT_COMMON_DIR-}" ] && [ -d "$gitdir" ] && [ ! -f "$gitdir/commondir" ] && [ ! -d "$gitdir/reftable" ] && read -r head <"$gitdir/HEAD"; then
 	case $head in
 	"ref: refs/heads/"*) [ -f "$gitdir/refs/crucible/active/${head#ref: refs/heads/}" ] || exit 0 ;;
 	*) exit 0 ;;
