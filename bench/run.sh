@@ -43,6 +43,12 @@ fi
 only=${BENCH_ONLY:-}
 # want says whether the group of rows named $1 is to run.
 want() { [ -z "$only" ] || [[ " $only " == *" $1 "* ]]; }
+for g in $only; do
+	case $g in
+	core | import | checkpoint | hooks | sync) ;;
+	*) echo "error: BENCH_ONLY: no group '$g' (core, import, checkpoint, hooks, sync)" >&2; exit 1 ;;
+	esac
+done
 
 for tool in go git; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "error: $tool is not on PATH" >&2; exit 1; }
@@ -100,6 +106,7 @@ EOF
 timer() { "$tmp/bin/timer" "$@"; }
 # bench runs a timer line and keeps it, for BENCH_STRICT.
 bench() { "$tmp/bin/timer" "$@" | tee -a "$tmp/results"; }
+: >"$tmp/results"
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
 
