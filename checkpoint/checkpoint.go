@@ -224,15 +224,19 @@ func (s *Shadow) Create(ctx context.Context, reason, source, pipeline string) (*
 		return nil, err
 	}
 	tree := strings.TrimSpace(string(out))
+	branch, _ := s.main.HeadBranch()
+	head, _ := s.main.HeadCommit()
 	seq := 1
 	if newest != nil {
-		if newest.Tree == tree {
+		// The newest stands for this one only if HEAD is where it was: a
+		// restore's safety checkpoint must name the branch and commit of now.
+		if newest.Tree == tree && newest.Branch == branch && newest.Head == head {
 			r.Checkpoint, r.Unchanged = *newest, true
 			return r, nil
 		}
 		seq = newest.Seq + 1
 	}
-	c, err := s.commit(tree, seq, reason, source, pipeline)
+	c, err := s.commit(tree, branch, head, seq, reason, source, pipeline)
 	if err != nil {
 		return nil, err
 	}
@@ -497,14 +501,12 @@ func (s *Shadow) syncExcludes() error {
 	return fsutil.WriteAtomic(path, b, 0o644)
 }
 
-// commit records tree as checkpoint number seq.
-func (s *Shadow) commit(tree string, seq int, reason, source, pipeline string) (*Checkpoint, error) {
+// commit records tree, taken on branch at head, as checkpoint number seq.
+func (s *Shadow) commit(tree, branch, head string, seq int, reason, source, pipeline string) (*Checkpoint, error) {
 	now, err := gitext.Now()
 	if err != nil {
 		return nil, err
 	}
-	branch, _ := s.main.HeadBranch()
-	head, _ := s.main.HeadCommit()
 	c := &Checkpoint{Tree: tree, Reason: reason, Source: source, Branch: branch, Head: head,
 		Time: now.UTC().Format(time.RFC3339), Seq: seq, Pipeline: pipeline}
 	sig := gitext.Signature("git-crucible", "checkpoint@git-crucible", now)

@@ -247,8 +247,11 @@ func (e *HeadGoneError) Error() string {
 }
 
 // ResetBranch moves the current branch (and the index, not the work tree)
-// to head, through git so that the reflog keeps where it was.
-func (s *Shadow) ResetBranch(ctx context.Context, head string) error {
+// from from, where the restore's safety checkpoint found it, to head,
+// through git so that the reflog keeps where it was. The move is a
+// compare-and-swap: a commit made on the branch while the restore ran is
+// never dropped from it (the error wraps gitext.ErrRefChanged).
+func (s *Shadow) ResetBranch(ctx context.Context, from, head string) error {
 	if head == "" {
 		return nil
 	}
@@ -264,7 +267,23 @@ func (s *Shadow) ResetBranch(ctx context.Context, head string) error {
 		return err
 	}
 	defer s.releaseResetLocks()
-	_, err = s.main.Git(ctx, "reset", "-q", "--mixed", head)
+	// git reset takes no old value: git update-ref moves HEAD (the branch
+	// it names) by compare-and-swap, with reset's reflog message, then a
+	// reset of every path brings the index along and ORIG_HEAD is set, as
+	// git reset --mixed would have done.
+	args := []string{"update-ref", "-m", "reset: moving to " + head, "HEAD", head}
+	if from != "" {
+		args = append(args, from)
+	} else {
+		args = append(args, strings.Repeat("0", 2*s.main.HashLen()))
+	}
+	if _, err := s.main.Git(ctx, args...); err != nil {
+		return err
+	}
+	if _, err := s.main.Git(ctx, "reset", "-q", "HEAD", "--", ":/"); err != nil || from == "" {
+		return err
+	}
+	_, err = s.main.Git(ctx, "update-ref", "--no-deref", "ORIG_HEAD", from)
 	return err
 }
 

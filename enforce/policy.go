@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -48,13 +49,33 @@ func ParsePushPolicy(entries []gitext.ConfigEntry) (PushPolicy, error) {
 		case "crucible.protectedbranches":
 			p.Protected = strings.FieldsFunc(e.Value, func(r rune) bool { return r == ',' || r == ' ' })
 		case "crucible.pushhistory":
-			p.History = e.Value == "true" || e.Value == "yes" || e.Value == "on" || e.Value == "1"
+			b, ok := gitBool(e.Value)
+			if !ok {
+				return p, fmt.Errorf("bad boolean config value '%s' for '%s'", e.Value, strings.ToLower(e.Key))
+			}
+			p.History = b
 		}
 	}
 	if !slices.Contains(pushModes, p.Mode) {
 		return p, &PolicyError{Value: p.Mode}
 	}
 	return p, nil
+}
+
+// gitBool reads a boolean as git config does: a bare key is true, the
+// words in any case, and an integer (with a k, m or g unit) true unless 0.
+func gitBool(v string) (value, ok bool) {
+	switch strings.ToLower(v) {
+	case "", "true", "yes", "on":
+		return true, true
+	case "false", "no", "off":
+		return false, true
+	}
+	n, err := strconv.ParseInt(strings.TrimRight(v, "kKmMgG"), 10, 64)
+	if err != nil || len(v)-len(strings.TrimRight(v, "kKmMgG")) > 1 {
+		return false, false
+	}
+	return n != 0, true
 }
 
 // Off reports whether the push hooks check nothing.

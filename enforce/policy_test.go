@@ -25,6 +25,10 @@ func TestParsePushPolicy(t *testing.T) {
 			PushPolicy{Mode: "gated", Protected: []string{"main", "master"}}, ""},
 		{"history spellings", []gitext.ConfigEntry{entry("crucible.pushhistory", "on")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
 		{"history 1", []gitext.ConfigEntry{entry("crucible.pushhistory", "1")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
+		{"history as a bare key", []gitext.ConfigEntry{entry("crucible.pushhistory", "")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
+		{"history TRUE", []gitext.ConfigEntry{entry("crucible.pushhistory", "TRUE")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
+		{"history 2", []gitext.ConfigEntry{entry("crucible.pushhistory", "2")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
+		{"history Off", []gitext.ConfigEntry{entry("crucible.pushhistory", "true"), entry("crucible.pushhistory", "Off")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}}, ""},
 		{"no protected branch", []gitext.ConfigEntry{entry("crucible.protectedbranches", "")}, PushPolicy{Mode: "gated", Protected: []string{}}, ""},
 		{"unknown mode", []gitext.ConfigEntry{entry("crucible.pushpolicy", "strict")}, PushPolicy{}, "strict"},
 		{"case matters in values", []gitext.ConfigEntry{entry("crucible.pushpolicy", "Off")}, PushPolicy{}, "Off"},
@@ -41,6 +45,15 @@ func TestParsePushPolicy(t *testing.T) {
 		case !reflect.DeepEqual(got, c.want):
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestPushHistoryNotABoolean: a value git cannot read as a boolean is
+// refused in git's words, as git config --type=bool would, not taken as false.
+func TestPushHistoryNotABoolean(t *testing.T) {
+	_, err := ParsePushPolicy([]gitext.ConfigEntry{{Key: "crucible.pushhistory", Value: "maybe"}})
+	if err == nil || err.Error() != "bad boolean config value 'maybe' for 'crucible.pushhistory'" {
+		t.Fatalf("error %v", err)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 // fsckOrder is the header order git fsck requires of a commit, the one in
 // which DecodeCommit promises a byte-identical round trip.
-var fsckOrder = regexp.MustCompile(`^tree [^\n]+\n(parent [^\n]*\n)*author [^\n]*\ncommitter [^\n]*\n`)
+var fsckOrder = regexp.MustCompile(`^tree [0-9a-f]{40}(?:[0-9a-f]{24})?\n(parent [0-9a-f]{40}(?:[0-9a-f]{24})?\n)*author [^\n]*\ncommitter [^\n]*\n`)
 
 // identity is an author or committer line git and we split alike.
 var identity = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9 .]*[A-Za-z0-9])?) <([A-Za-z0-9@.]*)> ([1-9][0-9]{0,9} [+-][0-9]{4})$`)
@@ -78,7 +78,9 @@ func FuzzDecodeCommit(f *testing.F) {
 		if inOrder && f[4] != encoding {
 			t.Fatalf("git reads encoding %q; we read %q", f[4], encoding)
 		}
-		if inOrder && encoding == "" && !bytes.ContainsRune(data, 0) && f[5] != c.Message {
+		// Without a blank line git has no message, and %B prints whatever
+		// follows in its buffer.
+		if inOrder && !c.NoBody && encoding == "" && !bytes.ContainsRune(data, 0) && f[5] != c.Message {
 			t.Fatalf("git reads message %q; we read %q", f[5], c.Message)
 		}
 	})

@@ -268,11 +268,19 @@ func DecodeCommit(data []byte) (*Commit, error) {
 	if !ok || tree == "" {
 		return nil, errors.New("malformed commit object: no tree")
 	}
+	// The ids go on to git as arguments and batch requests: one git would
+	// not write (a "--option", a name like HEAD) must stop here.
+	if !hexOID(tree) {
+		return nil, fmt.Errorf("malformed commit object: tree %q", tree)
+	}
 	c.Tree = tree
 	for {
 		p, ok := next("parent")
 		if !ok {
 			break
+		}
+		if !hexOID(p) {
+			return nil, fmt.Errorf("malformed commit object: parent %q", p)
 		}
 		c.Parents = append(c.Parents, p)
 	}

@@ -163,7 +163,13 @@ func RetryCAS(ctx context.Context, try func() error) error {
 // ValidOID reports whether s is a full lower-case hex object id of r's
 // object format.
 func (r *Repo) ValidOID(s string) bool {
-	if len(s) != 2*r.HashLen() {
+	return len(s) == 2*r.HashLen() && hexOID(s)
+}
+
+// hexOID reports whether s is a full lower-case hex object id of either
+// object format, as git writes them in objects (a commit's tree and parents).
+func hexOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -150,7 +150,8 @@ func (e *ClashError) Error() string {
 }
 
 // WriteFiles writes an export's files into dir and returns their names,
-// sorted. Unless force, it writes none when one would replace a file with
+// sorted. A name that is not a plain file name fails it before anything is
+// written. Unless force, it writes none when one would replace a file with
 // other content (a *ClashError).
 func WriteFiles(dir string, files map[string][]byte, force bool) ([]string, error) {
 	names := make([]string, 0, len(files))
@@ -160,6 +161,10 @@ func WriteFiles(dir string, files map[string][]byte, force bool) ([]string, erro
 	sort.Strings(names)
 	var clash []string
 	for _, name := range names {
+		// Names come from the chain, which a remote may have written.
+		if !filepath.IsLocal(name) || filepath.Base(name) != name {
+			return nil, fmt.Errorf("refusing to write '%s': not a file name directly inside %s", name, dir)
+		}
 		old, err := os.ReadFile(filepath.Join(dir, name))
 		if err == nil && !bytes.Equal(old, files[name]) {
 			clash = append(clash, name)

@@ -196,3 +196,47 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatalf("forced: %q", b)
 	}
 }
+
+// TestExportStaysInItsDirectory: a chain that passes verification (one
+// fetched from a remote, say) may carry an imported manifest line whose
+// file climbs out with "../"; export refuses it and writes nothing,
+// never a file outside the directory it was given.
+func TestExportStaysInItsDirectory(t *testing.T) {
+	t.Chdir(gittest.Init(t))
+	repo, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := pipeline.Open(repo)
+	defer svc.Close()
+	st, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "g", Mode: "feature", ID: "build-esc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := `{"seq":1,"file":"../escaped.md","role":"implementer","status":"dispatched"}`
+	if _, _, err := svc.Update(t.Context(), st.ID, func(*pipeline.State, string) (*pipeline.Change, error) {
+		return &pipeline.Change{Files: map[string][]byte{"dispatch/0000/p.md": []byte("planted\n")},
+			Drafts: []pipeline.Draft{{Type: pipeline.TypeImportDispatch, Data: pipeline.ImportDispatchData{Line: line, Prompt: "dispatch/0000/p.md"}}}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := svc.VerifyKnown(t.Context(), st.ID); err != nil || len(problems) != 0 {
+		t.Logf("the chain does not verify (%v, %v): a fetch would not take it in", problems, err)
+	}
+	files, err := Export(t.Context(), svc, st.ID, "out", "2026-11-22T11:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := t.TempDir()
+	out := filepath.Join(top, "out")
+	names, err := WriteFiles(out, files, true)
+	if err == nil {
+		t.Errorf("export wrote %v", names)
+	}
+	if _, err := os.Stat(filepath.Join(top, "escaped.md")); err == nil {
+		t.Fatalf("export wrote %s, outside %s", filepath.Join(top, "escaped.md"), out)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Fatalf("a refused export wrote %d files", len(entries))
+	}
+}

@@ -104,10 +104,17 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	}
 	handoffs := map[string]Handoff{}
 	verdicts := map[string]Marker{}
+	// The names are matched, not the path: dir may hold glob characters.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	for _, pattern := range []string{"handoff-*-to-*.md", "gate-verdict-*.md"} {
-		names, _ := filepath.Glob(filepath.Join(dir, pattern))
-		for _, path := range names {
-			name := filepath.Base(path)
+		for _, e := range entries {
+			name := e.Name()
+			if ok, _ := filepath.Match(pattern, name); !ok {
+				continue
+			}
 			b, err := readInside(dir, name)
 			if err != nil {
 				return nil, err

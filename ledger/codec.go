@@ -20,18 +20,9 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // Validate reports a value that crucible's line format cannot carry: a line
 // break, or white space at either end (the format trims it).
 func (l *Ledger) Validate() error {
-	check := func(what, v string) error {
-		if strings.ContainsAny(v, "\r\n") {
-			return fmt.Errorf("%s contains a line break", what)
-		}
-		if v != strings.TrimSpace(v) {
-			return fmt.Errorf("%s has white space at an end", what)
-		}
-		return nil
-	}
 	for _, f := range []struct{ what, v string }{{"Run", l.Run}, {"PipelineID", l.PipelineID}, {"Goal", l.Goal}, {"Mode", l.Mode}} {
-		if err := check(f.what, f.v); err != nil {
-			return err
+		if bad := badValue(f.v); bad != "" {
+			return fmt.Errorf("%s %s", f.what, bad)
 		}
 	}
 	for _, p := range Phases {
@@ -39,34 +30,52 @@ func (l *Ledger) Validate() error {
 		if !e.Status.Valid() {
 			return fmt.Errorf("phase %d: invalid status %q", p, e.Status)
 		}
-		for _, f := range e.fields() {
-			if err := check(fmt.Sprintf("phase %d %s", p, f.key), f.value); err != nil {
-				return err
+		var buf [maxFields]field
+		for _, f := range e.fields(buf[:0]) {
+			if bad := badValue(f.value); bad != "" {
+				return fmt.Errorf("phase %d %s %s", p, f.key, bad)
 			}
 		}
 	}
 	return nil
 }
 
+// badValue says what keeps v from being a ledger line's value, "" if nothing.
+func badValue(v string) string {
+	switch {
+	case strings.ContainsAny(v, "\r\n"):
+		return "contains a line break"
+	case v != strings.TrimSpace(v):
+		return "has white space at an end"
+	}
+	return ""
+}
+
 type field struct{ key, value string }
 
-// fields lists the block's lines in crucible's key order; empty ones are left out.
-func (e *Entry) fields() []field {
-	all := []field{
-		{"Gate", e.Gate}, {"Artifact", e.Artifact}, {"Tasks", e.Tasks}, {"Reason", e.Reason},
-	}
-	if e.Acknowledged || e.Status == Skipped {
-		all = append(all, field{"Acknowledged", strconv.FormatBool(e.Acknowledged)})
-	}
-	all = append(all, field{"PipelineID", e.PipelineID})
-	out := []field{{"Status", string(e.Status)}}
-	for _, f := range all {
-		if f.value != "" {
-			out = append(out, f)
+// fields lists the block's lines in crucible's key order; empty ones are
+// left out. They are appended to buf, which has room for all of them, so
+// that a caller's array can hold them: every ledger action checks them.
+func (e *Entry) fields(buf []field) []field {
+	out := append(buf, field{"Status", string(e.Status)})
+	add := func(key, value string) {
+		if value != "" {
+			out = append(out, field{key, value})
 		}
 	}
+	add("Gate", e.Gate)
+	add("Artifact", e.Artifact)
+	add("Tasks", e.Tasks)
+	add("Reason", e.Reason)
+	if e.Acknowledged || e.Status == Skipped {
+		add("Acknowledged", strconv.FormatBool(e.Acknowledged))
+	}
+	add("PipelineID", e.PipelineID)
 	return out
 }
+
+// maxFields is how many lines a block has at most.
+const maxFields = 7
 
 // Render writes l as build-gate-ledger.md. Values must pass Validate.
 func Render(l *Ledger) []byte {
@@ -77,7 +86,8 @@ func Render(l *Ledger) []byte {
 	}
 	for _, p := range Phases {
 		fmt.Fprintf(&b, "\n## Phase %d: %s\n", p, p.Name())
-		for _, f := range l.Entry(p).fields() {
+		var buf [maxFields]field
+		for _, f := range l.Entry(p).fields(buf[:0]) {
 			writeField(&b, f)
 		}
 	}
@@ -85,9 +95,11 @@ func Render(l *Ledger) []byte {
 }
 
 func writeField(b *bytes.Buffer, f field) {
-	b.WriteString(f.key + ":")
+	b.WriteString(f.key)
+	b.WriteByte(':')
 	if f.value != "" {
-		b.WriteString(" " + f.value)
+		b.WriteByte(' ')
+		b.WriteString(f.value)
 	}
 	b.WriteByte('\n')
 }

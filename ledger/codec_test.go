@@ -131,7 +131,7 @@ func TestParseCRLFFull(t *testing.T) {
 		t.Fatalf("Parse = %+v\nwant %+v", l, want)
 	}
 	for _, e := range l.Phases {
-		for _, f := range e.fields() {
+		for _, f := range e.fields(nil) {
 			if strings.ContainsRune(f.value, '\r') {
 				t.Fatalf("value %q keeps a CR", f.value)
 			}

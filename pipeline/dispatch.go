@@ -85,15 +85,11 @@ func ValidDispatchStatus(s string) bool {
 	return false
 }
 
-// applyDispatch is State.Apply for the dispatch events.
-func (s *State) applyDispatch(e Event) error {
+// applyDispatch is State.Apply for the dispatch events, payload their data.
+func (s *State) applyDispatch(e Event, payload any) error {
 	d := &s.Dispatch
-	switch e.Type {
-	case TypeDispatchStart:
-		var p DispatchStart
-		if err := strictUnmarshal(e.Data, &p); err != nil {
-			return fmt.Errorf("%s: %w", e.Type, err)
-		}
+	switch p := payload.(type) {
+	case *DispatchStart:
 		switch {
 		case p.Seq != d.Last+1:
 			return fmt.Errorf("dispatch seq %d is not the next one (%d)", p.Seq, d.Last+1)
@@ -109,11 +105,7 @@ func (s *State) applyDispatch(e Event) error {
 		d.InFlight = cloneInFlight(d.InFlight)
 		d.Last = p.Seq
 		d.InFlight[strconv.Itoa(p.Seq)] = InFlight{Started: e.Time, Template: p.Template, ToolUseID: p.ToolUseID}
-	case TypeDispatchFinish:
-		var p DispatchFinish
-		if err := strictUnmarshal(e.Data, &p); err != nil {
-			return fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *DispatchFinish:
 		key := strconv.Itoa(p.Seq)
 		f, ok := d.InFlight[key]
 		switch {

@@ -62,14 +62,10 @@ type Imports struct {
 // ImportPath is where an imported file with no home of its own is kept.
 func ImportPath(name string) string { return "import/" + name }
 
-// applyImport is State.Apply for the import events.
-func (s *State) applyImport(e Event) error {
-	switch e.Type {
-	case TypeImportFiles:
-		var d ImportFilesData
-		if err := DecodeData(e, &d); err != nil {
-			return err
-		}
+// applyImport is State.Apply for the import events, p their payload.
+func (s *State) applyImport(e Event, p any) error {
+	switch d := p.(type) {
+	case *ImportFilesData:
 		files := make(map[string]string, len(s.Import.Files)+len(d.Files))
 		for k, v := range s.Import.Files {
 			files[k] = v
@@ -78,11 +74,7 @@ func (s *State) applyImport(e Event) error {
 			files[k] = v
 		}
 		s.Import.Files, s.Import.ManifestLines, s.Import.ManifestDigest = files, d.ManifestLines, d.ManifestDigest
-	case TypeImportLedger:
-		var d ImportLedgerData
-		if err := DecodeData(e, &d); err != nil {
-			return err
-		}
+	case *ImportLedgerData:
 		if err := d.Ledger.Validate(); err != nil {
 			return fmt.Errorf("imported ledger: %w", err)
 		}
@@ -94,15 +86,8 @@ func (s *State) applyImport(e Event) error {
 		for i := range s.Gates.Track {
 			s.Gates.Track[i].Since = e.Seq
 		}
-	case TypeImportDispatch:
-		var d ImportDispatchData
-		if err := DecodeData(e, &d); err != nil {
-			return err
-		}
-		line, err := ImportedLine(d.Line)
-		if err != nil {
-			return err
-		}
+	case *importedDispatch:
+		line := d.line
 		s.Dispatch.InFlight = cloneInFlight(s.Dispatch.InFlight)
 		key := strconv.Itoa(line.Seq)
 		if line.Status == "dispatched" {
@@ -115,19 +100,11 @@ func (s *State) applyImport(e Event) error {
 			s.Dispatch.InFlight = nil
 		}
 		s.Dispatch.Last = max(s.Dispatch.Last, line.Seq)
-	case TypeImportHandoff:
-		var d HandoffData
-		if err := DecodeData(e, &d); err != nil {
-			return err
-		}
+	case *HandoffData:
 		if d.Path != HandoffPath(d.From) || d.To != d.From+1 {
 			return fmt.Errorf("imported handoff %d to %d kept at %q", d.From, d.To, d.Path)
 		}
-	case TypeImportVerdict:
-		var d ImportVerdictData
-		if err := DecodeData(e, &d); err != nil {
-			return err
-		}
+	case *ImportVerdictData:
 		if d.Path != ImportPath(d.Name) {
 			return fmt.Errorf("imported marker %s kept at %q", d.Name, d.Path)
 		}

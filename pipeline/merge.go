@@ -83,11 +83,7 @@ func (e *ConflictError) Error() string {
 	return b.String()
 }
 
-func (s *State) applyResolve(e Event) error {
-	var d ResolveData
-	if err := strictUnmarshal(e.Data, &d); err != nil {
-		return fmt.Errorf("%s: %w", e.Type, err)
-	}
+func (s *State) applyResolve(d *ResolveData) error {
 	if strings.TrimSpace(d.Reason) == "" {
 		return errors.New("resolving a conflict needs a reason")
 	}

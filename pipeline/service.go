@@ -263,61 +263,6 @@ func (s *Service) batch(w *Writer, st *State, now string, drafts []Draft) (*refs
 	return b, warnings, nil
 }
 
-// Describe is an event's one-line summary, for commit subjects and logs.
-func Describe(e Event) string {
-	var d struct {
-		Phase   ledger.Phase `json:"phase"`
-		Verdict string       `json:"verdict"`
-		Goal    string       `json:"goal"`
-		Seq     int          `json:"seq"`
-		Role    string       `json:"role"`
-		Task    *int         `json:"task"`
-		Status  string       `json:"status"`
-		Type    string       `json:"type"`
-		Choice  string       `json:"choice"`
-		From    ledger.Phase `json:"from"`
-		Reason  string       `json:"reason"`
-	}
-	_ = json.Unmarshal(e.Data, &d) // a summary of an odd payload is just shorter
-	switch {
-	case e.Type == TypeStart:
-		return fmt.Sprintf("start: %s", LedgerGoal(d.Goal))
-	case e.Type == TypeDispatchStart:
-		task := ""
-		if d.Task != nil {
-			task = fmt.Sprintf(" on task %d", *d.Task)
-		}
-		return fmt.Sprintf("dispatch %d: %s%s", d.Seq, d.Role, task)
-	case e.Type == TypeDispatchFinish:
-		return fmt.Sprintf("dispatch %d %s", d.Seq, d.Status)
-	case e.Type == TypeHandoff:
-		return fmt.Sprintf("handoff %d → %d", d.From, d.From+1)
-	case e.Type == TypeImportHandoff:
-		return fmt.Sprintf("imported handoff %d → %d", d.From, d.From+1)
-	case e.Type == TypeImportDispatch:
-		return "imported a manifest line"
-	case e.Type == TypeImportLedger:
-		return "imported the gate ledger"
-	case e.Type == TypeImportVerdict:
-		return "imported a verdict marker"
-	case e.Type == TypeImportFiles:
-		return "import"
-	case e.Type == TypeCheckpoint:
-		return "checkpoint " + d.Reason
-	case e.Type == TypeResolve && d.Phase != 0:
-		return fmt.Sprintf("resolve Phase %d conflicts: %s", d.Phase, LedgerGoal(d.Reason))
-	case e.Type == TypeResolve:
-		return "resolve conflicts: " + LedgerGoal(d.Reason)
-	case e.Type == TypeDecision:
-		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
-	case e.Type == TypeVerdict:
-		return fmt.Sprintf("verdict %s for phase %d", d.Verdict, d.Phase)
-	case strings.HasPrefix(e.Type, ledgerType):
-		return fmt.Sprintf("%s phase %d", strings.TrimPrefix(e.Type, ledgerType), d.Phase)
-	}
-	return strings.TrimPrefix(e.Type, "pipeline.")
-}
-
 // StartOptions configure a new pipeline.
 type StartOptions struct {
 	Goal  string

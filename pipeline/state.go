@@ -48,10 +48,83 @@ type State struct {
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 }
 
-// Encode renders state.json canonically.
+// Encode renders state.json canonically: json.MarshalIndent's bytes with
+// one space per level.
 func (s *State) Encode() []byte {
-	b, _ := json.MarshalIndent(s, "", " ") // a State always marshals
-	return append(b, '\n')
+	var e stateEncoder
+	return e.encode(s)
+}
+
+// stateEncoder renders states into buffers it reuses, for verify, which
+// renders one for every commit.
+type stateEncoder struct {
+	compact bytes.Buffer
+	out     []byte
+}
+
+// encode renders s as Encode does, into a buffer the next call reuses.
+func (e *stateEncoder) encode(s *State) []byte {
+	e.compact.Reset()
+	json.NewEncoder(&e.compact).Encode(s) // a State always marshals; Encode adds a newline
+	e.out = append(indent(e.out[:0], bytes.TrimSuffix(e.compact.Bytes(), []byte("\n"))), '\n')
+	return e.out
+}
+
+// indent is json.Indent of what json.Marshal writes (compact and valid)
+// with one space per level, without the general scanner: verify renders
+// state.json once for every commit it replays, and json.Indent was most of
+// that. Strings and literals are copied whole.
+// The result is appended to out.
+func indent(out, compact []byte) []byte {
+	const spaces = "                " // 16 levels, more than state.json has
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		out = append(out, spaces[:min(depth, len(spaces))]...)
+		for range depth - len(spaces) {
+			out = append(out, ' ')
+		}
+	}
+	for i := 0; i < len(compact); i++ {
+		switch c := compact[i]; c {
+		case '{', '[':
+			if i+1 < len(compact) && (compact[i+1] == '}' || compact[i+1] == ']') {
+				out = append(out, c, compact[i+1]) // empty: {} or []
+				i++
+				continue
+			}
+			depth++
+			out = append(out, c)
+			newline()
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, c, ' ')
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		default: // a string, number, true, false or null, up to what follows it
+			end := i + 1
+			if c == '"' {
+				for end < len(compact) && compact[end] != '"' {
+					if compact[end] == '\\' {
+						end++
+					}
+					end++
+				}
+				end = min(end+1, len(compact))
+			} else {
+				for end < len(compact) && !strings.ContainsRune(",:]}", rune(compact[end])) {
+					end++
+				}
+			}
+			out = append(out, compact[i:end]...)
+			i = end - 1
+		}
+	}
+	return out
 }
 
 // DecodeState parses state.json, refusing a format this code does not know.
@@ -94,83 +167,60 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 	if (e.Type == TypeStart) != (s.Seq == 0) {
 		return nil, fmt.Errorf("event seq %d: %s must be the first event and only the first", e.Seq, TypeStart)
 	}
+	if s.Status == StatusAbandoned {
+		return nil, ErrAbandoned
+	}
+	p, err := decodePayload(e)
+	if err != nil {
+		return nil, err
+	}
 	next := *s
 	next.Counters = make(map[string]int, len(s.Counters)+1)
 	for k, v := range s.Counters {
 		next.Counters[k] = v
 	}
-	if s.Status == StatusAbandoned {
-		return nil, ErrAbandoned
-	}
-	switch {
-	case e.Type == TypeStart:
-		var d StartData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
-		if err := validateStart(d); err != nil {
+	switch d := p.(type) {
+	case *StartData:
+		if err := validateStart(*d); err != nil {
 			return nil, err
 		}
 		next = State{Format: StateFormat, ID: d.ID, Goal: d.Goal, Mode: d.Mode, Branch: d.Branch,
 			Baseline: d.Baseline, Created: e.Time, Status: StatusOpen, Counters: next.Counters,
 			Gates: ledger.New(d.ID, e.Time, LedgerGoal(d.Goal), d.Mode)}
-	case e.Type == TypeAbandon:
-		var d AbandonData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *AbandonData:
 		next.Status = StatusAbandoned
-	case e.Type == TypeVerdict:
-		var d VerdictData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *VerdictData:
 		a := ledger.Action{Kind: ledger.GiveVerdict, Phase: d.Phase, Seq: e.Seq, Time: e.Time,
 			Verdict: d.Verdict, PipelineID: d.PipelineID}
 		if warnings, err = next.Gates.Apply(a); err != nil {
 			return nil, err
 		}
-	case e.Type == TypeCheckpoint:
-		var d CheckpointData
-		if err := DecodeData(e, &d); err != nil {
-			return nil, err
-		}
+	case *CheckpointData:
 		if d.ID == "" || d.Reason == "" {
 			return nil, errors.New("a checkpoint needs an id and a reason")
 		}
-	case e.Type == TypeDecision:
-		var d DecisionData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *DecisionData:
 		if d.Type == "" || d.Choice == "" {
 			return nil, errors.New("a decision needs a type and a choice")
 		}
-	case strings.HasPrefix(e.Type, "import."):
-		if err := next.applyImport(e); err != nil {
+	case *ResolveData:
+		if err := next.applyResolve(d); err != nil {
 			return nil, err
 		}
-	case e.Type == TypeResolve:
-		if err := next.applyResolve(e); err != nil {
+	case *HandoffData:
+		if e.Type == TypeImportHandoff {
+			err = next.applyImport(e, p)
+		} else {
+			err = next.checkHandoff(*d)
+		}
+		if err != nil {
 			return nil, err
 		}
-	case e.Type == TypeHandoff:
-		var d HandoffData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
-		if err := next.checkHandoff(d); err != nil {
+	case *DispatchStart, *DispatchFinish:
+		if err := next.applyDispatch(e, p); err != nil {
 			return nil, err
 		}
-	case e.Type == TypeDispatchStart || e.Type == TypeDispatchFinish:
-		if err := next.applyDispatch(e); err != nil {
-			return nil, err
-		}
-	case strings.HasPrefix(e.Type, ledgerType):
-		var d LedgerData
-		if err := strictUnmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Type, err)
-		}
+	case *LedgerData:
 		a := ledger.Action{Kind: ledger.Kind(strings.TrimPrefix(e.Type, ledgerType)), Phase: d.Phase,
 			Seq: e.Seq, Time: e.Time, Reason: d.Reason, Artifact: d.Artifact, Done: d.Done,
 			Total: d.Total, Confirm: d.Confirm}
@@ -180,13 +230,15 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if warnings, err = next.Gates.Apply(a); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("unknown event type %q", e.Type)
+	default: // the import events
+		if err := next.applyImport(e, p); err != nil {
+			return nil, err
+		}
 	}
 	next.Seq, next.Lamport, next.Updated = e.Seq, e.Lamport, e.Time
 	next.Counters[e.Type]++
 	next.Phase = next.Gates.Current()
-	next.observe(s, e)
+	next.observe(s, e, p)
 	*s = next
 	return warnings, nil
 }

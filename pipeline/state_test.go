@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -169,4 +170,49 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, err := DecodeState([]byte(`{"format":99}`)); err == nil || !strings.Contains(err.Error(), "unknown format 99") {
 		t.Fatalf("future format: %v", err)
 	}
+}
+
+// TestIndent: state.json's indentation is json.Indent's, byte for byte.
+func TestIndent(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `[]`, `{"a":[]}`, `{"a":{},"b":[1,2,{"c":null}]}`, `"x"`, `[[],[[]],{}]`,
+		`{"s":"a,b:{c}[d]\"e\\\\","t":"\u003c\\\""}`, `{"":0,"n":-1.5e+3,"b":true}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Indent(&want, []byte(in), "", " "); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := indent(nil, []byte(in)); string(got) != want.String() {
+			t.Errorf("indent(%s):\n%s\nwant\n%s", in, got, want.String())
+		}
+	}
+	st := started(t)
+	want, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Encode(); string(got) != string(want)+"\n" {
+		t.Errorf("Encode:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// FuzzIndent: for any JSON value as json.Marshal would write it (compact),
+// indent matches json.Indent.
+func FuzzIndent(f *testing.F) {
+	for _, seed := range []string{`{"a":[1,{"b":"c\"d"}],"e":{}}`, `[[],{}]`, `"\\"`, `{"x":"]}{["}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var compact bytes.Buffer
+		if json.Compact(&compact, b) != nil {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact.Bytes(), "", " "); err != nil {
+			t.Fatal(err)
+		}
+		if got := indent(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("indent(%s):\n%q\nwant\n%q", compact.Bytes(), got, want.Bytes())
+		}
+	})
 }

@@ -138,7 +138,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 	checker := newDerivedChecker(id, s.Repo)
 	read := []string{refs.FormatFile, refs.EventsFile}
 	err := s.Store.WalkFrom(ctx, append([]string{tip}, exclude...), read, func(c *refs.ChainCommit) (bool, error) {
-		files := map[string]gitext.TreeEntry{}
+		files := make(map[string]gitext.TreeEntry, len(c.Entries))
 		for _, e := range c.Entries {
 			files[e.Name] = e
 			if !chainFiles[e.Name] {
@@ -171,7 +171,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 		if err != nil {
 			report(c.OID, 0, "%s: %v", refs.EventsFile, err)
 		}
-		st := &State{}
+		var st *State // the state the commit's events apply to
 		switch n := len(c.Commit.Parents); {
 		case n == 0:
 			if roots++; roots > 1 {
@@ -210,6 +210,9 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 			st = merged
 		default:
 			report(c.OID, 0, "has %d parents; a chain merges two at most", n)
+		}
+		if st == nil {
+			st = &State{}
 		}
 		states[c.OID] = st
 		// A state is kept while a commit to come may need it: a child, or a
@@ -259,6 +262,11 @@ type derivedChecker struct {
 	done    chan struct{}
 	marks   []int       // per check: where its problems go among the replay's
 	results [][]Problem // per check, filled by the checking goroutine
+	// The last ledger rendered and its blob id: most events leave the
+	// ledger as it was, and the same ledger renders the same bytes.
+	last     ledger.Ledger
+	lastBlob string
+	encoder  stateEncoder
 }
 
 type derivedCheck struct {
@@ -289,19 +297,16 @@ func (d *derivedChecker) check(commit string, files map[string]gitext.TreeEntry,
 // without reading them.
 func (d *derivedChecker) problems(c derivedCheck) []Problem {
 	var found []Problem
-	for _, f := range []struct {
-		name string
-		want func() []byte
-	}{
-		{refs.StateFile, c.st.Encode},
-		{LedgerFile, func() []byte { return ledger.Render(&c.st.Gates.Ledger) }},
+	for _, f := range []struct{ name, blob string }{
+		{refs.StateFile, d.repo.HashObject("blob", d.encoder.encode(c.st))},
+		{LedgerFile, d.ledgerBlob(&c.st.Gates.Ledger)},
 	} {
 		e, ok := c.files[f.name]
 		msg := ""
 		switch {
 		case !ok:
 			msg = "missing " + f.name
-		case e.IsTree() || e.OID != d.repo.HashObject("blob", f.want()):
+		case e.IsTree() || e.OID != f.blob:
 			msg = f.name + " does not match what the events produce"
 		}
 		if msg != "" {
@@ -309,6 +314,15 @@ func (d *derivedChecker) problems(c derivedCheck) []Problem {
 		}
 	}
 	return found
+}
+
+// ledgerBlob is the blob id of l rendered as ledger.md, rendered again only
+// when l is not the ledger of the check before.
+func (d *derivedChecker) ledgerBlob(l *ledger.Ledger) string {
+	if d.lastBlob == "" || d.last != *l {
+		d.last, d.lastBlob = *l, d.repo.HashObject("blob", ledger.Render(l))
+	}
+	return d.lastBlob
 }
 
 // merge waits for the checks and places their problems among the replay's,

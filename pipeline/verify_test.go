@@ -65,3 +65,34 @@ func TestDerivedChecks(t *testing.T) {
 		t.Fatalf("problems:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestDerivedLedgerRenderedAgain: ledger.md's blob id is remembered only
+// for the ledger it was rendered from; a commit whose ledger changed but
+// whose ledger.md did not is reported, and going back renders again.
+func TestDerivedLedgerRenderedAgain(t *testing.T) {
+	repo := &gitext.Repo{Format: "sha1"}
+	before := &State{Format: StateFormat, ID: "p", Seq: 1, Gates: ledger.New("p", "2026-11-22T10:00:00Z", "g", "feature")}
+	after := *before
+	after.Seq = 2
+	after.Gates.Ledger.Entry(ledger.Design).Status = ledger.InProgress
+	files := func(st *State, ledgerOf *State) map[string]gitext.TreeEntry {
+		return map[string]gitext.TreeEntry{
+			refs.StateFile: {Mode: "100644", Name: refs.StateFile, OID: repo.HashObject("blob", st.Encode())},
+			LedgerFile:     {Mode: "100644", Name: LedgerFile, OID: repo.HashObject("blob", ledger.Render(&ledgerOf.Gates.Ledger))},
+		}
+	}
+	d := newDerivedChecker("p", repo)
+	d.check("0", files(before, before), before, 0)
+	d.check("1", files(&after, before), &after, 0)
+	d.check("2", files(&after, &after), &after, 0)
+	d.check("3", files(before, before), before, 0)
+	d.check("4", files(before, &after), before, 0)
+	var got []string
+	for _, p := range d.merge(nil) {
+		got = append(got, p.Commit+": "+p.Message)
+	}
+	want := []string{"1: ledger.md does not match what the events produce", "4: ledger.md does not match what the events produce"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("problems:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"strconv"
@@ -126,31 +125,28 @@ func unix(t string) int64 {
 	return v.Unix()
 }
 
-// observe updates the view after event e was applied to s (prev is the
-// state before it). It only reads payloads Apply has already checked, and
-// copies every slice and map it changes: Apply's copy of the state is
-// shallow, and the state before must stay as it was.
-func (s *State) observe(prev *State, e Event) {
+// observe updates the view after event e, whose payload Apply decoded
+// into p, was applied to s (prev is the state before it). It copies every
+// slice and map it changes: Apply's copy of the state is shallow, and the
+// state before must stay as it was.
+func (s *State) observe(prev *State, e Event, p any) {
 	v := &s.View
-	v.Recent = append([]RecentEvent{{Time: e.Time, Text: Describe(e)}}, v.Recent[:min(len(v.Recent), maxRecent-1)]...)
+	v.Recent = append([]RecentEvent{{Time: e.Time, Text: describe(e.Type, p)}}, v.Recent[:min(len(v.Recent), maxRecent-1)]...)
 	m := &v.Metrics
-	switch e.Type {
-	case TypeStart:
+	switch d := p.(type) {
+	case *StartData:
 		v.Health = Health{Level: Green}
-	case LedgerType(ledger.Begin):
-		var d LedgerData
-		json.Unmarshal(e.Data, &d)
-		if d.Phase > v.Health.Phase {
-			v.Health = Health{Level: Green, Phase: d.Phase}
+	case *LedgerData:
+		switch e.Type {
+		case LedgerType(ledger.Begin):
+			if d.Phase > v.Health.Phase {
+				v.Health = Health{Level: Green, Phase: d.Phase}
+			}
+		case LedgerType(ledger.FailPhase):
+			v.worsen(Red, fmt.Sprintf("Phase %d failed: %s", d.Phase, d.Reason),
+				fmt.Sprintf("Re-work Phase %d (git crucible ledger begin %d) or escalate to the user.", d.Phase, d.Phase))
 		}
-	case LedgerType(ledger.FailPhase):
-		var d LedgerData
-		json.Unmarshal(e.Data, &d)
-		v.worsen(Red, fmt.Sprintf("Phase %d failed: %s", d.Phase, d.Reason),
-			fmt.Sprintf("Re-work Phase %d (git crucible ledger begin %d) or escalate to the user.", d.Phase, d.Phase))
-	case TypeVerdict:
-		var d VerdictData
-		json.Unmarshal(e.Data, &d)
+	case *VerdictData:
 		key := strconv.Itoa(int(d.Phase))
 		m.GateRounds, m.Verdicts = cloneSet(m.GateRounds, key, d.Rounds), cloneAdd(m.Verdicts, key, 1)
 		switch {
@@ -164,23 +160,17 @@ func (s *State) observe(prev *State, e Event) {
 			v.worsen(Yellow, fmt.Sprintf("quality gate round %d on Phase %d", d.Rounds, d.Phase),
 				"The gate is taking many rounds. Check recent events for recurring findings.")
 		}
-	case TypeCheckpoint:
-		var d CheckpointData
-		json.Unmarshal(e.Data, &d)
+	case *CheckpointData:
 		v.Checkpoints++
 		v.LastCheckpoint = &CheckpointSeen{Reason: d.Reason, Time: e.Time, ID: d.ID}
-	case TypeDecision:
-		var d DecisionData
-		json.Unmarshal(e.Data, &d)
+	case *DecisionData:
 		v.Journal = v.Journal.add(JournalDecision{Type: d.Type, Choice: d.Choice, Reason: d.Reason,
 			Alternatives: d.Alternatives, Time: e.Time})
 		if d.Type == "escalation" {
 			v.worsen(Red, "escalation pending: "+d.Choice, "Wait for the user's decision on the escalation.")
 		}
-	case TypeImportDispatch:
-		var d ImportDispatchData
-		json.Unmarshal(e.Data, &d)
-		line, _ := ImportedLine(d.Line) // Apply accepted it
+	case *importedDispatch:
+		line := d.line
 		if line.Seq > prev.Dispatch.Last {
 			m.ByRole = cloneAdd(m.ByRole, line.Role, 1)
 			if line.ModelTier != nil {
@@ -193,24 +183,18 @@ func (s *State) observe(prev *State, e Event) {
 		if line.Status != "dispatched" && line.OutputChars != nil {
 			m.OutputChars += *line.OutputChars
 		}
-	case TypeImportVerdict:
-		var d ImportVerdictData
-		json.Unmarshal(e.Data, &d)
+	case *ImportVerdictData:
 		key := strconv.Itoa(int(d.Phase))
 		m.GateRounds, m.Verdicts = cloneSet(m.GateRounds, key, d.Rounds), cloneAdd(m.Verdicts, key, 1)
-	case TypeHandoff, TypeImportHandoff:
+	case *HandoffData: // written or imported
 		// The seed: the compression state takes the handoff's constraints,
 		// and its inputs become the next steps.
-		var d HandoffData
-		json.Unmarshal(e.Data, &d)
 		v.Journal.Constraints = append([]string(nil), d.Constraints...)
 		v.Journal.NextSteps = nil
 		for _, in := range d.Inputs {
 			v.Journal.NextSteps = append(v.Journal.NextSteps, in.Name+": "+in.Value)
 		}
-	case TypeDispatchStart:
-		var d DispatchStart
-		json.Unmarshal(e.Data, &d)
+	case *DispatchStart:
 		m.ByRole = cloneAdd(m.ByRole, d.Role, 1)
 		if d.ModelTier != "" {
 			m.ByTier = cloneAdd(m.ByTier, d.ModelTier, 1)
@@ -240,9 +224,7 @@ func (s *State) observe(prev *State, e Event) {
 					fmt.Sprintf("Review is looping on task %s. Check recent events for recurring findings.", task))
 			}
 		}
-	case TypeDispatchFinish:
-		var d DispatchFinish
-		json.Unmarshal(e.Data, &d)
+	case *DispatchFinish:
 		started := prev.Dispatch.InFlight[strconv.Itoa(d.Seq)].Started
 		m.OutputChars += d.OutputChars
 		m.LastFinish = e.Time

@@ -52,7 +52,9 @@ func (s *Store) Walk(ctx context.Context, id string, fn func(*ChainCommit) (bool
 // (ChainCommit.File). Objects are requested many at a time, ahead of their
 // answers, and a blob the commit before had is not read again.
 func (s *Store) WalkFrom(ctx context.Context, revs, read []string, fn func(*ChainCommit) (bool, error)) error {
-	out, err := s.repo.Git(ctx, append([]string{"rev-list", "--topo-order", "--reverse", "--parents"}, append(revs, "--")...)...)
+	// %T: each commit's tree comes with it, so that cat-file is asked for
+	// object ids only and does not parse every commit again to peel it.
+	out, err := s.repo.Git(ctx, append([]string{"rev-list", "--topo-order", "--reverse", "--parents", "--format=%T"}, append(revs, "--")...)...)
 	if err != nil {
 		return err
 	}
@@ -60,15 +62,17 @@ func (s *Store) WalkFrom(ctx context.Context, revs, read []string, fn func(*Chai
 	if err != nil {
 		return err
 	}
-	var oids []string
+	var oids, trees []string
 	children := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
-		if line == "" {
-			continue
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	for i := 0; i+1 < len(lines); i += 2 {
+		fields := strings.Fields(lines[i])
+		if len(fields) < 2 || fields[0] != "commit" {
+			return fmt.Errorf("git rev-list: unexpected line %q", lines[i])
 		}
-		fields := strings.Fields(line)
-		oids = append(oids, fields[0])
-		for _, p := range fields[1:] {
+		oids = append(oids, fields[1])
+		trees = append(trees, lines[i+1])
+		for _, p := range fields[2:] {
 			children[p]++
 		}
 	}
@@ -76,7 +80,7 @@ func (s *Store) WalkFrom(ctx context.Context, revs, read []string, fn func(*Chai
 	// caller each get a core.
 	chunks := make(chan walkChunk, 1)
 	done := make(chan struct{})
-	go s.readAhead(r, oids, children, read, chunks, done)
+	go s.readAhead(r, oids, trees, children, read, chunks, done)
 	defer func() {
 		close(done)
 		for range chunks { // wait for the reader to stop
@@ -100,16 +104,16 @@ type walkChunk struct {
 	err     error
 }
 
-// readAhead reads the commits oids, their trees and the files named in
-// read, walkAhead commits at a time, and sends them on chunks until done
-// is closed.
-func (s *Store) readAhead(r *gitext.ObjectReader, oids []string, children map[string]int, read []string, chunks chan<- walkChunk, done <-chan struct{}) {
+// readAhead reads the commits oids, their trees (trees[i] is oids[i]'s)
+// and the files named in read, walkAhead commits at a time, and sends them
+// on chunks until done is closed.
+func (s *Store) readAhead(r *gitext.ObjectReader, oids, trees []string, children map[string]int, read []string, chunks chan<- walkChunk, done <-chan struct{}) {
 	defer close(chunks)
 	var kept map[string]blob // by blob id: the last commit's files
 	for len(oids) > 0 {
-		chunk := oids[:min(len(oids), walkAhead)]
-		oids = oids[len(chunk):]
-		commits, err := s.readCommits(r, chunk)
+		n := min(len(oids), walkAhead)
+		commits, err := s.readCommits(r, oids[:n], trees[:n])
+		oids, trees = oids[n:], trees[n:]
 		if err == nil {
 			kept, err = readFiles(r, commits, read, kept)
 		}
@@ -132,11 +136,12 @@ func (s *Store) readAhead(r *gitext.ObjectReader, oids []string, children map[st
 // walkAhead is how many commits WalkFrom reads before yielding them.
 const walkAhead = 64
 
-// readCommits reads chain commits and their top-level trees.
-func (s *Store) readCommits(r *gitext.ObjectReader, oids []string) ([]*ChainCommit, error) {
+// readCommits reads chain commits and their top-level trees, trees[i]
+// being the tree of oids[i].
+func (s *Store) readCommits(r *gitext.ObjectReader, oids, trees []string) ([]*ChainCommit, error) {
 	revs := make([]string, 0, 2*len(oids))
-	for _, oid := range oids {
-		revs = append(revs, oid, oid+"^{tree}")
+	for i, oid := range oids {
+		revs = append(revs, oid, trees[i])
 	}
 	commits := make([]*ChainCommit, len(oids))
 	err := r.ReadEach(revs, func(i int, kind string, data []byte, err error) (bool, error) {
@@ -155,6 +160,9 @@ func (s *Store) readCommits(r *gitext.ObjectReader, oids []string) ([]*ChainComm
 			c, err := gitext.DecodeCommit(data)
 			if err != nil {
 				return false, fmt.Errorf("%s: %w", short(oid), err)
+			}
+			if c.Tree != revs[i+1] {
+				return false, fmt.Errorf("%s: tree %s, but git rev-list said %s", short(oid), c.Tree, revs[i+1])
 			}
 			commits[i/2] = &ChainCommit{OID: oid, Commit: c}
 			return true, nil

@@ -3,6 +3,7 @@ package refs
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -108,5 +109,36 @@ func TestEventLogFirstPageStartsNoGit(t *testing.T) {
 	})
 	if err != nil || strings.Join(got, " ") != "5 4 3" {
 		t.Fatalf("first page %v, %v", got, err)
+	}
+}
+
+// TestEventLogRefusesForgedParents: a chain commit written with git
+// hash-object --literally can carry "parent" lines git itself never
+// writes; EventLog must refuse it, never hand such a line to git as an
+// argument (here rev-list's --output, which would write a file).
+func TestEventLogRefusesForgedParents(t *testing.T) {
+	s, dir := openStore(t)
+	ids := dagOf(t, dir, "a", "b")
+	victim := dir + "/written-by-rev-list"
+	tree := gittest.Git(t, dir, "rev-parse", ids["b"]+"^{tree}")
+	for _, parent := range []string{"--output=" + victim, "HEAD", strings.ToUpper(ids["a"])} {
+		forged := fmt.Sprintf("tree %s\nparent %s\nparent %s\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n\nforged\n", tree, ids["b"], parent)
+		cmd := exec.Command("git", "hash-object", "--literally", "-w", "-t", "commit", "--stdin")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(forged)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// git update-ref refuses such a commit; the ref file does not.
+		if err := os.WriteFile(dir+"/.git/"+PipelineRef("p"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err = s.EventLog(context.Background(), "p", func(string, []byte) (bool, error) { return true, nil })
+		if err == nil || !strings.Contains(err.Error(), "malformed commit object") {
+			t.Errorf("parent %q: EventLog returned %v", parent, err)
+		}
+		if _, statErr := os.Stat(victim); statErr == nil {
+			t.Fatalf("parent %q: git wrote %s", parent, victim)
+		}
 	}
 }

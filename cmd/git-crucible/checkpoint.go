@@ -266,7 +266,7 @@ func checkpointRestore(c *cli.Context) error {
 		}
 		if !c.Bool("keep-head") && len(c.StringSlice("path")) == 0 {
 			var gone *checkpoint.HeadGoneError
-			if err := sh.ResetBranch(c.Context, cp.Head); errors.As(err, &gone) {
+			if err := sh.ResetBranch(c.Context, safety.Head, cp.Head); errors.As(err, &gone) {
 				return withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
 					cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+undo)
 			} else if killed := (*checkpoint.KilledRestoreError)(nil); errors.As(err, &killed) {
