@@ -368,10 +368,14 @@ bench -name "pre-commit hook (shim, in pipeline)" -n "$n_fast" -goal 1.3 \
 	-a "$repo/.git/hooks/pre-commit" -b "$empty_hooks/pre-commit"
 bench -name "  info: floor: shim of an empty Go program" -n "$n_fast" \
 	-a "$go_hooks/pre-commit" -b "$empty_hooks/pre-commit"
+bench -name "  info: ours vs that floor" -n "$n_fast" \
+	-a "$repo/.git/hooks/pre-commit" -b "$go_hooks/pre-commit"
 bench -name "git commit, hooks vs exit 0 (in pipeline)" -n "$n_slow" -goal 1.5 \
 	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$empty_hooks commit -q --allow-empty -m bench"
 bench -name "  info: floor: hooks of an empty Go program" -n "$n_slow" \
 	-a "git -c core.hooksPath=$go_hooks commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$empty_hooks commit -q --allow-empty -m bench"
+bench -name "  info: ours vs that floor" -n "$n_slow" \
+	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$go_hooks commit -q --allow-empty -m bench"
 git checkout -q -b plain
 bench -name "git commit, hooks vs exit 0 (no pipeline)" -n "$n_slow" -goal 1.5 \
 	-a "git commit -q --allow-empty -m bench" -b "git -c core.hooksPath=$empty_hooks commit -q --allow-empty -m bench"

@@ -109,15 +109,47 @@ func discoverFast() (*Repo, bool) {
 		return nil, false
 	}
 	cfg = bytes.ToLower(cfg)
-	for _, k := range []string{"worktree", "objectformat", "refstorage", "include"} {
+	for _, k := range []string{"worktree", "refstorage", "include"} {
 		if bytes.Contains(cfg, []byte(k)) {
 			return nil, false
 		}
 	}
-	if mayBeBare(cfg) {
+	format, ok := objectFormat(cfg)
+	if !ok || mayBeBare(cfg) {
 		return nil, false
 	}
-	return &Repo{GitDir: gitDir, CommonDir: filepath.Clean(common), WorkTree: workTree, Format: "sha1"}, true
+	return &Repo{GitDir: gitDir, CommonDir: filepath.Clean(common), WorkTree: workTree, Format: format}, true
+}
+
+// objectFormat reads extensions.objectFormat from the lower-cased config
+// text: sha1 when no line names it, else its value when written as git
+// init writes it, "objectformat = sha256" on a line of its own under
+// [extensions]. Any other spelling (a quoted value, a comment after it, a
+// continued line, another section) is not ok: git decides.
+func objectFormat(cfg []byte) (string, bool) {
+	if !bytes.Contains(cfg, []byte("objectformat")) {
+		return "sha1", true
+	}
+	if bytes.Contains(cfg, []byte("\\\n")) || bytes.Contains(cfg, []byte("\\\r\n")) {
+		return "", false // a continued line could hide where a value ends
+	}
+	format, section := "", ""
+	for _, line := range bytes.Split(cfg, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if bytes.HasPrefix(line, []byte("[")) {
+			section = string(line)
+		}
+		if !bytes.Contains(line, []byte("objectformat")) {
+			continue
+		}
+		key, value, _ := bytes.Cut(line, []byte("="))
+		v := string(bytes.TrimSpace(value))
+		if section != "[extensions]" || string(bytes.TrimSpace(key)) != "objectformat" || format != "" || (v != "sha1" && v != "sha256") {
+			return "", false
+		}
+		format = v
+	}
+	return format, true
 }
 
 // mayBeBare reports whether the lower-cased config text could set

@@ -18,6 +18,8 @@ import (
 // answer in every layout the fast path claims, and that it declines the rest.
 func TestDiscoverMatchesGit(t *testing.T) {
 	repo, sub, wt, bare := layouts(t)
+	sha256 := filepath.Join(t.TempDir(), "sha256")
+	gittest.Git(t, repo, "init", "-q", "--object-format=sha256", sha256)
 
 	cases := []struct {
 		name   string
@@ -31,6 +33,7 @@ func TestDiscoverMatchesGit(t *testing.T) {
 		{"subdir", sub, nil, true, false, filepath.Join(repo, ".git")},
 		{"linked worktree", wt, nil, true, false, filepath.Join(repo, ".git")},
 		{"GIT_DIR", repo, map[string]string{"GIT_DIR": ".git"}, true, false, filepath.Join(repo, ".git")},
+		{"SHA-256", sha256, nil, true, false, filepath.Join(sha256, ".git")},
 		{"inside .git", filepath.Join(repo, ".git"), nil, false, false, filepath.Join(repo, ".git")},
 		{"bare", bare, nil, false, true, bare},
 		{"GIT_WORK_TREE", sub, map[string]string{"GIT_DIR": filepath.Join(repo, ".git"), "GIT_WORK_TREE": repo}, false, false, filepath.Join(repo, ".git")},
@@ -56,6 +59,33 @@ func TestDiscoverMatchesGit(t *testing.T) {
 				t.Fatalf("fast discovery %+v, git %+v", *got, *want)
 			}
 		})
+	}
+}
+
+// TestObjectFormat: the fast path reads the object format only as git
+// init writes it, and leaves every other spelling to git.
+func TestObjectFormat(t *testing.T) {
+	for _, c := range []struct {
+		cfg    string
+		format string
+		ok     bool
+	}{
+		{"[core]\n\tbare = false\n", "sha1", true},
+		{"[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n", "sha256", true},
+		{"[extensions]\r\n\tobjectformat=sha1\r\n", "sha1", true},
+		{"[extensions]\n\tobjectformat = \"sha256\"\n", "", false},
+		{"[extensions]\n\tobjectformat = sha256 # comment\n", "", false},
+		{"[extensions] objectformat = sha256\n", "", false},
+		{"[core]\n\tobjectformat = sha256\n", "", false},
+		{"[extensions]\n\tobjectformat = sha256\n\tobjectformat = sha1\n", "", false},
+		{"[extensions]\n\tcompatobjectformat = sha1\n\tobjectformat = sha256\n", "", false},
+		{"[extensions]\n\tx = a\\\n\tobjectformat = sha256\n", "", false},
+		{"[core]\n\t# objectformat = sha256\n", "", false},
+	} {
+		format, ok := objectFormat([]byte(c.cfg))
+		if format != c.format || ok != c.ok {
+			t.Errorf("objectFormat(%q) = %q, %v; want %q, %v", c.cfg, format, ok, c.format, c.ok)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -109,24 +110,30 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	return refTxError(&Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()})
 }
 
+// Compiled when first needed, on a failed command, not by every process
+// at start-up (a hook's start-up is most of its cost).
 var (
 	// git's ways of saying a ref was not at the expected value (it has one
 	// where none was expected, another one, or none), in update-ref, fetch,
 	// or a remote's answer to a push.
-	lostRace = regexp.MustCompile(`cannot lock ref '[^']*': (reference already exists|is at [0-9a-f]+ but expected [0-9a-f]+|unable to resolve reference '[^']*')`)
-	heldLock = regexp.MustCompile(`Unable to create '([^']*\.lock)': File exists`)
+	lostRace = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`cannot lock ref '[^']*': (reference already exists|is at [0-9a-f]+ but expected [0-9a-f]+|unable to resolve reference '[^']*')`)
+	})
+	heldLock = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Unable to create '([^']*\.lock)': File exists`)
+	})
 )
 
 // Is makes any git command's lost compare-and-swap an ErrRefChanged, so
 // that callers retry it whichever command lost. A held lock is not a race.
 func (e *Error) Is(target error) bool {
-	return target == ErrRefChanged && lostRace.MatchString(e.Stderr)
+	return target == ErrRefChanged && lostRace().MatchString(e.Stderr)
 }
 
 // refTxError gives update-ref's failure its type: a held lock, or git's
 // error (which Is ErrRefChanged on a lost race).
 func refTxError(gerr *Error) error {
-	if m := heldLock.FindStringSubmatch(gerr.Stderr); m != nil {
+	if m := heldLock().FindStringSubmatch(gerr.Stderr); m != nil {
 		return &LockedError{Path: m[1]}
 	}
 	return gerr

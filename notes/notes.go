@@ -250,9 +250,10 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 		}
 		return o.commit(tree, "Notes added by 'git crucible'\n", tip)
 	})
-	if err == nil {
-		repo.AutoGC(ctx)
-	}
+	// No git gc --auto here: notes are written from the post-commit and
+	// post-rewrite hooks, and the git command that runs them (commit,
+	// rebase, am) runs auto maintenance itself; the next one packs the
+	// few objects a note adds.
 	return err
 }
 

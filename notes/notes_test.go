@@ -359,3 +359,21 @@ func onlyUpdateRef(t *testing.T) {
 	}
 	t.Setenv("PATH", bin)
 }
+
+// TestAppendLeavesGCToGit: notes are written from hooks of git commands
+// that run auto maintenance themselves, so Append never runs git gc,
+// however many loose objects git's sample (objects/17) finds.
+func TestAppendLeavesGCToGit(t *testing.T) {
+	repo, dir := setup(t)
+	gittest.Git(t, dir, "config", "gc.auto", "256") // a limit of 1 in objects/17
+	gittest.Git(t, dir, "config", "gc.autoDetach", "false")
+	for i := 0; ; i++ {
+		if sample, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "17", "*")); len(sample) >= 3 {
+			break
+		}
+		mustAppend(t, repo, "refs/notes/x", key(i), "a note")
+		if packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack")); len(packs) != 0 {
+			t.Fatalf("note %d: Append ran git gc: %v", i, packs)
+		}
+	}
+}

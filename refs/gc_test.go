@@ -2,11 +2,13 @@ package refs
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
@@ -68,4 +70,64 @@ func TestAppendsRunAutoGC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMergeLeavesGCToGit: a merge commit is written right after the git
+// fetch that brought the other side, which runs auto maintenance itself, so
+// Integrate never runs git gc, however many loose objects git's sample
+// (objects/17) finds.
+func TestMergeLeavesGCToGit(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openStore(t)
+	first, err := s.Append(ctx, "p", who, batchOf("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := s.Append(ctx, "p", who, batchOf("theirs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "update-ref", PipelineRef("p"), first.Commit, theirs.Commit)
+	if _, err := s.Append(ctx, "p", who, batchOf("ours")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "config", "gc.auto", "256") // a limit of 1 in objects/17
+	gittest.Git(t, dir, "config", "gc.autoDetach", "false")
+	fillSample(t, s.repo, dir)
+	outcome, _, err := s.Integrate(ctx, "p", theirs.Commit, who, func(ours, _ *Head) (*Batch, error) {
+		return &Batch{Files: map[string][]byte{StateFile: ours.State}, Subject: "merge"}, nil
+	})
+	if err != nil || outcome != Merged {
+		t.Fatalf("Integrate = %s, %v", outcome, err)
+	}
+	if packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack")); len(packs) != 0 {
+		t.Fatalf("Integrate ran git gc: %v", packs)
+	}
+}
+
+// fillSample writes blobs, reachable from a branch, until objects/17
+// holds two loose objects: past a gc.auto of 256.
+func fillSample(t *testing.T, r *gitext.Repo, dir string) {
+	t.Helper()
+	var entries []gitext.TreeEntry
+	for i := 0; ; i++ {
+		names, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "17", "*"))
+		if len(names) >= 2 {
+			break
+		}
+		oid, err := r.WriteObject("blob", []byte(fmt.Sprintf("blob %d\n", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, gitext.TreeEntry{Mode: "100644", Name: fmt.Sprint(i), OID: oid})
+	}
+	tree, err := gitext.EncodeTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oid, err := r.WriteObject("tree", tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "update-ref", "refs/heads/blobs", gittest.Git(t, dir, "commit-tree", oid, "-m", "blobs"))
 }

@@ -108,7 +108,8 @@ func (s *Store) integrateOnce(ctx context.Context, ref, id, theirs string, who I
 	}
 	s.writeCache(next)
 	tb.saveListings()
-	s.repo.AutoGC(ctx)
+	// No git gc --auto here: a merge follows the git fetch that brought
+	// theirs, which runs auto maintenance itself.
 	return Merged, next, nil
 }
 

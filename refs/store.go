@@ -208,6 +208,8 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 	if err != nil {
 		return nil, err
 	}
+	// Appends come from git-crucible's commands, one after another with no
+	// git command of the user's between them to pack what they write.
 	s.repo.AutoGC(ctx)
 	return next, nil
 }
