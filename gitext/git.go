@@ -30,6 +30,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" && e.ExitCode < 0 {
+		return fmt.Sprintf("git %s: killed by a signal", strings.Join(e.Args, " "))
+	}
 	if msg == "" {
 		return fmt.Sprintf("git %s: exit status %d", strings.Join(e.Args, " "), e.ExitCode)
 	}

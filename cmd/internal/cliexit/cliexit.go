@@ -68,9 +68,20 @@ func Report(stderr io.Writer, err error) int {
 		printHints()
 		return ExitRefused
 	case errors.As(err, &gerr):
-		fmt.Fprintf(stderr, "%s\n", prefixed("fatal: ", gerr.Error()))
+		// git's words first, then what it was doing for us, as git
+		// itself reports an error below a fatal one.
+		words, full := gerr.Error(), err.Error()
+		context := strings.TrimRight(strings.TrimSuffix(full, words), ": \n")
+		switch {
+		case context == "":
+			fmt.Fprintf(stderr, "%s\n", prefixed("fatal: ", words))
+		case strings.HasSuffix(full, words):
+			fmt.Fprintf(stderr, "%s\nfatal: %s\n", prefixed("error: ", words), context)
+		default: // git's words are inside the context
+			fmt.Fprintf(stderr, "fatal: %s\n", full)
+		}
 		printHints()
-		if gerr.ExitCode > 0 && gerr.ExitCode < 126 {
+		if gerr.ExitCode < 126 || gerr.ExitCode > 255 { // a signalled git gives -1
 			return ExitFatal
 		}
 		return gerr.ExitCode
