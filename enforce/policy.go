@@ -49,7 +49,7 @@ func ParsePushPolicy(entries []gitext.ConfigEntry) (PushPolicy, error) {
 		case "crucible.protectedbranches":
 			p.Protected = strings.FieldsFunc(e.Value, func(r rune) bool { return r == ',' || r == ' ' })
 		case "crucible.pushhistory":
-			b, ok := gitBool(e.Value)
+			b, ok := gitBool(e)
 			if !ok {
 				return p, fmt.Errorf("bad boolean config value '%s' for '%s'", e.Value, strings.ToLower(e.Key))
 			}
@@ -62,13 +62,18 @@ func ParsePushPolicy(entries []gitext.ConfigEntry) (PushPolicy, error) {
 	return p, nil
 }
 
-// gitBool reads a boolean as git config does: a bare key is true, the
-// words in any case, and an integer (with a k, m or g unit) true unless 0.
-func gitBool(v string) (value, ok bool) {
-	switch strings.ToLower(v) {
-	case "", "true", "yes", "on":
+// gitBool reads a boolean as git config --type=bool does: a key without
+// "=" is true, "key =" false, the words in any case, and an integer (with
+// a k, m or g unit) true unless 0.
+func gitBool(e gitext.ConfigEntry) (value, ok bool) {
+	if e.NoValue {
 		return true, true
-	case "false", "no", "off":
+	}
+	v := e.Value
+	switch strings.ToLower(v) {
+	case "true", "yes", "on":
+		return true, true
+	case "", "false", "no", "off":
 		return false, true
 	}
 	n, err := strconv.ParseInt(strings.TrimRight(v, "kKmMgG"), 10, 64)

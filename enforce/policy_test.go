@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
 func TestParsePushPolicy(t *testing.T) {
@@ -25,7 +27,8 @@ func TestParsePushPolicy(t *testing.T) {
 			PushPolicy{Mode: "gated", Protected: []string{"main", "master"}}, ""},
 		{"history spellings", []gitext.ConfigEntry{entry("crucible.pushhistory", "on")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
 		{"history 1", []gitext.ConfigEntry{entry("crucible.pushhistory", "1")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
-		{"history as a bare key", []gitext.ConfigEntry{entry("crucible.pushhistory", "")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
+		{"history as a bare key", []gitext.ConfigEntry{{Key: "crucible.pushhistory", NoValue: true}}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
+		{"history empty", []gitext.ConfigEntry{entry("crucible.pushhistory", "")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}}, ""},
 		{"history TRUE", []gitext.ConfigEntry{entry("crucible.pushhistory", "TRUE")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
 		{"history 2", []gitext.ConfigEntry{entry("crucible.pushhistory", "2")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}, History: true}, ""},
 		{"history Off", []gitext.ConfigEntry{entry("crucible.pushhistory", "true"), entry("crucible.pushhistory", "Off")}, PushPolicy{Mode: "gated", Protected: []string{"main", "master"}}, ""},
@@ -102,6 +105,32 @@ func TestStyleOf(t *testing.T) {
 	} {
 		if got := StyleOf(c.entries, home); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPushHistoryAsGitReadsIt: crucible.pushHistory means what git's own
+// boolean typing makes of it, a bare key (true) and "key =" (false) apart.
+func TestPushHistoryAsGitReadsIt(t *testing.T) {
+	dir := gittest.Init(t)
+	t.Chdir(dir)
+	repo, err := gitext.Discover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, ".git", "config")
+	base, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"pushHistory", "pushHistory =", "pushHistory = \"\"", "pushHistory = yes", "pushHistory = off", "pushHistory = 0", "pushHistory = 2k"} {
+		if err := os.WriteFile(config, append(slices.Clone(base), "[crucible]\n\t"+line+"\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := gittest.Git(t, dir, "config", "--type=bool", "crucible.pushHistory") == "true"
+		p, err := ReadPushPolicy(t.Context(), repo)
+		if err != nil || p.History != want {
+			t.Errorf("%q: history %v (%v), git reads %v", line, p.History, err, want)
 		}
 	}
 }

@@ -12,10 +12,13 @@ import (
 
 // ConfigEntry is one value of a configuration key and where git read it.
 type ConfigEntry struct {
-	Key    string `json:"key"`    // as git prints it: section and name lower-cased
-	Value  string `json:"value"`  // "" for a key given without "=" (true)
-	Scope  string `json:"scope"`  // system, global, local, worktree or command
-	Origin string `json:"origin"` // as git shows it: file:<path>, command line:, ...
+	Key   string `json:"key"`   // as git prints it: section and name lower-cased
+	Value string `json:"value"` // "" for a key given without "=", and for "key ="
+	// NoValue marks a key given without "=": true as a boolean, where
+	// "key =" is false.
+	NoValue bool   `json:"no_value,omitempty"`
+	Scope   string `json:"scope"`  // system, global, local, worktree or command
+	Origin  string `json:"origin"` // as git shows it: file:<path>, command line:, ...
 }
 
 // ConfigEntries returns the values of the keys that match pattern (a
@@ -47,8 +50,8 @@ func ParseConfigZ(out []byte) ([]ConfigEntry, error) {
 	}
 	var entries []ConfigEntry
 	for i := 0; i < len(fields); i += 3 {
-		key, value, _ := strings.Cut(fields[i+2], "\n")
-		entries = append(entries, ConfigEntry{Key: key, Value: value, Scope: fields[i], Origin: fields[i+1]})
+		key, value, hasValue := strings.Cut(fields[i+2], "\n")
+		entries = append(entries, ConfigEntry{Key: key, Value: value, NoValue: !hasValue, Scope: fields[i], Origin: fields[i+1]})
 	}
 	return entries, nil
 }

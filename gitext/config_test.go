@@ -99,6 +99,8 @@ func TestParseConfigZ(t *testing.T) {
 		{in: "command\x00command line:\x00core.hookspath\n.husky\x00",
 			want: []ConfigEntry{{Key: "core.hookspath", Value: ".husky", Scope: "command", Origin: "command line:"}}},
 		{in: "local\x00file:.git/config\x00core.bare\x00", // no "=": true
+			want: []ConfigEntry{{Key: "core.bare", NoValue: true, Scope: "local", Origin: "file:.git/config"}}},
+		{in: "local\x00file:.git/config\x00core.bare\n\x00", // "=" and nothing: false
 			want: []ConfigEntry{{Key: "core.bare", Scope: "local", Origin: "file:.git/config"}}},
 		{in: "local\x00file:x\x00a.b\nline one\nline two\x00",
 			want: []ConfigEntry{{Key: "a.b", Value: "line one\nline two", Scope: "local", Origin: "file:x"}}},
