@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os/exec"
 	"regexp"
@@ -55,7 +56,58 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	if len(updates) == 0 {
 		return nil
 	}
-	zero := strings.Repeat("0", 2*r.HashLen())
+	tx, err := r.BeginRefs(ctx, reason)
+	if err != nil {
+		return err
+	}
+	return tx.Commit(updates...)
+}
+
+// RefTx is a ref transaction whose git process is started before its
+// updates are known, so that git's start-up overlaps the caller's own work
+// (writing the objects the refs will name). Commit or Abort it.
+type RefTx struct {
+	repo   *Repo
+	ctx    context.Context
+	args   []string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr bytes.Buffer
+	done   chan error
+	ended  bool
+}
+
+// BeginRefs starts a ref transaction: `git update-ref --stdin` waiting for
+// its updates. Nothing is locked until Commit.
+func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTx, error) {
+	t := &RefTx{repo: r, ctx: ctx, done: make(chan error, 1),
+		args: []string{"-c", fmt.Sprintf("core.filesRefLockTimeout=%d", lockWait.Milliseconds()),
+			"update-ref", "--stdin", "-z", "-m", reason}}
+	t.cmd = exec.Command("git", t.args...)
+	t.cmd.Env = Env(r)
+	t.cmd.Stderr = &t.stderr
+	// Its own process group, so that a signal to ours (a kill -9 of the
+	// whole group, a ^C) cannot stop git holding a lock: git sees our end
+	// of its input close instead, and aborts unless it read "commit".
+	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("cannot run git: %w", err)
+	}
+	t.stdin = stdin
+	if err := t.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot run git: %w", err)
+	}
+	go func() { t.done <- t.cmd.Wait() }()
+	return t, nil
+}
+
+// Commit sends the updates and asks git to commit them, then waits.
+func (t *RefTx) Commit(updates ...RefUpdate) error {
+	if t.ended {
+		return errors.New("ref transaction already ended")
+	}
+	zero := strings.Repeat("0", 2*t.repo.HashLen())
 	orZero := func(v string) string {
 		if v == "" {
 			return zero
@@ -66,39 +118,30 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	in.WriteString("start\x00")
 	for _, u := range updates {
 		if err := CheckRefName(u.Name); err != nil {
+			t.Abort()
 			return err
 		}
 		for _, v := range []string{u.Old, u.New} {
-			if v != "" && !r.ValidOID(v) {
+			if v != "" && !t.repo.ValidOID(v) {
+				t.Abort()
 				return fmt.Errorf("%s: invalid object id %q", u.Name, v)
 			}
 		}
 		fmt.Fprintf(&in, "update %s\x00%s\x00%s\x00", u.Name, orZero(u.New), orZero(u.Old))
 	}
 	in.WriteString("prepare\x00commit\x00")
-	args := []string{"-c", fmt.Sprintf("core.filesRefLockTimeout=%d", lockWait.Milliseconds()),
-		"update-ref", "--stdin", "-z", "-m", reason}
-	cmd := exec.Command("git", args...)
-	cmd.Env = Env(r)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	// Its own process group, so that a signal to ours (a kill -9 of the
-	// whole group, a ^C) cannot stop git holding a lock: git sees our end
-	// of its input close instead, and aborts unless it read "commit".
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("cannot run git: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// One write: git acts on nothing before "commit" arrives, and a
+	// failed write (git gone) shows in its exit status below.
+	t.stdin.Write(in.Bytes())
+	t.stdin.Close()
+	t.ended = true
 	var err error
 	select {
-	case err = <-done:
-	case <-ctx.Done():
-		cmd.Process.Signal(syscall.SIGTERM) // git rolls its locks back on SIGTERM
-		<-done
-		return ctx.Err()
+	case err = <-t.done:
+	case <-t.ctx.Done():
+		t.cmd.Process.Signal(syscall.SIGTERM) // git rolls its locks back on SIGTERM
+		<-t.done
+		return t.ctx.Err()
 	}
 	if err == nil {
 		return nil
@@ -107,7 +150,19 @@ func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpda
 	if !errors.As(err, &exit) {
 		return fmt.Errorf("cannot run git: %w", err)
 	}
-	return refTxError(&Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()})
+	return refTxError(&Error{Args: t.args, Stderr: t.stderr.String(), ExitCode: exit.ExitCode()})
+}
+
+// Abort ends the transaction with nothing moved — git reads the end of its
+// input before any "commit" — unless it has ended already, so that it can
+// be deferred.
+func (t *RefTx) Abort() {
+	if t.ended {
+		return
+	}
+	t.ended = true
+	t.stdin.Close()
+	<-t.done
 }
 
 // Compiled when first needed, on a failed command, not by every process

@@ -206,3 +206,42 @@ func TestDeadOwnersLockCleared(t *testing.T) {
 		t.Fatalf("lock left: %v", err)
 	}
 }
+
+// TestRefTxBegunEarly: a transaction started before its updates are known
+// moves nothing until Commit, moves nothing when aborted, and a deferred
+// Abort after Commit is harmless.
+func TestRefTxBegunEarly(t *testing.T) {
+	r, dir := openRepo(t)
+	ctx := context.Background()
+	head := gittest.Git(t, dir, "rev-parse", "HEAD")
+	tx, err := r.BeginRefs(ctx, "test: early")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.ReadRef("refs/crucible/early"); got != "" {
+		t.Fatalf("moved before Commit: %s", got)
+	}
+	tx.Abort()
+	tx.Abort()
+	if got, _ := r.ReadRef("refs/crucible/early"); got != "" {
+		t.Fatalf("an aborted transaction moved the ref to %s", got)
+	}
+	tx, err = r.BeginRefs(ctx, "test: early")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Abort()
+	if err := tx.Commit(RefUpdate{Name: "refs/crucible/early", New: head}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.ReadRef("refs/crucible/early"); got != head {
+		t.Fatalf("ref at %q, want %s", got, head)
+	}
+	if err := tx.Commit(RefUpdate{Name: "refs/crucible/early", Old: head}); err == nil {
+		t.Fatal("a second Commit of one transaction was accepted")
+	}
+	tx, _ = r.BeginRefs(ctx, "test: early")
+	if err := tx.Commit(RefUpdate{Name: "refs/crucible/early", New: head}); !errors.Is(err, ErrRefChanged) {
+		t.Fatalf("a lost race begun early: %v, want ErrRefChanged", err)
+	}
+}

@@ -262,6 +262,13 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 // moved it first.
 func update(ctx context.Context, repo *gitext.Repo, ref string, next func(tip string) (string, error)) error {
 	return gitext.RetryCAS(ctx, func() error {
+		// git's start-up overlaps building the notes commit: a commit's
+		// post-commit hook waits for both.
+		tx, err := repo.BeginRefs(ctx, "notes: crucible")
+		if err != nil {
+			return err
+		}
+		defer tx.Abort()
 		tip, err := repo.ReadRef(ref)
 		if err != nil {
 			return err
@@ -270,7 +277,7 @@ func update(ctx context.Context, repo *gitext.Repo, ref string, next func(tip st
 		if err != nil || to == "" {
 			return err
 		}
-		return repo.UpdateRefs(ctx, "notes: crucible", gitext.RefUpdate{Name: ref, Old: tip, New: to})
+		return tx.Commit(gitext.RefUpdate{Name: ref, Old: tip, New: to})
 	})
 }
 

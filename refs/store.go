@@ -179,6 +179,12 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 	ref := PipelineRef(id)
 	var next *Head
 	err := gitext.RetryCAS(ctx, func() error {
+		// git's start-up overlaps reading the head and writing the commit.
+		tx, err := s.repo.BeginRefs(ctx, "crucible: append")
+		if err != nil {
+			return err
+		}
+		defer tx.Abort()
 		old, err := s.repo.ReadRef(ref)
 		if err != nil {
 			return err
@@ -197,7 +203,7 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 		if err != nil {
 			return err
 		}
-		if err := s.repo.UpdateRefs(ctx, "crucible: append", gitext.RefUpdate{Name: ref, Old: old, New: n.Commit}); err != nil {
+		if err := tx.Commit(gitext.RefUpdate{Name: ref, Old: old, New: n.Commit}); err != nil {
 			return err
 		}
 		s.writeCache(n)
