@@ -37,15 +37,32 @@ func (s *Shadow) clearRestoreTemps() error {
 	} else if err != nil {
 		return err
 	}
+	root, err := os.OpenRoot(s.main.WorkTree) // nothing outside it is touched
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	for _, rel := range strings.Split(string(b), "\x00") {
-		if rel == "" || !filepath.IsLocal(rel) {
+		if rel == "" || !filepath.IsLocal(rel) || throughLink(root, rel) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.main.WorkTree, rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := root.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
 	return os.Remove(s.journalPath())
+}
+
+// throughLink reports whether a directory on the way to rel in root is a
+// symbolic link (or gone): a directory replaced by one since the restore
+// wrote there, whose file of that name is not the restore's.
+func throughLink(root *os.Root, rel string) bool {
+	for dir := filepath.Dir(rel); dir != "."; dir = filepath.Dir(dir) {
+		if fi, err := root.Lstat(dir); err != nil || !fi.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // writeFiles writes cp's content at the changed paths that cp holds.
