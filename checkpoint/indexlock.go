@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -35,32 +37,39 @@ func (e *KilledRestoreError) Hint() string {
 // as the index and HEAD are.
 func (s *Shadow) resetOwner() string { return filepath.Join(s.main.GitDir, "crucible-reset.owner") }
 
-// resetLocks are the lock files git reset takes to move branch.
-func (s *Shadow) resetLocks(branch string) []string {
-	locks := []string{
-		filepath.Join(s.main.GitDir, "index.lock"),
-		filepath.Join(s.main.GitDir, "HEAD.lock"),
-		filepath.Join(s.main.GitDir, "ORIG_HEAD.lock"),
-	}
+// resetLocks are the lock files git reset takes to move branch: those of
+// HEAD and the branch (update-ref HEAD), the index (reset), ORIG_HEAD.
+func (s *Shadow) resetLocks(branch string) (head, index, origHead []string) {
+	head = []string{filepath.Join(s.main.GitDir, "HEAD.lock")}
 	if branch != "" {
-		locks = append(locks, filepath.Join(s.main.CommonDir, "refs", "heads", filepath.FromSlash(branch)+".lock"))
+		head = append(head, filepath.Join(s.main.CommonDir, "refs", "heads", filepath.FromSlash(branch)+".lock"))
 	}
-	return locks
+	return head, []string{filepath.Join(s.main.GitDir, "index.lock")}, []string{filepath.Join(s.main.GitDir, "ORIG_HEAD.lock")}
 }
 
-// claimResetLocks checks for a lock a killed restore left and records this
-// process as the one about to take them.
-func (s *Shadow) claimResetLocks(branch string) error {
+// underResetLocks runs one git command of the reset, which takes locks,
+// with a record of this process as their owner, removed as soon as it
+// returns: a restore killed between commands leaves no record, and a
+// killed one's record names only the locks its command was taking, so a
+// later lock of another git is never reported as the restore's.
+func (s *Shadow) underResetLocks(branch string, locks []string, run func() error) error {
 	if b, err := os.ReadFile(s.resetOwner()); err == nil {
-		if pid, gone := gitext.OwnerGone(string(b)); gone {
-			for _, l := range s.resetLocks(branch) {
+		owner, named, _ := strings.Cut(string(b), "\n")
+		if pid, gone := gitext.OwnerGone(owner + "\n"); gone {
+			held := slices.DeleteFunc(strings.Split(named, "\n"), func(l string) bool { return l == "" })
+			if len(held) == 0 { // a record that names none: any reset lock
+				held = slices.Concat(s.resetLocks(branch))
+			}
+			for _, l := range held {
 				if _, err := os.Lstat(l); err == nil {
 					return &KilledRestoreError{Lock: l, PID: pid}
 				}
 			}
 		}
 	}
-	return os.WriteFile(s.resetOwner(), []byte(gitext.Owner()), 0o644)
+	if err := os.WriteFile(s.resetOwner(), []byte(gitext.Owner()+strings.Join(locks, "\n")), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(s.resetOwner())
+	return run()
 }
-
-func (s *Shadow) releaseResetLocks() { os.Remove(s.resetOwner()) }

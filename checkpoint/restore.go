@@ -263,10 +263,7 @@ func (s *Shadow) ResetBranch(ctx context.Context, from, head string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.claimResetLocks(branch); err != nil {
-		return err
-	}
-	defer s.releaseResetLocks()
+	headLocks, indexLock, origHeadLock := s.resetLocks(branch)
 	// git reset takes no old value: git update-ref moves HEAD (the branch
 	// it names) by compare-and-swap, with reset's reflog message, then a
 	// reset of every path brings the index along and ORIG_HEAD is set, as
@@ -277,14 +274,19 @@ func (s *Shadow) ResetBranch(ctx context.Context, from, head string) error {
 	} else {
 		args = append(args, strings.Repeat("0", 2*s.main.HashLen()))
 	}
-	if _, err := s.main.Git(ctx, args...); err != nil {
+	git := func(locks []string, args ...string) error {
+		return s.underResetLocks(branch, locks, func() error {
+			_, err := s.main.Git(ctx, args...)
+			return err
+		})
+	}
+	if err := git(headLocks, args...); err != nil {
 		return err
 	}
-	if _, err := s.main.Git(ctx, "reset", "-q", "HEAD", "--", ":/"); err != nil || from == "" {
+	if err := git(indexLock, "reset", "-q", "HEAD", "--", ":/"); err != nil || from == "" {
 		return err
 	}
-	_, err = s.main.Git(ctx, "update-ref", "--no-deref", "ORIG_HEAD", from)
-	return err
+	return git(origHeadLock, "update-ref", "--no-deref", "ORIG_HEAD", from)
 }
 
 // Diff returns the patch (or, with stat, the diffstat) from checkpoint a to
