@@ -2,11 +2,9 @@ package gitext
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -35,18 +33,14 @@ func (r *Repo) AutoGC(ctx context.Context) bool {
 	}
 	limit := defaultGCAuto
 	if r.ConfigMayMention("[gc", "gc.", "maintenance") {
-		if v, _ := r.configTyped(ctx, "bool", "maintenance.auto"); v == "false" {
+		if on, err := r.ConfigBool(ctx, "maintenance.auto", true); err == nil && !on {
 			return false
 		}
-		v, err := r.configTyped(ctx, "int", "gc.auto")
+		n, err := r.ConfigInt(ctx, "gc.auto", defaultGCAuto)
 		if err != nil {
 			return false // git gc would refuse it too
 		}
-		if v != "" {
-			if limit, err = strconv.Atoi(v); err != nil {
-				return false
-			}
-		}
+		limit = int(n)
 	}
 	// git's rule (builtin/gc.c, too_many_loose_objects).
 	if limit <= 0 || loose <= (limit+255)/256 {
@@ -73,14 +67,4 @@ func (r *Repo) looseSample() int {
 		}
 	}
 	return n
-}
-
-// configTyped is git config --type=typ --get key: "" when it is not set.
-func (r *Repo) configTyped(ctx context.Context, typ, key string) (string, error) {
-	out, err := runEnv(ctx, r, r.top(), nil, nil, "config", "--type="+typ, "--get", key)
-	var ge *Error
-	if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
-		return "", nil
-	}
-	return strings.TrimSpace(string(out)), err
 }
