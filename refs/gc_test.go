@@ -2,26 +2,13 @@ package refs
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
-
-// looseObjects counts the files in the object directory's fan-out
-// directories, as git count-objects does.
-func looseObjects(t *testing.T, dir string) int {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "[0-9a-f][0-9a-f]", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(files)
-}
 
 // TestAppendsRunAutoGC: appends past a low gc.auto leave a bounded number
 // of loose objects, because each append runs git gc --auto when git's
@@ -38,7 +25,7 @@ func TestAppendsRunAutoGC(t *testing.T) {
 				if _, err := s.Append(context.Background(), "p", who, func(*Head) (*Batch, error) { return benchBatch(seq), nil }); err != nil {
 					t.Fatal(err)
 				}
-				most = max(most, looseObjects(t, dir))
+				most = max(most, gittest.LooseObjects(t, dir))
 			}
 			packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
 			if gcAuto == "0" {
@@ -93,7 +80,7 @@ func TestMergeLeavesGCToGit(t *testing.T) {
 	}
 	gittest.Git(t, dir, "config", "gc.auto", "256") // a limit of 1 in objects/17
 	gittest.Git(t, dir, "config", "gc.autoDetach", "false")
-	fillSample(t, s.repo, dir)
+	gittest.FillSample(t, dir, 2)
 	outcome, _, err := s.Integrate(ctx, "p", theirs.Commit, who, func(ours, _ *Head) (*Batch, error) {
 		return &Batch{Files: map[string][]byte{StateFile: ours.State}, Subject: "merge"}, nil
 	})
@@ -103,31 +90,4 @@ func TestMergeLeavesGCToGit(t *testing.T) {
 	if packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack")); len(packs) != 0 {
 		t.Fatalf("Integrate ran git gc: %v", packs)
 	}
-}
-
-// fillSample writes blobs, reachable from a branch, until objects/17
-// holds two loose objects: past a gc.auto of 256.
-func fillSample(t *testing.T, r *gitext.Repo, dir string) {
-	t.Helper()
-	var entries []gitext.TreeEntry
-	for i := 0; ; i++ {
-		names, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "17", "*"))
-		if len(names) >= 2 {
-			break
-		}
-		oid, err := r.WriteObject("blob", []byte(fmt.Sprintf("blob %d\n", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, gitext.TreeEntry{Mode: "100644", Name: fmt.Sprint(i), OID: oid})
-	}
-	tree, err := gitext.EncodeTree(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	oid, err := r.WriteObject("tree", tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gittest.Git(t, dir, "update-ref", "refs/heads/blobs", gittest.Git(t, dir, "commit-tree", oid, "-m", "blobs"))
 }

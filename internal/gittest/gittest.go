@@ -69,8 +69,15 @@ func Init(t testing.TB) string {
 // Git runs git in dir and returns its trimmed stdout, failing the test on error.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
+	return GitInput(t, dir, "", args...)
+}
+
+// GitInput is Git with input on git's standard input.
+func GitInput(t testing.TB, dir, input string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(input)
 	out, err := cmd.Output()
 	if err != nil {
 		stderr := ""
