@@ -17,20 +17,35 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
-// TestExportReadsBack: every file export writes is read back by the
-// crucible codecs, with the content the pipeline holds.
-func TestExportReadsBack(t *testing.T) {
+// openService makes a hermetic repository, changes into it and opens the
+// pipeline service on it for the rest of the test.
+func openService(t *testing.T) *pipeline.Service {
+	t.Helper()
 	t.Chdir(gittest.Init(t))
 	repo, err := gitext.Discover(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc := pipeline.Open(repo)
-	defer svc.Close()
-	st, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "Add x\nand y", Mode: "refactor", ID: "build-1"})
+	t.Cleanup(func() { svc.Close() })
+	return svc
+}
+
+// start starts a pipeline.
+func start(t *testing.T, svc *pipeline.Service, opts pipeline.StartOptions) *pipeline.State {
+	t.Helper()
+	st, _, err := svc.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// TestExportReadsBack: every file export writes is read back by the
+// crucible codecs, with the content the pipeline holds.
+func TestExportReadsBack(t *testing.T) {
+	svc := openService(t)
+	st := start(t, svc, pipeline.StartOptions{Goal: "Add x\nand y", Mode: "refactor", ID: "build-1"})
 	task := 2
 	seq, err := svc.StartDispatch(t.Context(), st.ID, pipeline.DispatchRequest{Role: "implementer", Phase: ledger.Execute, Task: &task,
 		ModelTier: "sonnet", Prompt: []byte("do it\n---\nreally\n")})
@@ -75,18 +90,8 @@ func TestExportReadsBack(t *testing.T) {
 // imported into another clone has the same manifest, ledger and handoffs,
 // and exporting that gives the same files again.
 func TestImportOfExportIsTheSamePipeline(t *testing.T) {
-	src := gittest.Init(t)
-	t.Chdir(src)
-	repo, err := gitext.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := pipeline.Open(repo)
-	defer a.Close()
-	st, _, err := a.Start(t.Context(), pipeline.StartOptions{Goal: "round trip", Mode: "feature", ID: "build-rt"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := openService(t)
+	st := start(t, a, pipeline.StartOptions{Goal: "round trip", Mode: "feature", ID: "build-rt"})
 	for _, d := range []pipeline.Draft{
 		{Type: pipeline.LedgerType(ledger.Begin), Data: pipeline.LedgerData{Phase: 1}},
 		{Type: pipeline.TypeVerdict, Data: pipeline.VerdictData{Phase: 1, Verdict: "PASS", PipelineID: "build-rt", Rounds: 2}},
@@ -126,13 +131,7 @@ func TestImportOfExportIsTheSamePipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t.Chdir(gittest.Init(t))
-	repo2, err := gitext.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := pipeline.Open(repo2)
-	defer b.Close()
+	b := openService(t)
 	r, err := Import(t.Context(), b, dir, "")
 	if err != nil || !r.Created || r.Pipeline != "build-rt" || len(r.Problems) != 0 {
 		t.Fatalf("import: %+v, %v", r, err)
@@ -204,19 +203,10 @@ func TestWriteFiles(t *testing.T) {
 // same, export refuses it and writes nothing, never a file outside the
 // directory it was given.
 func TestExportStaysInItsDirectory(t *testing.T) {
-	t.Chdir(gittest.Init(t))
-	repo, err := gitext.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := pipeline.Open(repo)
-	defer svc.Close()
-	st, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "g", Mode: "feature", ID: "build-esc"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := openService(t)
+	st := start(t, svc, pipeline.StartOptions{Goal: "g", Mode: "feature", ID: "build-esc"})
 	line := `{"seq":1,"file":"../escaped.md","role":"implementer","status":"dispatched"}`
-	_, _, err = svc.Update(t.Context(), st.ID, func(*pipeline.State, string) (*pipeline.Change, error) {
+	_, _, err := svc.Update(t.Context(), st.ID, func(*pipeline.State, string) (*pipeline.Change, error) {
 		return &pipeline.Change{Files: map[string][]byte{"dispatch/0000/p.md": []byte("planted\n")},
 			Drafts: []pipeline.Draft{{Type: pipeline.TypeImportDispatch, Data: pipeline.ImportDispatchData{Line: line, Prompt: "dispatch/0000/p.md"}}}}, nil
 	})
