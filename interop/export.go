@@ -17,25 +17,28 @@ import (
 )
 
 // Export renders pipeline id as a crucible scratch directory dir (the name
-// is written into the files that record it): file name to content. now is
-// the time pipeline-status.md is rendered at.
-func Export(ctx context.Context, svc *pipeline.Service, id, dir, now string) (map[string][]byte, error) {
+// is written into the files that record it): file name to content. It is a
+// function of the chain and dir alone, so that an import can tell its own
+// files: pipeline-status.md is rendered as of the last event, as crucible
+// rewrites it at each change.
+func Export(ctx context.Context, svc *pipeline.Service, id, dir string) (map[string][]byte, error) {
 	st, _, err := svc.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	files := map[string][]byte{
 		"build-gate-ledger.md": ledger.Render(&st.Gates.Ledger),
-		"pipeline-status.md":   StatusOf(st, now).Render(),
+		"pipeline-status.md":   StatusOf(st, st.Updated).Render(),
 		".pipeline-active": Active{PipelineID: st.ID, Skill: "build", Phase: strconv.Itoa(int(st.Phase)),
 			StartTime: st.Created, ScratchDir: dir, DispatchDir: dir, Branch: st.Branch, BaselineSHA: st.Baseline}.Render(),
 	}
 	if err := exportManifest(ctx, svc, id, dir, files); err != nil {
 		return nil, err
 	}
-	// Files imported and not changed since are given back as they came.
+	// Files imported and not changed since are given back as they came;
+	// checkpoint-manifest.md, which no event renders, always is.
 	for _, name := range snapshots {
-		if st.Seq != st.Import.Seq || st.Import.Files[name] == "" {
+		if st.Import.Files[name] == "" || st.Seq != st.Import.Seq && name != checkpointList {
 			continue
 		}
 		doc, err := svc.ReadKept(ctx, id, pipeline.ImportPath(name))
@@ -59,14 +62,16 @@ func Export(ctx context.Context, svc *pipeline.Service, id, dir, now string) (ma
 
 // exportManifest writes manifest.jsonl as crucible appends it (a
 // "dispatched" line when an agent is sent, its final line when it returns,
-// in event order) and a dispatch file for every kept prompt.
+// in event order), a dispatch file for every kept prompt, a
+// <seq>-<template>.output.md for every kept output, and the decision
+// journal.
 func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, files map[string][]byte) error {
 	events, err := svc.ChainEvents(ctx, id)
 	if err != nil {
 		return err
 	}
 	starts := map[int]ManifestLine{}
-	var manifest []byte
+	var manifest, journal []byte
 	for _, e := range events {
 		var line ManifestLine
 		switch e.Type {
@@ -98,15 +103,30 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 				return err
 			}
 			manifest = append(append(manifest, d.Line...), '\n')
-			if d.Prompt != "" {
-				l, err := pipeline.ImportedLine(d.Line)
-				if err != nil {
-					return err
+			l, err := pipeline.ImportedLine(d.Line)
+			if err != nil {
+				return err
+			}
+			for name, kept := range map[string]string{l.File: d.Prompt, pipeline.OutputName(l.File): d.Output} {
+				if kept == "" {
+					continue
 				}
-				if files[l.File], err = svc.ReadKept(ctx, id, d.Prompt); err != nil {
+				if files[name], err = svc.ReadKept(ctx, id, kept); err != nil {
 					return err
 				}
 			}
+			continue
+		case pipeline.TypeDecision:
+			var d pipeline.DecisionData
+			if err := pipeline.DecodeData(e, &d); err != nil {
+				return err
+			}
+			at := e.Time
+			if d.Time != "" {
+				at = d.Time
+			}
+			journal = append(journal, Decision{Time: at, Type: d.Type, Choice: d.Choice, Reason: d.Reason,
+				Alternatives: d.Alternatives}.Render()...)
 			continue
 		case pipeline.TypeImportVerdict:
 			var d pipeline.ImportVerdictData
@@ -127,6 +147,13 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 			line = starts[d.Seq]
 			line.Status, line.DurationS, line.Summary = d.Status, &d.DurationS, pipeline.Optional(d.Summary)
 			line.OutputChars, line.ToolCalls = &d.OutputChars, d.ToolCalls
+			if d.Output != "" {
+				output, err := svc.ReadKept(ctx, id, d.Output)
+				if err != nil {
+					return err
+				}
+				files[pipeline.OutputName(line.File)] = output
+			}
 		default:
 			continue
 		}
@@ -135,6 +162,9 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 	}
 	if manifest != nil {
 		files["manifest.jsonl"] = manifest
+	}
+	if journal != nil {
+		files[DecisionsFile(id)] = journal
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
@@ -20,30 +21,83 @@ import (
 
 // ImportReport says what an import did.
 type ImportReport struct {
-	Pipeline string   `json:"pipeline"`
-	Created  bool     `json:"created"`
-	Lines    int      `json:"manifest_lines"` // new manifest lines taken
-	Files    []string `json:"files"`          // other files taken
-	Problems []string `json:"problems"`       // "file:line: message", skipped
+	Pipeline  string   `json:"pipeline"`
+	Created   bool     `json:"created"`
+	Lines     int      `json:"manifest_lines"` // new manifest lines taken
+	Files     []string `json:"files"`          // other files taken
+	Outputs   int      `json:"outputs"`        // dispatch outputs taken
+	Decisions int      `json:"decisions"`      // decision-journal lines taken
+	Problems  []string `json:"problems"`       // "file:line: message", skipped
+	Hints     []string `json:"hints,omitempty"`
 }
 
 // Nothing reports an import that found nothing new.
-func (r *ImportReport) Nothing() bool { return r.Lines == 0 && len(r.Files) == 0 }
+func (r *ImportReport) Nothing() bool {
+	return r.Lines == 0 && len(r.Files) == 0 && r.Decisions == 0
+}
 
 // ErrNoManifest refuses a directory without one valid manifest line.
 var ErrNoManifest = errors.New("no valid manifest.jsonl line")
 
+// DirError is an import directory that is missing, is not a directory, or
+// holds no manifest.jsonl.
+type DirError struct {
+	Dir        string
+	NoManifest bool // the directory is there, its manifest.jsonl is not
+	NotDir     bool
+}
+
+func (e *DirError) Error() string {
+	switch {
+	case e.NoManifest:
+		return fmt.Sprintf("no manifest.jsonl in '%s'", e.Dir)
+	case e.NotDir:
+		return fmt.Sprintf("'%s' is not a directory", e.Dir)
+	}
+	return fmt.Sprintf("'%s' does not exist", e.Dir)
+}
+
+// OtherLedgerError is a build-gate-ledger.md in another shape than the
+// skills write: "pipeline-id: <id>" lines, as crucible's hook tests write.
+// It refuses an import only when nothing else names the pipeline.
+type OtherLedgerError struct {
+	Path string
+	ID   string // what its pipeline-id line says, when that is a valid id
+}
+
+func (e *OtherLedgerError) Error() string {
+	return fmt.Sprintf("%s is not a build gate ledger: its \"pipeline-id:\" lines are the shape crucible's hook tests write, not the skills' \"PipelineID:\"", e.Path)
+}
+
+// hookLedgerID reads the pipeline-id line of a ledger in the hook tests'
+// shape; ok is false for any other file.
+func hookLedgerID(b []byte) (id string, ok bool) {
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, found := strings.CutPrefix(strings.TrimSpace(line), "pipeline-id:"); found {
+			if id = strings.TrimSpace(v); refs.ValidateID(id) != nil {
+				id = ""
+			}
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // snapshots are files kept as they are, for export to give back.
-var snapshots = []string{"build-gate-ledger.md", "pipeline-status.md", ".pipeline-active", "checkpoint-manifest.md"}
+var snapshots = []string{"build-gate-ledger.md", "pipeline-status.md", ".pipeline-active", checkpointList}
+
+const checkpointList = "checkpoint-manifest.md"
 
 // Import reads a crucible scratch or dispatch directory into a pipeline:
 // pipelineID, else the ledger's PipelineID, else .pipeline-active's, else
-// the one the directory's name gives (IDFromDir), else a new one. What was
-// imported before (same file content, manifest lines already taken) is not
-// taken again. Malformed lines and files are reported and skipped; a file
-// that is not a regular file directly inside dir (a symbolic link, a
-// dispatch file named "../x") refuses the whole import (ErrOutside) before
-// anything is written.
+// the one the directory's name gives (IDFromDir), else a new one. A new
+// pipeline starts when the run did (startTime). What the pipeline holds
+// already is not taken again: what was imported before (same file content,
+// manifest lines already taken), and what export writes for it now (a
+// directory it exported is imported back as nothing new). Malformed lines
+// and files are reported and skipped; a file that is not a regular file
+// directly inside dir (a symbolic link, a dispatch file named "../x")
+// refuses the whole import (ErrOutside) before anything is written.
 func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
 	r := &ImportReport{Problems: []string{}, Files: []string{}}
 	problem := func(name string, line int, msg string) {
@@ -57,8 +111,15 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		}
 		problem(name, line, msg)
 	}
+	if fi, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, &DirError{Dir: dir}
+	} else if err == nil && !fi.IsDir() {
+		return nil, &DirError{Dir: dir, NotDir: true}
+	}
 	raw, err := readInside(dir, "manifest.jsonl")
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &DirError{Dir: dir, NoManifest: true}
+	} else if err != nil {
 		return nil, err
 	}
 	lines, problems := ParseManifest(raw)
@@ -72,7 +133,9 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	// The documents beside the manifest, read and checked before anything is written.
 	docs := map[string][]byte{}
 	var gates *ledger.Ledger
+	var otherLedger *OtherLedgerError
 	var active Active
+	var status Status
 	for _, name := range snapshots {
 		b, err := readInside(dir, name)
 		if errors.Is(err, os.ErrNotExist) {
@@ -86,12 +149,15 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			var l ledger.Ledger
 			if l, perr = ledger.Parse(b); perr == nil {
 				gates = &l
+			} else if id, ok := hookLedgerID(b); ok {
+				otherLedger = &OtherLedgerError{Path: filepath.Join(dir, name), ID: id}
+				continue
 			}
 		case "pipeline-status.md":
-			_, perr = ParseStatus(b)
+			status, perr = ParseStatus(b)
 		case ".pipeline-active":
 			active, perr = ParseActive(b)
-		case "checkpoint-manifest.md":
+		case checkpointList:
 			if _, ps := ParseCheckpoints(b); len(ps) > 0 {
 				perr = ps[0]
 			}
@@ -104,12 +170,13 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	}
 	handoffs := map[string]Handoff{}
 	verdicts := map[string]Marker{}
+	var decisions []Decision
 	// The names are matched, not the path: dir may hold glob characters.
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	for _, pattern := range []string{"handoff-*-to-*.md", "gate-verdict-*.md"} {
+	for _, pattern := range []string{"handoff-*-to-*.md", "gate-verdict-*.md", DecisionsGlob} {
 		for _, e := range entries {
 			name := e.Name()
 			if ok, _ := filepath.Match(pattern, name); !ok {
@@ -118,6 +185,14 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			b, err := readInside(dir, name)
 			if err != nil {
 				return nil, err
+			}
+			if pattern == DecisionsGlob {
+				ds, ps := ParseDecisions(b)
+				for _, p := range ps {
+					problem(name, p.Line, p.Msg)
+				}
+				decisions = append(decisions, ds...)
+				continue
 			}
 			var perr error
 			if strings.HasPrefix(name, "handoff-") {
@@ -153,8 +228,18 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	default:
 		id = IDFromDir(dir) // "" starts a new pipeline with a fresh id
 	}
+	if otherLedger != nil {
+		if id == "" {
+			// A made-up id would make a second pipeline of the same run
+			// when the user imports again with --pipeline.
+			return r, otherLedger
+		}
+		r.Problems = append(r.Problems, otherLedger.Error())
+	}
 	st := &pipeline.State{}
 	create := id == ""
+	abs, _ := filepath.Abs(dir)
+	var ours map[string][]byte // what export writes for the pipeline now
 	if !create {
 		if err := refs.ValidateID(id); err != nil {
 			return nil, err
@@ -163,12 +248,16 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			st, create = &pipeline.State{}, true
 		} else if err != nil {
 			return nil, err
+		} else if ours, err = Export(ctx, svc, id, abs); err != nil {
+			return nil, err
 		}
 	}
 
-	// What is new since the last import.
+	// What is new since the last import, or since the export this directory holds.
 	done := st.Import.ManifestLines
-	if done > len(lines) || done > 0 && digestLines(lines[:done]) != st.Import.ManifestDigest {
+	if known := bytes.SplitAfter(ours["manifest.jsonl"], []byte("\n")); len(known) > 1 && startsWith(lines, known[:len(known)-1]) {
+		done = len(known) - 1
+	} else if done > len(lines) || done > 0 && digestLines(lines[:done]) != st.Import.ManifestDigest {
 		return nil, fmt.Errorf("%s: lines already imported have changed since (the manifest is append-only)", filepath.Join(dir, "manifest.jsonl"))
 	}
 	fresh := lines[done:]
@@ -179,33 +268,46 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if mine, ok := ours[name]; ok && bytes.Equal(mine, docs[name]) {
+			continue
+		}
 		if d := digest(docs[name]); st.Import.Files[name] != d {
 			digests[name] = d
 			r.Files = append(r.Files, name)
 		}
 	}
-	r.Lines = len(fresh)
+	decisions = newDecisions(decisions, ours[DecisionsFile(id)])
+	r.Lines, r.Decisions = len(fresh), len(decisions)
 	if r.Nothing() {
 		r.Pipeline = id
 		return r, nil
 	}
 	// Every file is read, and refused if it must be, before anything is written.
-	prompts := map[int][]byte{}
+	prompts, outputs := map[int][]byte{}, map[int][]byte{}
 	for _, l := range fresh {
-		if _, seen := prompts[l.Seq]; seen || l.File == "" {
-			continue
+		if _, seen := prompts[l.Seq]; !seen && l.File != "" {
+			b, err := readDispatchFile(dir, l.File)
+			if err != nil {
+				return nil, err
+			}
+			if b != nil {
+				prompts[l.Seq] = b
+			}
 		}
-		b, err := readInside(dir, l.File)
-		if errors.Is(err, os.ErrNotExist) || err == nil && pipeline.CheckName("dispatch file", l.File) != nil {
-			continue
-		} else if err != nil {
-			return nil, err
+		if _, seen := outputs[l.Seq]; !seen && l.File != "" && l.Status != "dispatched" {
+			b, err := readDispatchFile(dir, pipeline.OutputName(l.File))
+			if err != nil {
+				return nil, err
+			}
+			if b != nil {
+				outputs[l.Seq] = b
+			}
 		}
-		prompts[l.Seq] = b
 	}
+	started, first, last := runSpan(gates, active, status, handoffs, decisions, fresh, prompts)
 
 	if create {
-		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true}
+		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true, Started: started}
 		if gates != nil && (gates.Mode == "feature" || gates.Mode == "refactor") {
 			o.Mode = gates.Mode
 		}
@@ -228,19 +330,28 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 
 	// Dispatch files are written one at a time, before the commit.
 	change := &pipeline.Change{Files: map[string][]byte{}, Blobs: map[string]string{}}
-	promptPaths := map[int]string{}
+	promptPaths, outputPaths := map[int]string{}, map[int]string{}
 	for _, l := range fresh {
-		b, ok := prompts[l.Seq]
-		if _, seen := promptPaths[l.Seq]; seen || !ok {
-			continue
+		for _, kept := range []struct {
+			files map[int][]byte
+			paths map[int]string
+			path  string
+		}{
+			{prompts, promptPaths, fmt.Sprintf("dispatch/%04d/%s", l.Seq/100, l.File)},
+			{outputs, outputPaths, pipeline.ImportedOutputPath(l.Seq, l.File)},
+		} {
+			b, ok := kept.files[l.Seq]
+			if _, seen := kept.paths[l.Seq]; seen || !ok {
+				continue
+			}
+			oid, err := svc.Repo.WriteObject("blob", b)
+			if err != nil {
+				return nil, err
+			}
+			change.Blobs[kept.path], kept.paths[l.Seq] = oid, kept.path
 		}
-		oid, err := svc.Repo.WriteObject("blob", b)
-		if err != nil {
-			return nil, err
-		}
-		path := fmt.Sprintf("dispatch/%04d/%s", l.Seq/100, l.File)
-		change.Blobs[path], promptPaths[l.Seq] = oid, path
 	}
+	r.Outputs = len(outputPaths)
 	for _, name := range r.Files {
 		switch {
 		case name == "build-gate-ledger.md":
@@ -260,13 +371,20 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		}
 	}
 	for _, l := range fresh {
-		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportDispatch,
-			Data: pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: promptPaths[l.Seq]}})
+		d := pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: promptPaths[l.Seq]}
 		delete(promptPaths, l.Seq) // the first line for a seq carries its file
+		if l.Status != "dispatched" {
+			d.Output = outputPaths[l.Seq] // and its first final line the output
+			delete(outputPaths, l.Seq)
+		}
+		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportDispatch, Data: d})
 	}
-	abs, _ := filepath.Abs(dir)
+	for _, d := range decisions {
+		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
+			Type: d.Type, Choice: d.Choice, Reason: d.Reason, Alternatives: d.Alternatives, Time: d.Time}})
+	}
 	change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportFiles, Data: pipeline.ImportFilesData{
-		Dir: abs, Files: digests, ManifestLines: len(lines), ManifestDigest: digestLines(lines)}})
+		Dir: abs, Files: digests, ManifestLines: len(lines), ManifestDigest: digestLines(lines), First: first, Last: last}})
 	_, _, err = svc.Update(ctx, id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
 		if cur.Import.ManifestLines != st.Import.ManifestLines {
 			return nil, errors.New("another import of this pipeline ran at the same time; run this one again")
@@ -277,6 +395,151 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		return nil, err
 	}
 	return r, nil
+}
+
+// readDispatchFile reads a dispatch file or output that a manifest line
+// names: nil when it is missing or its name is not one the chain can keep.
+func readDispatchFile(dir, name string) ([]byte, error) {
+	b, err := readInside(dir, name)
+	if errors.Is(err, os.ErrNotExist) || err == nil && pipeline.CheckName("dispatch file", name) != nil {
+		return nil, nil
+	}
+	return b, err
+}
+
+// startsWith reports whether the manifest's lines begin with known, each
+// known line with its newline.
+func startsWith(lines []ManifestLine, known [][]byte) bool {
+	if len(known) > len(lines) {
+		return false
+	}
+	for i, k := range known {
+		if string(lines[i].Raw)+"\n" != string(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// newDecisions is the journal's entries that the pipeline's own journal
+// (as export renders it) does not hold yet, counted as a multiset: decisions
+// carry their time, so one seen twice was recorded twice.
+func newDecisions(all []Decision, ours []byte) []Decision {
+	held := map[string]int{}
+	for _, line := range bytes.SplitAfter(ours, []byte("\n")) {
+		held[string(line)]++
+	}
+	var out []Decision
+	for _, d := range all {
+		if key := string(d.Render()); held[key] > 0 {
+			held[key]--
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// runSpan is when the imported run started, and the span the metrics' wall
+// clock takes from the files: from the start (or the earliest time they
+// record, when none gives a start) to the latest; RFC 3339 in UTC, "" when
+// none says. The start is
+// the ledger's Run line, else .pipeline-active's start_time (both written
+// when the run began), else the earliest time a dispatch file's header or a
+// manifest line gives (a bound: the run began no later). The latest is the
+// last of every time the files give, a dispatch's finish being its file's
+// Timestamp plus the duration its final line records.
+func runSpan(gates *ledger.Ledger, active Active, status Status, handoffs map[string]Handoff,
+	decisions []Decision, lines []ManifestLine, prompts map[int][]byte) (started, first, last string) {
+	var lo, hi time.Time
+	see := func(t time.Time) {
+		if lo.IsZero() || t.Before(lo) {
+			lo = t
+		}
+		if t.After(hi) {
+			hi = t
+		}
+	}
+	parse := func(s string) (time.Time, bool) {
+		t, err := gitext.ParseDate(strings.TrimSpace(s))
+		return t.UTC(), err == nil && s != ""
+	}
+	format := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Format(time.RFC3339)
+	}
+	var dispatched []time.Time // the times dispatches were sent
+	for _, l := range lines {
+		if t, ok := parse(ptrString(l.Timestamp)); ok {
+			see(t)
+			if l.Status == "dispatched" {
+				dispatched = append(dispatched, t)
+			}
+		}
+		if f, err := ParseDispatchFile(prompts[l.Seq]); err == nil {
+			if t, ok := parse(f.Timestamp); ok {
+				see(t)
+				dispatched = append(dispatched, t)
+				if l.Status != "dispatched" && l.DurationS != nil {
+					see(t.Add(time.Duration(*l.DurationS) * time.Second))
+				}
+			}
+		}
+	}
+	var recorded []string
+	if gates != nil {
+		recorded = append(recorded, gates.Run)
+		for _, e := range gates.Phases {
+			recorded = append(recorded, e.Gate)
+		}
+	}
+	recorded = append(recorded, active.StartTime, status.Started, status.Updated)
+	for _, h := range handoffs {
+		recorded = append(recorded, h.Timestamp)
+	}
+	for _, d := range decisions {
+		recorded = append(recorded, d.Time)
+	}
+	for _, s := range recorded {
+		if t, ok := parse(s); ok {
+			see(t)
+		}
+	}
+	var start time.Time
+	for _, s := range []string{ledgerRun(gates), active.StartTime} {
+		if t, ok := parse(s); ok {
+			start = t
+			break
+		}
+	}
+	if start.IsZero() {
+		for _, t := range dispatched {
+			if start.IsZero() || t.Before(start) {
+				start = t
+			}
+		}
+	}
+	if start.IsZero() {
+		return "", format(lo), format(hi)
+	}
+	see(start)
+	return format(start), format(start), format(hi)
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func ledgerRun(l *ledger.Ledger) string {
+	if l == nil {
+		return ""
+	}
+	return l.Run
 }
 
 // importGoal is the goal a new pipeline takes from what the directory says.

@@ -256,6 +256,8 @@ type ManifestEntry struct {
 	Template      string  `json:"template"`
 	Prompt        string  `json:"-"`
 	Output        string  `json:"-"`
+	// PromptFile: the kept prompt is crucible's whole dispatch file, header and all (an import).
+	PromptFile bool `json:"-"`
 }
 
 // InFlight reports a dispatch with no final entry.
@@ -316,7 +318,7 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 			m := &ManifestEntry{Seq: l.Seq, File: l.File, Role: l.Role, Phase: l.Phase, Task: l.Task, Status: l.Status,
 				DurationS: l.DurationS, Summary: l.Summary, OutputChars: l.OutputChars, ModelTier: l.ModelTier,
 				ToolCalls: l.ToolCalls, ReplayOf: l.ReplayOf, ReplaySession: l.ReplaySession, Mutation: l.Mutation,
-				Timestamp: e.Time, Template: templateOf(l), Prompt: d.Prompt}
+				Timestamp: e.Time, Template: templateOf(l), Prompt: d.Prompt, Output: d.Output, PromptFile: d.Prompt != ""}
 			if l.InputChars != nil {
 				m.InputChars = *l.InputChars
 			}
@@ -324,7 +326,7 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 				m.Timestamp = *l.Timestamp
 			}
 			if old := byseq[l.Seq]; old != nil && m.Prompt == "" {
-				m.Prompt = old.Prompt
+				m.Prompt, m.PromptFile = old.Prompt, old.PromptFile
 			}
 			byseq[l.Seq] = m
 		}

@@ -45,6 +45,10 @@ type StartData struct {
 	Mode     string `json:"mode"`
 	Branch   string `json:"branch,omitempty"`
 	Baseline string `json:"baseline,omitempty"`
+	// Started is when the pipeline began, when that was before this record
+	// (an import of a run that crucible began): RFC 3339. The event's own
+	// time otherwise.
+	Started string `json:"started,omitempty"`
 }
 
 // AbandonData is the payload of pipeline.abandon.
@@ -98,6 +102,9 @@ type DecisionData struct {
 	Choice       string `json:"choice"`
 	Reason       string `json:"reason,omitempty"`
 	Alternatives string `json:"alternatives,omitempty"`
+	// Time is when it was decided, when that was before this record (an
+	// imported journal line): RFC 3339. The event's own time otherwise.
+	Time string `json:"time,omitempty"`
 }
 
 // Draft is an event before the store gives it a place in the chain.

@@ -29,6 +29,10 @@ type ImportFilesData struct {
 	Files          map[string]string `json:"files"` // name -> sha256 of its content
 	ManifestLines  int               `json:"manifest_lines"`
 	ManifestDigest string            `json:"manifest_digest"` // sha256 of those lines
+	// First and Last are the earliest and latest times the files record
+	// (RFC 3339): the original start, the last gate or dispatch.
+	First string `json:"first,omitempty"`
+	Last  string `json:"last,omitempty"`
 }
 
 // ImportLedgerData is an imported build-gate-ledger.md.
@@ -40,6 +44,7 @@ type ImportLedgerData struct {
 type ImportDispatchData struct {
 	Line   string `json:"line"`
 	Prompt string `json:"prompt,omitempty"` // where its dispatch file is kept
+	Output string `json:"output,omitempty"` // where its <seq>-<template>.output.md is kept
 }
 
 // ImportVerdictData is an imported gate-verdict marker, kept at Path.
@@ -64,6 +69,17 @@ func plainFileName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
 }
 
+// OutputName is the file beside dispatch file name that holds its output:
+// 3-build-implementer.md gives 3-build-implementer.output.md.
+func OutputName(file string) string { return strings.TrimSuffix(file, ".md") + ".output.md" }
+
+// ImportedOutputPath is where the output of an imported dispatch whose
+// manifest line names file is kept: DispatchPath's place when file is
+// <seq>-<template>.md.
+func ImportedOutputPath(seq int, file string) string {
+	return fmt.Sprintf("dispatch/%04d/%s", seq/100, OutputName(file))
+}
+
 // ImportPath is where an imported file with no home of its own is kept.
 func ImportPath(name string) string { return "import/" + name }
 
@@ -71,6 +87,12 @@ func ImportPath(name string) string { return "import/" + name }
 func (s *State) applyImport(e Event, p any) error {
 	switch d := p.(type) {
 	case *ImportFilesData:
+		if err := checkTime("first time", d.First); err != nil {
+			return err
+		}
+		if err := checkTime("last time", d.Last); err != nil {
+			return err
+		}
 		files := make(map[string]string, len(s.Import.Files)+len(d.Files))
 		for k, v := range s.Import.Files {
 			files[k] = v
@@ -94,8 +116,11 @@ func (s *State) applyImport(e Event, p any) error {
 	case *importedDispatch:
 		line := d.line
 		// Export writes the prompt under this name, import takes only such.
-		if d.data.Prompt != "" && CheckName("dispatch file", line.File) != nil {
-			return fmt.Errorf("imported manifest line %d names a prompt file %q that is not a plain file name", line.Seq, line.File)
+		if (d.data.Prompt != "" || d.data.Output != "") && CheckName("dispatch file", line.File) != nil {
+			return fmt.Errorf("imported manifest line %d names a dispatch file %q that is not a plain file name", line.Seq, line.File)
+		}
+		if d.data.Output != "" && (line.Status == "dispatched" || d.data.Output != ImportedOutputPath(line.Seq, line.File)) {
+			return fmt.Errorf("imported manifest line %d: output kept at %q", line.Seq, d.data.Output)
 		}
 		s.Dispatch.InFlight = cloneInFlight(s.Dispatch.InFlight)
 		key := strconv.Itoa(line.Seq)

@@ -76,9 +76,9 @@ func TestImportedNamesArePlain(t *testing.T) {
 		typ, data, want string
 	}{
 		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"../x.md\",\"role\":\"r\",\"status\":\"dispatched\"}","prompt":"dispatch/0000/p.md"}`,
-			`imported manifest line 1 names a prompt file "../x.md" that is not a plain file name`},
+			`imported manifest line 1 names a dispatch file "../x.md" that is not a plain file name`},
 		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"a/x.md\",\"role\":\"r\",\"status\":\"dispatched\"}","prompt":"dispatch/0000/a/x.md"}`,
-			`imported manifest line 1 names a prompt file "a/x.md" that is not a plain file name`},
+			`imported manifest line 1 names a dispatch file "a/x.md" that is not a plain file name`},
 		{TypeImportVerdict, `{"name":"../gate-verdict-1.md","path":"import/../gate-verdict-1.md","phase":1,"rounds":1}`,
 			`imported marker "../gate-verdict-1.md" is not a plain file name`},
 		{TypeImportVerdict, `{"name":"..","path":"import/..","phase":1,"rounds":1}`,

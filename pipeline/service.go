@@ -272,6 +272,9 @@ type StartOptions struct {
 	// Beside leaves an open active pipeline where it is: the new one is
 	// created without becoming active (an import next to live work).
 	Beside bool
+	// Started is when the pipeline began, if before now (RFC 3339): an
+	// import's original start.
+	Started string
 }
 
 // Validate checks what can be checked without a repository.
@@ -336,7 +339,7 @@ func (s *Service) Start(ctx context.Context, o StartOptions) (*State, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	start := StartData{ID: id, Goal: o.Goal, Mode: o.Mode, Branch: branch, Baseline: baseline}
+	start := StartData{ID: id, Goal: o.Goal, Mode: o.Mode, Branch: branch, Baseline: baseline, Started: o.Started}
 	if err := validateStart(start); err != nil {
 		return nil, "", err
 	}

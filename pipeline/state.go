@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -184,9 +185,13 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if err := validateStart(*d); err != nil {
 			return nil, err
 		}
+		created := e.Time
+		if d.Started != "" {
+			created = d.Started
+		}
 		next = State{Format: StateFormat, ID: d.ID, Goal: d.Goal, Mode: d.Mode, Branch: d.Branch,
-			Baseline: d.Baseline, Created: e.Time, Status: StatusOpen, Counters: next.Counters,
-			Gates: ledger.New(d.ID, e.Time, LedgerGoal(d.Goal), d.Mode)}
+			Baseline: d.Baseline, Created: created, Status: StatusOpen, Counters: next.Counters,
+			Gates: ledger.New(d.ID, created, LedgerGoal(d.Goal), d.Mode)}
 	case *AbandonData:
 		next.Status = StatusAbandoned
 	case *VerdictData:
@@ -202,6 +207,9 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 	case *DecisionData:
 		if d.Type == "" || d.Choice == "" {
 			return nil, errors.New("a decision needs a type and a choice")
+		}
+		if err := checkTime("decision time", d.Time); err != nil {
+			return nil, err
 		}
 	case *ResolveData:
 		if err := next.applyResolve(d); err != nil {
@@ -254,6 +262,9 @@ func validateStart(d StartData) error {
 	if strings.TrimSpace(d.Goal) == "" {
 		return errors.New("the goal is empty")
 	}
+	if err := checkTime("start time", d.Started); err != nil {
+		return err
+	}
 	if !utf8.ValidString(d.Goal) {
 		return errors.New("the goal is not valid UTF-8 text")
 	}
@@ -263,6 +274,15 @@ func validateStart(d StartData) error {
 		}
 	}
 	return fmt.Errorf("invalid mode %q (want %s)", d.Mode, strings.Join(Modes, " or "))
+}
+
+// checkTime accepts an optional time given in an event's payload: empty,
+// or RFC 3339 as event times are, so that Seconds and the view read it.
+func checkTime(what, t string) error {
+	if _, err := time.Parse(time.RFC3339, t); t != "" && err != nil {
+		return fmt.Errorf("invalid %s %q (want RFC 3339)", what, t)
+	}
+	return nil
 }
 
 // LedgerGoal is the goal as the one-line ledger format can hold it; the

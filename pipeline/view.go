@@ -164,8 +164,12 @@ func (s *State) observe(prev *State, e Event, p any) {
 		v.Checkpoints++
 		v.LastCheckpoint = &CheckpointSeen{Reason: d.Reason, Time: e.Time, ID: d.ID}
 	case *DecisionData:
+		at := e.Time
+		if d.Time != "" {
+			at = d.Time
+		}
 		v.Journal = v.Journal.add(JournalDecision{Type: d.Type, Choice: d.Choice, Reason: d.Reason,
-			Alternatives: d.Alternatives, Time: e.Time})
+			Alternatives: d.Alternatives, Time: at})
 		if d.Type == "escalation" {
 			v.worsen(Red, "escalation pending: "+d.Choice, "Wait for the user's decision on the escalation.")
 		}
@@ -182,6 +186,15 @@ func (s *State) observe(prev *State, e Event, p any) {
 		}
 		if line.Status != "dispatched" && line.OutputChars != nil {
 			m.OutputChars += *line.OutputChars
+		}
+	case *ImportFilesData:
+		// What the files recorded bounds the wall clock: the run began at
+		// First, before any dispatch the import knows the time of.
+		if d.First != "" && (m.FirstStart == "" || unix(d.First) < unix(m.FirstStart)) {
+			m.FirstStart = d.First
+		}
+		if d.Last != "" && unix(d.Last) > unix(m.LastFinish) {
+			m.LastFinish = d.Last
 		}
 	case *ImportVerdictData:
 		key := strconv.Itoa(int(d.Phase))

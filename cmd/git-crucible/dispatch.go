@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -231,6 +232,12 @@ func dispatchShow(c *cli.Context) error {
 			b, err := s.svc.ReadKept(c.Context, id, path)
 			if err != nil {
 				return err
+			}
+			if what == "prompt" && m.PromptFile {
+				// An imported dispatch file: the prompt is what follows its header.
+				if f, err := interop.ParseDispatchFile(b); err == nil {
+					b = f.Prompt
+				}
 			}
 			_, err = s.out().Write(b)
 			return err

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/interop"
-	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 func exportCommand() *cli.Command {
@@ -38,15 +37,11 @@ func exportCommand() *cli.Command {
 				return usageErrorf("want [<pipeline>] <dir>")
 			}
 			return withPipeline(c, func(s *session, id string) error {
-				now, err := pipeline.Now()
-				if err != nil {
-					return err
-				}
 				abs, err := filepath.Abs(dir)
 				if err != nil {
 					return err
 				}
-				files, err := interop.Export(c.Context, s.svc, id, abs, now)
+				files, err := interop.Export(c.Context, s.svc, id, abs)
 				if err != nil {
 					return err
 				}

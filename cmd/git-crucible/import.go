@@ -39,10 +39,22 @@ func importCommand() *cli.Command {
 						fmt.Fprintf(s.err(), "warning: %s (skipped)\n", p)
 					}
 				}
-				if errors.Is(err, interop.ErrNoManifest) {
+				var dirErr *interop.DirError
+				var other *interop.OtherLedgerError
+				switch {
+				case errors.Is(err, interop.ErrNoManifest):
 					return &refused{Err: err}
-				}
-				if err != nil {
+				case errors.As(err, &dirErr) && dirErr.NoManifest:
+					return withHints(err, "import reads a crucible dispatch or scratch directory: the one holding"+
+						" manifest.jsonl (crucible-dispatch-<session-id>)")
+				case errors.As(err, &other):
+					id := other.ID
+					if id == "" {
+						id = "<id>"
+					}
+					return withHints(&refused{Err: err}, fmt.Sprintf("to import the rest without that ledger, name the pipeline:"+
+						" git crucible import --pipeline %s %s", id, shellQuote(dir)))
+				case err != nil:
 					return err
 				}
 				if s.jsonOut() {
@@ -57,6 +69,12 @@ func importCommand() *cli.Command {
 						verb = "Imported as new pipeline"
 					}
 					fmt.Fprintf(s.out(), "%s %s: %d manifest lines", verb, r.Pipeline, r.Lines)
+					if r.Outputs > 0 {
+						fmt.Fprintf(s.out(), ", %d outputs", r.Outputs)
+					}
+					if r.Decisions > 0 {
+						fmt.Fprintf(s.out(), ", %d decisions", r.Decisions)
+					}
 					if len(r.Files) > 0 {
 						fmt.Fprintf(s.out(), ", %s", strings.Join(r.Files, ", "))
 					}
@@ -66,4 +84,12 @@ func importCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// shellQuote is s as a shell word, for a command a hint shows.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
