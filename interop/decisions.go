@@ -50,7 +50,7 @@ const (
 // any other line is reported and skipped, as manifest lines are.
 func ParseDecisions(data []byte) (entries []Decision, problems []*DecisionError) {
 	for n, raw := range bytes.Split(data, []byte("\n")) {
-		line := strings.TrimSuffix(string(raw), "\r")
+		line := strings.TrimRight(string(raw), "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}

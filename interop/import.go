@@ -135,7 +135,6 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	var gates *ledger.Ledger
 	var otherLedger *OtherLedgerError
 	var active Active
-	var status Status
 	for _, name := range snapshots {
 		b, err := readInside(dir, name)
 		if errors.Is(err, os.ErrNotExist) {
@@ -154,7 +153,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 				continue
 			}
 		case "pipeline-status.md":
-			status, perr = ParseStatus(b)
+			_, perr = ParseStatus(b)
 		case ".pipeline-active":
 			active, perr = ParseActive(b)
 		case checkpointList:
@@ -304,7 +303,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			}
 		}
 	}
-	started, first, last := runSpan(gates, active, status, handoffs, decisions, fresh, prompts)
+	started, first, last := runSpan(gates, active, handoffs, fresh, prompts)
 
 	if create {
 		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true, Started: started}
@@ -372,6 +371,11 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	}
 	for _, l := range fresh {
 		d := pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: promptPaths[l.Seq]}
+		if l.Timestamp == nil { // crucible's lines have none: the dispatch file's header tells
+			if t, ok := lineTime(l, prompts[l.Seq]); ok {
+				d.Time = formatTime(t)
+			}
+		}
 		delete(promptPaths, l.Seq) // the first line for a seq carries its file
 		if l.Status != "dispatched" {
 			d.Output = outputPaths[l.Seq] // and its first final line the output
@@ -441,16 +445,15 @@ func newDecisions(all []Decision, ours []byte) []Decision {
 }
 
 // runSpan is when the imported run started, and the span the metrics' wall
-// clock takes from the files: from the start (or the earliest time they
-// record, when none gives a start) to the latest; RFC 3339 in UTC, "" when
-// none says. The start is
-// the ledger's Run line, else .pipeline-active's start_time (both written
-// when the run began), else the earliest time a dispatch file's header or a
-// manifest line gives (a bound: the run began no later). The latest is the
-// last of every time the files give, a dispatch's finish being its file's
-// Timestamp plus the duration its final line records.
-func runSpan(gates *ledger.Ledger, active Active, status Status, handoffs map[string]Handoff,
-	decisions []Decision, lines []ManifestLine, prompts map[int][]byte) (started, first, last string) {
+// clock takes from the files; RFC 3339 in UTC, "" when none says. The start
+// is the ledger's Run line, else .pipeline-active's start_time (both written
+// when the run began), else the earliest time a dispatch was sent (a bound:
+// the run began no later). The span runs from the start to the last time a
+// dispatch records (lineTime), as the wall clock of dispatches recorded
+// natively ends at the last finish; only when no dispatch says a time, to
+// the last gate or handoff.
+func runSpan(gates *ledger.Ledger, active Active, handoffs map[string]Handoff,
+	lines []ManifestLine, prompts map[int][]byte) (started, first, last string) {
 	var lo, hi time.Time
 	see := func(t time.Time) {
 		if lo.IsZero() || t.Before(lo) {
@@ -460,72 +463,80 @@ func runSpan(gates *ledger.Ledger, active Active, status Status, handoffs map[st
 			hi = t
 		}
 	}
-	parse := func(s string) (time.Time, bool) {
-		t, err := gitext.ParseDate(strings.TrimSpace(s))
-		return t.UTC(), err == nil && s != ""
-	}
-	format := func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.Format(time.RFC3339)
-	}
-	var dispatched []time.Time // the times dispatches were sent
+	var sent time.Time // the earliest a dispatch was sent
 	for _, l := range lines {
-		if t, ok := parse(ptrString(l.Timestamp)); ok {
+		if t, ok := lineTime(l, prompts[l.Seq]); ok {
 			see(t)
-			if l.Status == "dispatched" {
-				dispatched = append(dispatched, t)
+		}
+		if l.Status != "dispatched" && l.Timestamp != nil {
+			continue // a final line's own timestamp is when it finished
+		}
+		// Without the duration: when the dispatch was sent.
+		t, ok := lineTime(ManifestLine{Timestamp: l.Timestamp, Status: "dispatched"}, prompts[l.Seq])
+		if ok && (sent.IsZero() || t.Before(sent)) {
+			sent = t
+		}
+	}
+	if hi.IsZero() {
+		var recorded []string
+		if gates != nil {
+			recorded = append(recorded, gates.Run)
+			for _, e := range gates.Phases {
+				recorded = append(recorded, e.Gate)
 			}
 		}
-		if f, err := ParseDispatchFile(prompts[l.Seq]); err == nil {
-			if t, ok := parse(f.Timestamp); ok {
+		for _, h := range handoffs {
+			recorded = append(recorded, h.Timestamp)
+		}
+		for _, s := range recorded {
+			if t, ok := parseTime(s); ok {
 				see(t)
-				dispatched = append(dispatched, t)
-				if l.Status != "dispatched" && l.DurationS != nil {
-					see(t.Add(time.Duration(*l.DurationS) * time.Second))
-				}
 			}
 		}
 	}
-	var recorded []string
-	if gates != nil {
-		recorded = append(recorded, gates.Run)
-		for _, e := range gates.Phases {
-			recorded = append(recorded, e.Gate)
-		}
-	}
-	recorded = append(recorded, active.StartTime, status.Started, status.Updated)
-	for _, h := range handoffs {
-		recorded = append(recorded, h.Timestamp)
-	}
-	for _, d := range decisions {
-		recorded = append(recorded, d.Time)
-	}
-	for _, s := range recorded {
-		if t, ok := parse(s); ok {
-			see(t)
-		}
-	}
-	var start time.Time
-	for _, s := range []string{ledgerRun(gates), active.StartTime} {
-		if t, ok := parse(s); ok {
+	start := sent
+	for _, s := range []string{active.StartTime, ledgerRun(gates)} {
+		if t, ok := parseTime(s); ok {
 			start = t
-			break
 		}
 	}
 	if start.IsZero() {
-		for _, t := range dispatched {
-			if start.IsZero() || t.Before(start) {
-				start = t
-			}
-		}
-	}
-	if start.IsZero() {
-		return "", format(lo), format(hi)
+		return "", formatTime(lo), formatTime(hi)
 	}
 	see(start)
-	return format(start), format(start), format(hi)
+	return formatTime(start), formatTime(start), formatTime(hi)
+}
+
+// lineTime is the time a manifest line records: its own timestamp
+// (git-crucible's), else its dispatch file's Timestamp, plus the duration
+// the line gives when it is a final line.
+func lineTime(l ManifestLine, prompt []byte) (time.Time, bool) {
+	if t, ok := parseTime(ptrString(l.Timestamp)); ok {
+		return t, true
+	}
+	f, err := ParseDispatchFile(prompt)
+	t, ok := parseTime(f.Timestamp)
+	if err != nil || !ok {
+		return time.Time{}, false
+	}
+	if l.Status != "dispatched" && l.DurationS != nil {
+		t = t.Add(time.Duration(*l.DurationS) * time.Second)
+	}
+	return t, true
+}
+
+// parseTime reads a time the skills wrote, as git reads a date (no zone
+// meaning local time), in UTC.
+func parseTime(s string) (time.Time, bool) {
+	t, err := gitext.ParseDate(strings.TrimSpace(s))
+	return t.UTC(), err == nil
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339)
 }
 
 func ptrString(s *string) string {

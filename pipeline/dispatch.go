@@ -324,6 +324,8 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 			}
 			if l.Timestamp != nil {
 				m.Timestamp = *l.Timestamp
+			} else if d.Time != "" {
+				m.Timestamp = d.Time
 			}
 			if old := byseq[l.Seq]; old != nil && m.Prompt == "" {
 				m.Prompt, m.PromptFile = old.Prompt, old.PromptFile

@@ -45,6 +45,10 @@ type ImportDispatchData struct {
 	Line   string `json:"line"`
 	Prompt string `json:"prompt,omitempty"` // where its dispatch file is kept
 	Output string `json:"output,omitempty"` // where its <seq>-<template>.output.md is kept
+	// Time is when the line says it happened, when it has no timestamp of
+	// its own: its dispatch file's header time (plus its duration when
+	// final), RFC 3339. The event's own time otherwise.
+	Time string `json:"time,omitempty"`
 }
 
 // ImportVerdictData is an imported gate-verdict marker, kept at Path.
@@ -118,6 +122,9 @@ func (s *State) applyImport(e Event, p any) error {
 		// Export writes the prompt under this name, import takes only such.
 		if (d.data.Prompt != "" || d.data.Output != "") && CheckName("dispatch file", line.File) != nil {
 			return fmt.Errorf("imported manifest line %d names a dispatch file %q that is not a plain file name", line.Seq, line.File)
+		}
+		if err := checkTime("dispatch time", d.data.Time); err != nil {
+			return err
 		}
 		if d.data.Output != "" && (line.Status == "dispatched" || d.data.Output != ImportedOutputPath(line.Seq, line.File)) {
 			return fmt.Errorf("imported manifest line %d: output kept at %q", line.Seq, d.data.Output)
