@@ -238,7 +238,6 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	st := &pipeline.State{}
 	create := id == ""
 	abs, _ := filepath.Abs(dir)
-	var ours map[string][]byte // what export writes for the pipeline now
 	if !create {
 		if err := refs.ValidateID(id); err != nil {
 			return nil, err
@@ -247,31 +246,38 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			st, create = &pipeline.State{}, true
 		} else if err != nil {
 			return nil, err
-		} else if ours, err = Export(ctx, svc, id, abs); err != nil {
-			return nil, err
 		}
 	}
 
-	// What is new since the last import, or since the export this directory holds.
+	// What is new since the last import.
 	done := st.Import.ManifestLines
+	taken := done <= len(lines) && (done == 0 || digestLines(lines[:done]) == st.Import.ManifestDigest)
+	names := make([]string, 0, len(docs))
+	for name := range docs {
+		if st.Import.Files[name] != digest(docs[name]) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	// And what is new since the export this directory may hold: what the
+	// pipeline would export now is not new either. Only looked at when the
+	// import's own record is not enough, as it reads every kept file.
+	var ours map[string][]byte
+	if !create && (!taken || done < len(lines) || len(names) > 0 || len(decisions) > 0) {
+		if ours, err = Export(ctx, svc, id, abs); err != nil {
+			return nil, err
+		}
+	}
 	if known := bytes.SplitAfter(ours["manifest.jsonl"], []byte("\n")); len(known) > 1 && startsWith(lines, known[:len(known)-1]) {
 		done = len(known) - 1
-	} else if done > len(lines) || done > 0 && digestLines(lines[:done]) != st.Import.ManifestDigest {
+	} else if !taken {
 		return nil, fmt.Errorf("%s: lines already imported have changed since (the manifest is append-only)", filepath.Join(dir, "manifest.jsonl"))
 	}
 	fresh := lines[done:]
 	digests := map[string]string{}
-	names := make([]string, 0, len(docs))
-	for name := range docs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	for _, name := range names {
-		if mine, ok := ours[name]; ok && bytes.Equal(mine, docs[name]) {
-			continue
-		}
-		if d := digest(docs[name]); st.Import.Files[name] != d {
-			digests[name] = d
+		if mine, ok := ours[name]; !ok || !bytes.Equal(mine, docs[name]) {
+			digests[name] = digest(docs[name])
 			r.Files = append(r.Files, name)
 		}
 	}
@@ -283,6 +289,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	}
 	// Every file is read, and refused if it must be, before anything is written.
 	prompts, outputs := map[int][]byte{}, map[int][]byte{}
+	sent := map[int]string{} // the Timestamp of each dispatch file's header
 	for _, l := range fresh {
 		if _, seen := prompts[l.Seq]; !seen && l.File != "" {
 			b, err := readDispatchFile(dir, l.File)
@@ -291,6 +298,9 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			}
 			if b != nil {
 				prompts[l.Seq] = b
+				if f, err := ParseDispatchFile(b); err == nil && f.Timestamp != "" {
+					sent[l.Seq] = f.Timestamp
+				}
 			}
 		}
 		if _, seen := outputs[l.Seq]; !seen && l.File != "" && l.Status != "dispatched" {
@@ -303,7 +313,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 			}
 		}
 	}
-	started, first, last := runSpan(gates, active, handoffs, fresh, prompts)
+	started, first, last := runSpan(gates, active, handoffs, fresh, sent)
 
 	if create {
 		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true, Started: started}
@@ -372,7 +382,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	for _, l := range fresh {
 		d := pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: promptPaths[l.Seq]}
 		if l.Timestamp == nil { // crucible's lines have none: the dispatch file's header tells
-			if t, ok := lineTime(l, prompts[l.Seq]); ok {
+			if t, ok := lineTime(l, sent[l.Seq]); ok {
 				d.Time = formatTime(t)
 			}
 		}
@@ -453,7 +463,7 @@ func newDecisions(all []Decision, ours []byte) []Decision {
 // natively ends at the last finish; only when no dispatch says a time, to
 // the last gate or handoff.
 func runSpan(gates *ledger.Ledger, active Active, handoffs map[string]Handoff,
-	lines []ManifestLine, prompts map[int][]byte) (started, first, last string) {
+	lines []ManifestLine, sentAt map[int]string) (started, first, last string) {
 	var lo, hi time.Time
 	see := func(t time.Time) {
 		if lo.IsZero() || t.Before(lo) {
@@ -465,14 +475,14 @@ func runSpan(gates *ledger.Ledger, active Active, handoffs map[string]Handoff,
 	}
 	var sent time.Time // the earliest a dispatch was sent
 	for _, l := range lines {
-		if t, ok := lineTime(l, prompts[l.Seq]); ok {
+		if t, ok := lineTime(l, sentAt[l.Seq]); ok {
 			see(t)
 		}
 		if l.Status != "dispatched" && l.Timestamp != nil {
 			continue // a final line's own timestamp is when it finished
 		}
 		// Without the duration: when the dispatch was sent.
-		t, ok := lineTime(ManifestLine{Timestamp: l.Timestamp, Status: "dispatched"}, prompts[l.Seq])
+		t, ok := lineTime(ManifestLine{Timestamp: l.Timestamp, Status: "dispatched"}, sentAt[l.Seq])
 		if ok && (sent.IsZero() || t.Before(sent)) {
 			sent = t
 		}
@@ -508,15 +518,14 @@ func runSpan(gates *ledger.Ledger, active Active, handoffs map[string]Handoff,
 }
 
 // lineTime is the time a manifest line records: its own timestamp
-// (git-crucible's), else its dispatch file's Timestamp, plus the duration
-// the line gives when it is a final line.
-func lineTime(l ManifestLine, prompt []byte) (time.Time, bool) {
+// (git-crucible's), else sent, its dispatch file's Timestamp, plus the
+// duration the line gives when it is a final line.
+func lineTime(l ManifestLine, sent string) (time.Time, bool) {
 	if t, ok := parseTime(ptrString(l.Timestamp)); ok {
 		return t, true
 	}
-	f, err := ParseDispatchFile(prompt)
-	t, ok := parseTime(f.Timestamp)
-	if err != nil || !ok {
+	t, ok := parseTime(sent)
+	if !ok {
 		return time.Time{}, false
 	}
 	if l.Status != "dispatched" && l.DurationS != nil {

@@ -67,10 +67,10 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-// TestImportedNamesArePlain: replay refuses an imported prompt or verdict
-// marker whose name is not a plain file name, as export would write it
-// outside its directory; a chain carrying one fails verification, so a fetch
-// does not take it in.
+// TestImportedNamesArePlain: replay refuses an imported prompt, output or
+// verdict marker whose name is not a plain file name, as export would write
+// it outside its directory, and a time that is not RFC 3339; a chain
+// carrying one fails verification, so a fetch does not take it in.
 func TestImportedNamesArePlain(t *testing.T) {
 	for _, c := range []struct {
 		typ, data, want string
@@ -83,6 +83,18 @@ func TestImportedNamesArePlain(t *testing.T) {
 			`imported marker "../gate-verdict-1.md" is not a plain file name`},
 		{TypeImportVerdict, `{"name":"..","path":"import/..","phase":1,"rounds":1}`,
 			`imported marker ".." is not a plain file name`},
+		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"../x.md\",\"role\":\"r\",\"status\":\"completed\"}","output":"dispatch/0000/../x.output.md"}`,
+			`imported manifest line 1 names a dispatch file "../x.md" that is not a plain file name`},
+		// An output is kept beside its prompt, for a final line only.
+		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"1-x.md\",\"role\":\"r\",\"status\":\"completed\"}","output":"dispatch/0000/elsewhere.md"}`,
+			`imported manifest line 1: output kept at "dispatch/0000/elsewhere.md"`},
+		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"1-x.md\",\"role\":\"r\",\"status\":\"dispatched\"}","output":"dispatch/0000/1-x.output.md"}`,
+			`imported manifest line 1: output kept at "dispatch/0000/1-x.output.md"`},
+		// Times in payloads are RFC 3339, as event times are.
+		{TypeImportDispatch, `{"line":"{\"seq\":1,\"file\":\"1-x.md\",\"role\":\"r\",\"status\":\"dispatched\"}","time":"2026-04-13T14:00:00"}`,
+			`invalid dispatch time "2026-04-13T14:00:00" (want RFC 3339)`},
+		{TypeDecision, `{"type":"t","choice":"c","time":"yesterday"}`, `invalid decision time "yesterday" (want RFC 3339)`},
+		{TypeImportFiles, `{"dir":"/x","files":{},"manifest_lines":0,"manifest_digest":"","first":"now"}`, `invalid first time "now" (want RFC 3339)`},
 	} {
 		st := started(t)
 		e := Event{Seq: 2, Lamport: 2, Time: "2026-11-22T10:00:00Z", Writer: "w", Type: c.typ, Data: json.RawMessage(c.data)}

@@ -216,3 +216,21 @@ func FuzzIndent(f *testing.F) {
 		}
 	})
 }
+
+// TestStartedBefore: an imported run keeps its original start, in the
+// state and in the ledger's Run line; a start that is no RFC 3339 time is
+// refused.
+func TestStartedBefore(t *testing.T) {
+	st := &State{}
+	if _, err := st.Apply(ev(t, st, TypeStart, StartData{ID: "p1", Goal: "g", Mode: "feature", Started: "2026-04-13T14:00:00Z"})); err != nil {
+		t.Fatal(err)
+	}
+	if st.Created != "2026-04-13T14:00:00Z" || st.Gates.Ledger.Run != "2026-04-13T14:00:00Z" {
+		t.Fatalf("created %q, run %q", st.Created, st.Gates.Ledger.Run)
+	}
+	st = &State{}
+	_, err := st.Apply(ev(t, st, TypeStart, StartData{ID: "p1", Goal: "g", Mode: "feature", Started: "2026-04-13 14:00"}))
+	if err == nil || err.Error() != `invalid start time "2026-04-13 14:00" (want RFC 3339)` {
+		t.Fatalf("%v", err)
+	}
+}

@@ -15,16 +15,20 @@ func importCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "read a crucible scratch or dispatch directory into a pipeline",
 		ArgsUsage: "<dir>",
-		Description: "Reads manifest.jsonl (required), the dispatch files it names, build-gate-ledger.md,\n" +
-			"handoff-N-to-M.md, gate-verdict-*.md, pipeline-status.md, .pipeline-active and\n" +
-			"checkpoint-manifest.md. The pipeline is --pipeline, else the ledger's PipelineID, else\n" +
-			".pipeline-active's, else the directory's name (crucible-dispatch-<id>, or a run id such as\n" +
-			"build-YYYYMMDD-HHMMSS), else a new id, printed; it is created when new (active on the branch\n" +
-			"unless another open one is). Only regular files directly inside the directory are read: a\n" +
+		Description: "Reads manifest.jsonl (required), the dispatch files it names and their outputs\n" +
+			"(<seq>-<template>.output.md), build-gate-ledger.md, handoff-N-to-M.md, gate-verdict-*.md,\n" +
+			"crucible-decisions-*.log, pipeline-status.md, .pipeline-active and checkpoint-manifest.md.\n" +
+			"The pipeline is --pipeline, else the ledger's PipelineID, else .pipeline-active's, else the\n" +
+			"directory's name (crucible-dispatch-<id>, or a run id such as build-YYYYMMDD-HHMMSS), else a new\n" +
+			"id, printed; it is created when new (active on the branch unless another open one is), started\n" +
+			"when the run was: the ledger's Run line, else .pipeline-active's start_time, else the first\n" +
+			"dispatch file's Timestamp. Only regular files directly inside the directory are read: a\n" +
 			"symbolic link, or a dispatch file named outside it ('../x'), refuses the whole import.\n" +
-			"What the skills wrote is taken as given. Importing the same directory again adds nothing; lines\n" +
-			"appended to the manifest since are added. A malformed line or file is reported with its file and\n" +
-			"line and skipped; a directory with no valid manifest line is an error that changes nothing.\n" +
+			"What the skills wrote is taken as given. Importing the same directory again adds nothing, nor\n" +
+			"does importing what 'git crucible export' wrote of the same pipeline; lines appended to the\n" +
+			"manifest since are added. A malformed line or file is reported with its file and line and\n" +
+			"skipped; a directory with no valid manifest line is an error that changes nothing, and so is a\n" +
+			"ledger in the hook tests' shape ('pipeline-id:' lines) when nothing else names the pipeline.\n" +
 			"'git crucible export' gives the files back.",
 		Flags: commonFlags(),
 		Action: func(c *cli.Context) error {
