@@ -63,7 +63,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		return err
 	}
 	v := &st.View
-	writeHeader(w, st)
+	writeHeader(w, s, st)
 	fmt.Fprintf(w, "Phase:    %s — %s\n", phaseLabel(st.Phase), st.Gates.Ledger.Entry(st.Phase).Status)
 	fmt.Fprintf(w, "Health:   %s", orGreen(v.Health.Level))
 	if v.Health.Reason != "" && v.Health.Level != pipeline.Green {
