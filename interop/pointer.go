@@ -106,7 +106,6 @@ type AgentDispatch struct {
 	Phase          ledger.Phase // 0 when the call does not say
 	Task           *int
 	Prompt         []byte
-	Pointer        string // the dispatch file a pointer prompt named, or ""
 	// Warning says why the file a pointer named was not used: the role and
 	// template then come from its name, and the prompt is the pointer.
 	Warning string
@@ -124,7 +123,7 @@ func DispatchOf(call AgentCall) AgentDispatch {
 		name := TemplateName(call.SubagentType)
 		return AgentDispatch{Role: name, Template: name, Prompt: []byte(call.Prompt)}
 	}
-	d := AgentDispatch{Role: p.Template, Template: p.Template, Prompt: []byte(call.Prompt), Pointer: p.Path}
+	d := AgentDispatch{Role: p.Template, Template: p.Template, Prompt: []byte(call.Prompt)}
 	f, err := ReadDispatchPointer(p)
 	if err != nil {
 		d.Warning = fmt.Sprintf("dispatch file not read, role and template taken from its name: %v", err)
