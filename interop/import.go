@@ -175,6 +175,10 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	if err != nil {
 		return nil, err
 	}
+	listed := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		listed[e.Name()] = true
+	}
 	for _, pattern := range []string{"handoff-*-to-*.md", "gate-verdict-*.md", DecisionsGlob} {
 		for _, e := range entries {
 			name := e.Name()
@@ -226,6 +230,17 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		id = active.PipelineID
 	default:
 		id = IDFromDir(dir) // "" starts a new pipeline with a fresh id
+	}
+	if gates != nil && (gates.PipelineID == "" || id != gates.PipelineID) {
+		// The ledger's gates are another pipeline's: replay would refuse
+		// it, after the new pipeline was made. The rest is this one's.
+		msg := fmt.Sprintf("the ledger is for pipeline %s, not %s", gates.PipelineID, id)
+		if gates.PipelineID == "" {
+			msg = "the ledger names no PipelineID"
+		}
+		problem("build-gate-ledger.md", 0, msg)
+		gates = nil
+		delete(docs, "build-gate-ledger.md")
 	}
 	if otherLedger != nil {
 		if id == "" {
@@ -303,7 +318,9 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 				}
 			}
 		}
-		if _, seen := outputs[l.Seq]; !seen && l.File != "" && l.Status != "dispatched" {
+		// Outputs are git-crucible's own addition, rare in a crucible
+		// directory: the listing says whether to look, not a failed open.
+		if _, seen := outputs[l.Seq]; !seen && l.File != "" && l.Status != "dispatched" && listed[pipeline.OutputName(l.File)] {
 			b, err := readDispatchFile(dir, pipeline.OutputName(l.File))
 			if err != nil {
 				return nil, err
