@@ -28,7 +28,6 @@ type ImportReport struct {
 	Outputs   int      `json:"outputs"`        // dispatch outputs taken
 	Decisions int      `json:"decisions"`      // decision-journal lines taken
 	Problems  []string `json:"problems"`       // "file:line: message", skipped
-	Hints     []string `json:"hints,omitempty"`
 }
 
 // Nothing reports an import that found nothing new.
@@ -91,7 +90,7 @@ const checkpointList = "checkpoint-manifest.md"
 // Import reads a crucible scratch or dispatch directory into a pipeline:
 // pipelineID, else the ledger's PipelineID, else .pipeline-active's, else
 // the one the directory's name gives (IDFromDir), else a new one. A new
-// pipeline starts when the run did (startTime). What the pipeline holds
+// pipeline starts when the run did (runSpan). What the pipeline holds
 // already is not taken again: what was imported before (same file content,
 // manifest lines already taken), and what export writes for it now (a
 // directory it exported is imported back as nothing new). Malformed lines

@@ -29,8 +29,9 @@ type ImportFilesData struct {
 	Files          map[string]string `json:"files"` // name -> sha256 of its content
 	ManifestLines  int               `json:"manifest_lines"`
 	ManifestDigest string            `json:"manifest_digest"` // sha256 of those lines
-	// First and Last are the earliest and latest times the files record
-	// (RFC 3339): the original start, the last gate or dispatch.
+	// First and Last are the span the files give the wall clock (RFC
+	// 3339): from the run's original start to the last time a dispatch
+	// records (a gate's or a handoff's when no dispatch says one).
 	First string `json:"first,omitempty"`
 	Last  string `json:"last,omitempty"`
 }
