@@ -146,7 +146,7 @@ func spans(ss []Span) string {
 }
 
 // writeLine writes one text line, guarded so that roff does not read it
-// as a request: a line starting with '.' or '\'' would be one.
+// as a request: a line starting with a period or an apostrophe would be one.
 func writeLine(w *bufio.Writer, line string) {
 	if strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'") {
 		w.WriteString(`\&`)
