@@ -61,7 +61,9 @@ func R(s string) Span { return Span{s, Roman} }
 func Render(w io.Writer, p Page) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, ".TH %s %s \"\" %s %s\n", quote(strings.ToUpper(p.Name)), quote(p.Section), quote(p.Source), quote(p.Manual))
-	bw.WriteString(".SH NAME\n")
+	// Neither hyphenate nor justify: options would break at their dashes,
+	// and the spaces that justify a line are copied with it.
+	bw.WriteString(".nh\n.ad l\n.SH NAME\n")
 	writeLine(bw, Escape(p.Name)+` \- `+Escape(p.Summary))
 	for _, s := range p.Sections {
 		macro := ".SH"

@@ -26,7 +26,7 @@ func TestEscape(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	head := ".TH \"X\\-Y\" \"1\" \"\" \"src\" \"Manual\"\n.SH NAME\nx\\-y \\- does \\(aqy\\(aq\n"
+	head := ".TH \"X\\-Y\" \"1\" \"\" \"src\" \"Manual\"\n.nh\n.ad l\n.SH NAME\nx\\-y \\- does \\(aqy\\(aq\n"
 	page := func(s ...Section) Page {
 		return Page{Name: "x-y", Section: "1", Source: "src", Manual: "Manual", Summary: "does 'y'", Sections: s}
 	}
