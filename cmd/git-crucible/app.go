@@ -93,9 +93,9 @@ func setUsageErrors(c *cli.Command) {
 	if c.Action == nil && len(c.Subcommands) > 0 {
 		c.Action = func(ctx *cli.Context) error {
 			if ctx.NArg() == 0 {
-				return withHints(usageErrorf("'%s' needs a subcommand", c.Name), "see: "+ctx.Command.HelpName+" --help")
+				return withHints(usageErrorf("'%s' needs a subcommand", c.Name), "see: "+helpHint(ctx))
 			}
-			return withHints(usageErrorf("unknown %s subcommand %q", c.Name, ctx.Args().First()), "see: "+ctx.Command.HelpName+" --help")
+			return withHints(usageErrorf("unknown %s subcommand %q", c.Name, ctx.Args().First()), "see: "+helpHint(ctx))
 		}
 	}
 	for _, s := range c.Subcommands {
@@ -110,11 +110,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	app := newApp(stdin, stdout, stderr)
 	if name := unknownCommand(app, args); name != "" {
-		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible --help'.\n", name)
+		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible help'.\n", name)
 		return exitUsage
 	}
-	err := app.RunContext(context.Background(), permuteArgs(app, args))
-	return report(stderr, err)
+	path, wantsHelp, err := helpRequest(app, args)
+	if err != nil {
+		return report(stderr, err)
+	}
+	if wantsHelp {
+		if showManual(manPageName(path), stdin, stdout, stderr) {
+			return exitOK
+		}
+		// `help ledger begin` prints what `ledger begin --help` does.
+		args = append(append([]string{args[0]}, path...), "--help")
+	}
+	return report(stderr, app.RunContext(context.Background(), permuteArgs(app, args)))
 }
 
 // unknownCommand returns the command name in args (also after "help") that
