@@ -481,3 +481,24 @@ func TestBareSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyTreeMatchesGit: the empty tree is what `git hash-object -t tree
+// /dev/null` says, in SHA-1 and in SHA-256 repositories.
+func TestEmptyTreeMatchesGit(t *testing.T) {
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			gittest.Hermetic(t)
+			dir := filepath.Join(t.TempDir(), "r")
+			gittest.Git(t, t.TempDir(), "init", "-q", "--object-format="+format, dir)
+			t.Chdir(dir)
+			r, err := Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimSpace(gittest.Git(t, dir, "hash-object", "-t", "tree", os.DevNull))
+			if got := r.EmptyTree(); got != want {
+				t.Fatalf("EmptyTree() = %s, git says %s", got, want)
+			}
+		})
+	}
+}

@@ -38,6 +38,11 @@ func (r *Repo) HashObject(kind string, data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// EmptyTree is the id of the tree with no entries, which git knows without
+// storing it: what an unborn branch's work is measured against. It differs
+// between SHA-1 and SHA-256 repositories.
+func (r *Repo) EmptyTree() string { return r.HashObject("tree", nil) }
+
 // zlibWriters recycles compressors: each costs ~800 KB to set up.
 var zlibWriters = sync.Pool{New: func() any {
 	// Level 1 is git's own default for loose objects (core.looseCompression);

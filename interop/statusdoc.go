@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -35,11 +34,8 @@ func StatusOf(st *pipeline.State, now string) Status {
 		doc.Tasks = append(doc.Tasks, StatusTask{N: strconv.Itoa(t.Task), Task: t.Role, Tier: orDash(t.Tier),
 			Status: taskStatus(t.Status), Duration: Duration(pipeline.Seconds(t.Started, end)) + suffix})
 	}
-	for _, g := range []struct {
-		name  string
-		phase ledger.Phase
-	}{{"Design", ledger.Design}, {"Plan", ledger.Plan}, {"Code", ledger.Completion}} {
-		doc.QualityGates = append(doc.QualityGates, g.name+": "+gateLine(st, g.phase))
+	for _, g := range pipeline.GateStates(st) {
+		doc.QualityGates = append(doc.QualityGates, gateTitles[g.Name]+": "+gateLine(g))
 	}
 	if c := v.LastCheckpoint; c != nil {
 		doc.Checkpoints = []string{fmt.Sprintf("Last checkpoint: %s (%s)", c.Reason, clockSeconds(c.Time)),
@@ -57,29 +53,28 @@ func StatusOf(st *pipeline.State, now string) Status {
 	return doc
 }
 
-// gateLine says where a quality gate stands, as crucible's status does.
-func gateLine(st *pipeline.State, p ledger.Phase) string {
-	e := st.Gates.Ledger.Entry(p)
-	rounds := st.View.Metrics.GateRounds[strconv.Itoa(int(p))]
-	plural := "s"
-	if rounds == 1 {
-		plural = ""
-	}
-	switch e.Status {
-	case ledger.Pass:
-		if rounds > 0 {
-			return fmt.Sprintf("PASSED (%d round%s)", rounds, plural)
+// gateTitles are the quality gates' names in crucible's status file.
+var gateTitles = map[string]string{"design": "Design", "plan": "Plan", "impl": "Code"}
+
+// gateLine says where a quality gate stands, in crucible's words.
+func gateLine(g pipeline.GateState) string {
+	switch g.State {
+	case pipeline.GatePassed:
+		switch g.Rounds {
+		case 0:
+			return "PASSED"
+		case 1:
+			return "PASSED (1 round)"
 		}
-		return "PASSED"
-	case ledger.Skipped:
-		if e.Acknowledged {
-			return "SKIPPED (acknowledged)"
-		}
+		return fmt.Sprintf("PASSED (%d rounds)", g.Rounds)
+	case pipeline.GateSkipped:
+		return "SKIPPED (acknowledged)"
+	case pipeline.GateUnacked:
 		return "SKIPPED (not acknowledged)"
-	case ledger.NotStarted:
+	case pipeline.GateNotReached:
 		return "not yet reached"
 	}
-	return string(e.Status)
+	return g.State
 }
 
 func taskStatus(s string) string {

@@ -40,13 +40,13 @@ func RenderSummary(r pipeline.Summary) []byte {
 	fmt.Fprintln(&w, "Token estimate note: Based on dispatch file sizes (chars/4). Actual consumption may vary +/-30%.")
 	var missing []string
 	for _, g := range pipeline.QualityGates {
-		if r.Gates[g.Name] == pipeline.GateMissing {
+		if pipeline.GateNeedsAttention(r.Gates[g.Name]) {
 			missing = append(missing, g.Name)
 		}
 	}
 	fmt.Fprintf(&w, "Gates: design %s, plan %s, impl %s\n", r.Gates["design"], r.Gates["plan"], r.Gates["impl"])
 	if len(missing) > 0 {
-		fmt.Fprintf(&w, "WARNING: gate(s) neither passed nor skipped with acknowledgement: %s\n", strings.Join(missing, ", "))
+		fmt.Fprintf(&w, "WARNING: gate(s) neither passed, skipped with acknowledgement nor under way: %s\n", strings.Join(missing, ", "))
 	}
 	fmt.Fprintln(&w, "-------------------------------------------------------------")
 	return w.Bytes()

@@ -36,6 +36,9 @@ type DispatchStart struct {
 	ReplaySession string       `json:"replay_session,omitempty"`
 	Mutation      string       `json:"mutation,omitempty"`
 	ToolUseID     string       `json:"tool_use_id,omitempty"` // Claude Code's id, when a hook recorded it
+	// Reconstructed says the start was never seen: a hook recorded it with
+	// the finish (a PostToolUse whose PreToolUse never came), at its time.
+	Reconstructed bool `json:"reconstructed,omitempty"`
 }
 
 // DispatchFinish is the payload of dispatch.finish.
@@ -168,28 +171,39 @@ type DispatchRequest struct {
 // the chain itself inside the compare-and-swap, so concurrent starts get
 // distinct, dense seqs.
 func (s *Service) StartDispatch(ctx context.Context, id string, r DispatchRequest) (int, error) {
+	template, err := r.template()
+	if err != nil {
+		return 0, err
+	}
+	var seq int
+	_, _, err = s.Update(ctx, id, func(st *State, _ string) (*Change, error) {
+		seq = st.Dispatch.Last + 1
+		c := &Change{Files: map[string][]byte{}}
+		c.Drafts = []Draft{{Type: TypeDispatchStart, Data: r.start(seq, template, c.Files)}}
+		return c, nil
+	})
+	return seq, err
+}
+
+// template is the template r names, checked.
+func (r *DispatchRequest) template() (string, error) {
 	template := r.Template
 	if template == "" {
 		template = r.Role
 	}
-	if err := CheckName("template", template); err != nil {
-		return 0, err
+	return template, CheckName("template", template)
+}
+
+// start is the dispatch.start of r as dispatch seq, its prompt added to files.
+func (r *DispatchRequest) start(seq int, template string, files map[string][]byte) DispatchStart {
+	d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
+		ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
+		ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID}
+	if r.Prompt != nil {
+		d.Prompt = DispatchPath(seq, template, false)
+		files[d.Prompt] = r.Prompt
 	}
-	var seq int
-	_, _, err := s.Update(ctx, id, func(st *State, _ string) (*Change, error) {
-		seq = st.Dispatch.Last + 1
-		d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
-			ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
-			ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID}
-		c := &Change{}
-		if r.Prompt != nil {
-			d.Prompt = DispatchPath(seq, template, false)
-			c.Files = map[string][]byte{d.Prompt: r.Prompt}
-		}
-		c.Drafts = []Draft{{Type: TypeDispatchStart, Data: d}}
-		return c, nil
-	})
-	return seq, err
+	return d
 }
 
 // FinishRequest is what `dispatch finish` records.
@@ -200,19 +214,50 @@ type FinishRequest struct {
 	Output    []byte // nil when no output is to be kept
 }
 
+// finish is the dispatch.finish of r for dispatch seq, started at started
+// and finished now, its output added to files.
+func (r *FinishRequest) finish(seq int, template, started, now string, files map[string][]byte) DispatchFinish {
+	d := DispatchFinish{Seq: seq, Status: r.Status, DurationS: Seconds(started, now),
+		OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls}
+	if r.Output != nil {
+		d.Output = DispatchPath(seq, template, true)
+		files[d.Output] = r.Output
+	}
+	return d
+}
+
 // FinishDispatch records the final entry of dispatch seq, with its duration.
 func (s *Service) FinishDispatch(ctx context.Context, id string, seq int, r FinishRequest) (*DispatchFinish, error) {
 	var d DispatchFinish
 	_, _, err := s.Update(ctx, id, func(st *State, now string) (*Change, error) {
 		f := st.Dispatch.InFlight[strconv.Itoa(seq)] // a missing one is refused by Apply
-		d = DispatchFinish{Seq: seq, Status: r.Status, DurationS: Seconds(f.Started, now),
-			OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls}
-		c := &Change{}
-		if r.Output != nil {
-			d.Output = DispatchPath(seq, f.Template, true)
-			c.Files = map[string][]byte{d.Output: r.Output}
-		}
+		c := &Change{Files: map[string][]byte{}}
+		d = r.finish(seq, f.Template, f.Started, now, c.Files)
 		c.Drafts = []Draft{{Type: TypeDispatchFinish, Data: d}}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// ReconstructDispatch records a dispatch whose start was never recorded
+// from what its end tells: start and finish in one commit, at the same
+// time (duration 0), the start marked Reconstructed.
+func (s *Service) ReconstructDispatch(ctx context.Context, id string, r DispatchRequest, f FinishRequest) (*DispatchFinish, error) {
+	template, err := r.template()
+	if err != nil {
+		return nil, err
+	}
+	var d DispatchFinish
+	_, _, err = s.Update(ctx, id, func(st *State, now string) (*Change, error) {
+		seq := st.Dispatch.Last + 1
+		c := &Change{Files: map[string][]byte{}}
+		start := r.start(seq, template, c.Files)
+		start.Reconstructed = true
+		d = f.finish(seq, template, now, now, c.Files)
+		c.Drafts = []Draft{{Type: TypeDispatchStart, Data: start}, {Type: TypeDispatchFinish, Data: d}}
 		return c, nil
 	})
 	if err != nil {
@@ -254,6 +299,7 @@ type ManifestEntry struct {
 	Mutation      *string `json:"mutation"`
 	Timestamp     string  `json:"timestamp"`
 	Template      string  `json:"template"`
+	Reconstructed bool    `json:"reconstructed,omitempty"` // its start was recorded with its finish
 	Prompt        string  `json:"-"`
 	Output        string  `json:"-"`
 }
@@ -294,7 +340,7 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 				Role: d.Role, Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched",
 				InputChars: d.InputChars, ModelTier: Optional(d.ModelTier), ReplayOf: d.ReplayOf,
 				ReplaySession: Optional(d.ReplaySession), Mutation: Optional(d.Mutation),
-				Timestamp: e.Time, Template: d.Template, Prompt: d.Prompt}
+				Timestamp: e.Time, Template: d.Template, Reconstructed: d.Reconstructed, Prompt: d.Prompt}
 		case TypeDispatchFinish:
 			var d DispatchFinish
 			if err := DecodeData(e, &d); err != nil {

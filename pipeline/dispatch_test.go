@@ -1,8 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
 func startedDispatch(t *testing.T) *State {
@@ -85,5 +89,74 @@ func TestSeconds(t *testing.T) {
 		if got := Seconds(c.from, c.to); got != c.want {
 			t.Errorf("Seconds(%s, %s) = %d, want %d", c.from, c.to, got, c.want)
 		}
+	}
+}
+
+// openService is a service on a fresh repository with no commits.
+func openService(t *testing.T) *Service {
+	t.Helper()
+	gittest.Hermetic(t)
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q")
+	t.Chdir(dir)
+	repo, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Open(repo)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestReconstructDispatch: a dispatch recorded from its end alone takes
+// the next seq, starts and finishes in one commit with no duration, keeps
+// prompt and output, and is marked reconstructed in the manifest.
+func TestReconstructDispatch(t *testing.T) {
+	s := openService(t)
+	ctx := context.Background()
+	st, _, err := s.Start(ctx, StartOptions{Goal: "g", Mode: "feature", ID: "p1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := s.Repo.EmptyTree(); st.Baseline != want {
+		t.Fatalf("baseline on an unborn branch %q, want the empty tree %s", st.Baseline, want)
+	}
+	if _, err := s.StartDispatch(ctx, "p1", DispatchRequest{Role: "planner", Phase: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.ReconstructDispatch(ctx, "p1", DispatchRequest{Role: "plan-writer", Phase: 2, Template: "plan-writer",
+		Prompt: []byte("plan it"), ToolUseID: "toolu_1"}, FinishRequest{Status: "completed", Summary: "done", Output: []byte("the plan")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DispatchFinish{Seq: 2, Status: "completed", OutputChars: 8, Output: DispatchPath(2, "plan-writer", true), Summary: "done"}
+	if *d != want {
+		t.Fatalf("finish %+v, want %+v", *d, want)
+	}
+	m, err := s.Manifest(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 2 || m[0].Reconstructed || !m[1].Reconstructed || m[1].Status != "completed" || *m[1].DurationS != 0 ||
+		m[1].Role != "plan-writer" || m[1].Phase != "2" || m[1].InputChars != 7 {
+		t.Fatalf("manifest %+v", m)
+	}
+	for path, text := range map[string]string{m[1].Prompt: "plan it", m[1].Output: "the plan"} {
+		if b, err := s.ReadKept(ctx, "p1", path); err != nil || string(b) != text {
+			t.Errorf("kept %s: %q, %v", path, b, err)
+		}
+	}
+	st, _, err = s.Load(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Dispatch.Last != 2 || len(st.Dispatch.InFlight) != 1 || st.Dispatch.Finished != 1 || st.Seq != 4 {
+		t.Fatalf("state %+v, %d events", st.Dispatch, st.Seq)
+	}
+	if got := st.View.Recent[1].Text; got != "dispatch 2: plan-writer (reconstructed)" {
+		t.Fatalf("recent event %q", got)
+	}
+	if _, err := s.ReconstructDispatch(ctx, "p1", DispatchRequest{Role: "r", Template: "../x"}, FinishRequest{Status: "completed"}); err == nil {
+		t.Fatal("a bad template was accepted")
 	}
 }

@@ -94,6 +94,9 @@ func describe(typ string, p any) string {
 		if d.Task != nil {
 			task = fmt.Sprintf(" on task %d", *d.Task)
 		}
+		if d.Reconstructed {
+			task += " (reconstructed)"
+		}
 		return fmt.Sprintf("dispatch %d: %s%s", d.Seq, d.Role, task)
 	case *DispatchFinish:
 		return fmt.Sprintf("dispatch %d %s", d.Seq, d.Status)

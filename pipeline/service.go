@@ -292,6 +292,8 @@ func (e *ActiveError) Error() string {
 }
 
 // Start creates a pipeline on the current branch and makes it active there.
+// Its baseline is the branch's commit, or the empty tree on a branch with
+// no commits yet.
 // A finished pipeline there (Phase 4 PASS, or abandoned) simply gives way;
 // an open one refuses unless Fresh, which abandons it. Start returns the
 // new state and the id of the pipeline it abandoned, if any.
@@ -335,6 +337,9 @@ func (s *Service) Start(ctx context.Context, o StartOptions) (*State, string, er
 	baseline, err := s.Repo.HeadCommit()
 	if err != nil {
 		return nil, "", err
+	}
+	if baseline == "" { // an unborn branch: its work is measured against nothing
+		baseline = s.Repo.EmptyTree()
 	}
 	start := StartData{ID: id, Goal: o.Goal, Mode: o.Mode, Branch: branch, Baseline: baseline}
 	if err := validateStart(start); err != nil {

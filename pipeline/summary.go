@@ -19,14 +19,20 @@ type Summary struct {
 	OutputChars  int               `json:"output_chars"`
 	InputTokens  int               `json:"est_input_tokens"`
 	OutputTokens int               `json:"est_output_tokens"`
-	Gates        map[string]string `json:"gates"` // design, plan, impl: a GateOutcome
+	Gates        map[string]string `json:"gates"` // design, plan, impl: a GateState's State
 }
 
-// Outcomes of a quality gate at the end of a run.
+// Where a quality gate stands. GateStates decides it for metrics and for
+// the status file alike, so the two never disagree.
 const (
-	GatePassed  = "PASS"
-	GateSkipped = "USER_SKIP" // skipped, and the user acknowledged it
-	GateMissing = "MISSING"   // neither passed nor skipped with an acknowledgement
+	GatePassed     = "PASS"
+	GateSkipped    = "USER_SKIP"   // skipped, and the user acknowledged it
+	GateUnacked    = "SKIPPED"     // skipped, not acknowledged
+	GateRunning    = "IN_PROGRESS" // its phase is under way
+	GateFailed     = "FAIL"        // its phase failed
+	GateInferred   = "INFERRED"    // its phase was inferred; the gate has yet to run
+	GateNotReached = "NOT_REACHED" // neither its phase nor any later one has begun
+	GateMissing    = "MISSING"     // a later phase began, or its phase ended, without it
 )
 
 // QualityGates are the three quality gates, in crucible's words and order.
@@ -35,15 +41,59 @@ var QualityGates = []struct {
 	Phase ledger.Phase
 }{{"design", ledger.Design}, {"plan", ledger.Plan}, {"impl", ledger.Completion}}
 
-// GateOutcome classifies a quality gate's ledger entry.
-func GateOutcome(e ledger.Entry) string {
-	switch {
-	case e.Status == ledger.Pass:
-		return GatePassed
-	case e.Status == ledger.Skipped && e.Acknowledged:
-		return GateSkipped
+// GateState is where one quality gate stands.
+type GateState struct {
+	Name   string       // design, plan or impl
+	Phase  ledger.Phase // the phase it closes
+	State  string       // one of the Gate* values
+	Rounds int          // rounds of its newest verdict
+}
+
+// GateStates is where each of st's quality gates stands, in order.
+func GateStates(st *State) []GateState {
+	l := &st.Gates.Ledger
+	out := make([]GateState, len(QualityGates))
+	for i, g := range QualityGates {
+		out[i] = GateState{Name: g.Name, Phase: g.Phase, State: gateState(*l.Entry(g.Phase), l.Current() > g.Phase),
+			Rounds: st.View.Metrics.GateRounds[strconv.Itoa(int(g.Phase))]}
 	}
-	return GateMissing
+	return out
+}
+
+// gateState classifies a gate's ledger entry; passed says a later phase
+// has begun.
+func gateState(e ledger.Entry, passed bool) string {
+	switch e.Status {
+	case ledger.Pass:
+		return GatePassed
+	case ledger.Skipped:
+		if e.Acknowledged {
+			return GateSkipped
+		}
+		return GateUnacked
+	case ledger.InProgress:
+		return GateRunning
+	case ledger.Fail:
+		return GateFailed
+	case ledger.Inferred:
+		return GateInferred
+	case ledger.NotStarted:
+		if !passed {
+			return GateNotReached
+		}
+	}
+	return GateMissing // COMPLETE (a gated phase ends PASS), or NOT_STARTED and passed by
+}
+
+// GateNeedsAttention reports whether a gate in state s stands in the way:
+// it is neither passed, skipped with acknowledgement, under way nor still
+// ahead.
+func GateNeedsAttention(s string) bool {
+	switch s {
+	case GatePassed, GateSkipped, GateRunning, GateNotReached:
+		return false
+	}
+	return true
 }
 
 // Summarize is st's run summary. Tokens are estimated as characters / 4.
@@ -58,9 +108,8 @@ func Summarize(st *State) Summary {
 	if m.FirstStart != "" && m.LastFinish != "" {
 		r.WallClockS = Seconds(m.FirstStart, m.LastFinish)
 	}
-	for _, g := range QualityGates {
-		r.GateRounds[g.Name] = m.GateRounds[strconv.Itoa(int(g.Phase))]
-		r.Gates[g.Name] = GateOutcome(*st.Gates.Ledger.Entry(g.Phase))
+	for _, g := range GateStates(st) {
+		r.GateRounds[g.Name], r.Gates[g.Name] = g.Rounds, g.State
 	}
 	return r
 }

@@ -1,28 +1,55 @@
 package pipeline
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
-func TestGateOutcome(t *testing.T) {
+func TestGateStates(t *testing.T) {
 	cases := []struct {
-		e    ledger.Entry
-		want string
+		e     ledger.Entry
+		later bool // a later phase has begun
+		want  string
 	}{
-		{ledger.Entry{Status: ledger.Pass}, GatePassed},
-		{ledger.Entry{Status: ledger.Pass, Acknowledged: true}, GatePassed},
-		{ledger.Entry{Status: ledger.Skipped, Acknowledged: true}, GateSkipped},
-		{ledger.Entry{Status: ledger.Skipped}, GateMissing},
-		{ledger.Entry{Status: ledger.Fail}, GateMissing},
-		{ledger.Entry{Status: ledger.InProgress}, GateMissing},
-		{ledger.Entry{Status: ledger.NotStarted}, GateMissing},
-		{ledger.Entry{Status: ledger.Complete}, GateMissing},
+		{ledger.Entry{Status: ledger.Pass}, false, GatePassed},
+		{ledger.Entry{Status: ledger.Pass, Acknowledged: true}, true, GatePassed},
+		{ledger.Entry{Status: ledger.Skipped, Acknowledged: true}, false, GateSkipped},
+		{ledger.Entry{Status: ledger.Skipped, Acknowledged: true}, true, GateSkipped},
+		{ledger.Entry{Status: ledger.Skipped}, false, GateUnacked},
+		{ledger.Entry{Status: ledger.Skipped}, true, GateUnacked},
+		{ledger.Entry{Status: ledger.Fail}, false, GateFailed},
+		{ledger.Entry{Status: ledger.InProgress}, false, GateRunning},
+		{ledger.Entry{Status: ledger.InProgress}, true, GateRunning},
+		{ledger.Entry{Status: ledger.Inferred}, false, GateInferred},
+		{ledger.Entry{Status: ledger.NotStarted}, false, GateNotReached},
+		{ledger.Entry{Status: ledger.NotStarted}, true, GateMissing},
+		{ledger.Entry{Status: ledger.Complete}, false, GateMissing},
 	}
 	for _, c := range cases {
-		if got := GateOutcome(c.e); got != c.want {
-			t.Errorf("%+v: %s, want %s", c.e, got, c.want)
+		st := started(t)
+		*st.Gates.Ledger.Entry(ledger.Plan) = c.e
+		if c.later {
+			st.Gates.Ledger.Entry(ledger.Execute).Status = ledger.InProgress
+		}
+		st.View.Metrics.GateRounds = map[string]int{"2": 3}
+		got := GateStates(st)
+		want := []GateState{{"design", ledger.Design, GateNotReached, 0}, {"plan", ledger.Plan, c.want, 3}, {"impl", ledger.Completion, GateNotReached, 0}}
+		if c.later || c.e.Status != ledger.NotStarted {
+			want[0].State = GateMissing // Design, still NOT_STARTED, was passed by
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v later=%v:\n got %+v\nwant %+v", c.e, c.later, got, want)
+		}
+	}
+}
+
+func TestGateNeedsAttention(t *testing.T) {
+	for s, want := range map[string]bool{GatePassed: false, GateSkipped: false, GateRunning: false, GateNotReached: false,
+		GateUnacked: true, GateFailed: true, GateInferred: true, GateMissing: true} {
+		if got := GateNeedsAttention(s); got != want {
+			t.Errorf("GateNeedsAttention(%s) = %v", s, got)
 		}
 	}
 }
@@ -41,7 +68,7 @@ func TestSummarize(t *testing.T) {
 	if r.GateRounds["design"] != 2 || r.GateRounds["plan"] != 0 || r.GateRounds["impl"] != 1 {
 		t.Fatalf("rounds %v", r.GateRounds)
 	}
-	if r.Gates["design"] != GatePassed || r.Gates["plan"] != GateSkipped || r.Gates["impl"] != GateMissing {
+	if r.Gates["design"] != GatePassed || r.Gates["plan"] != GateSkipped || r.Gates["impl"] != GateNotReached {
 		t.Fatalf("gates %v", r.Gates)
 	}
 }

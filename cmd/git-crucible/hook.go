@@ -24,9 +24,17 @@ func hookCommand() *cli.Command {
 			Description: "Configure it as a Claude Code PreToolUse and PostToolUse hook for the Agent tool: each call is\n" +
 				"recorded as a dispatch start (role and template from subagent_type, the prompt kept) and its\n" +
 				"finish (the response kept; an error response is status error), so the manifest is complete\n" +
-				"without the model writing a line. Anything else — another tool or event, no repository, no\n" +
-				"active pipeline, a bad payload — is ignored with exit 0: a hook must never break the agent.\n" +
-				"--strict reports those as errors instead (for tests).",
+				"without the model writing a line.\n\n" +
+				"A crucible pointer prompt (\"Read your full instructions at /tmp/crucible-dispatch-<id>/2-plan-writer.md\")\n" +
+				"is followed to the dispatch file it names: the template is the file name's, the role the file's\n" +
+				"'# Dispatch:' header's, phase and task the header's, and the prompt kept is the file's. Only a\n" +
+				"regular file of at most 4 MiB named <seq>-<template>.md is read, never through a symbolic link;\n" +
+				"otherwise a warning says so and role and template come from the name.\n\n" +
+				"A PostToolUse whose PreToolUse was never recorded is recorded all the same, start and finish at\n" +
+				"once (no duration), marked reconstructed, with a warning.\n\n" +
+				"Anything else — another tool or event, no repository, no active pipeline, a bad payload — is\n" +
+				"ignored with exit 0: a hook must never break the agent. --strict reports those as errors\n" +
+				"instead (for tests); warnings never change the exit status.",
 			Flags:  commonFlags(&cli.BoolFlag{Name: "strict", Usage: "fail on payloads that are not recorded"}),
 			Action: hookClaude,
 		}, hookRunCommand()},
@@ -66,47 +74,51 @@ func recordAgentCall(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if call.Event == "PreToolUse" {
-			role := templateName(call.SubagentType)
-			seq, err := s.svc.StartDispatch(c.Context, id, pipeline.DispatchRequest{Role: role, Phase: st.Phase,
-				Template: role, Prompt: []byte(call.Prompt), ToolUseID: call.ToolUseID})
+		seq, inFlight := st.InFlightSeq(call.ToolUseID)
+		if call.Event == interop.HookPostToolUse && inFlight {
+			d, err := s.svc.FinishDispatch(c.Context, id, seq, finishOf(call))
+			if err == nil && s.jsonOut() {
+				return s.printJSON(map[string]any{"pipeline": id, "finish": d})
+			}
+			return err
+		}
+		// A PreToolUse, or a PostToolUse whose PreToolUse never came.
+		d := interop.DispatchOf(call)
+		if d.Warning != "" {
+			fmt.Fprintf(s.err(), "warning: %s\n", d.Warning)
+		}
+		r := pipeline.DispatchRequest{Role: d.Role, Phase: d.Phase, Task: d.Task, Template: d.Template,
+			Prompt: d.Prompt, ToolUseID: call.ToolUseID}
+		if r.Phase == 0 {
+			r.Phase = st.Phase
+		}
+		if call.Event == interop.HookPreToolUse {
+			seq, err := s.svc.StartDispatch(c.Context, id, r)
 			if err == nil && s.jsonOut() {
 				return s.printJSON(map[string]any{"pipeline": id, "seq": seq})
 			}
 			return err
 		}
-		seq, ok := st.InFlightSeq(call.ToolUseID)
-		if !ok {
-			return &refused{Err: fmt.Errorf("no dispatch in flight for tool use %s", call.ToolUseID)}
+		f, err := s.svc.ReconstructDispatch(c.Context, id, r, finishOf(call))
+		if err != nil {
+			return err
 		}
-		status := "completed"
-		if call.IsError {
-			status = "error"
+		fmt.Fprintf(s.err(), "warning: no PreToolUse was recorded for tool use %s: dispatch %d reconstructed from its PostToolUse, with no duration\n",
+			call.ToolUseID, f.Seq)
+		if s.jsonOut() {
+			return s.printJSON(map[string]any{"pipeline": id, "seq": f.Seq, "reconstructed": true, "finish": f})
 		}
-		d, err := s.svc.FinishDispatch(c.Context, id, seq, pipeline.FinishRequest{Status: status, Output: []byte(call.Response),
-			Summary: oneLine(firstLine(call.Response))})
-		if err == nil && s.jsonOut() {
-			return s.printJSON(map[string]any{"pipeline": id, "finish": d})
-		}
-		return err
+		return nil
 	})
 }
 
-// templateName makes a subagent type usable as a template and file name.
-func templateName(subagent string) string {
-	var b strings.Builder
-	for _, r := range subagent {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
+// finishOf is the finish a PostToolUse reports.
+func finishOf(call interop.AgentCall) pipeline.FinishRequest {
+	status := "completed"
+	if call.IsError {
+		status = "error"
 	}
-	name := strings.TrimLeft(b.String(), ".-")
-	if name == "" {
-		return "agent"
-	}
-	return name[:min(len(name), 100)]
+	return pipeline.FinishRequest{Status: status, Output: []byte(call.Response), Summary: oneLine(firstLine(call.Response))}
 }
 
 // firstLine is the first line of s, at most 200 characters.

@@ -14,8 +14,10 @@ func metricsCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Dispatches by role and model tier, active work time (overlapping dispatches merged, not\n" +
 			"summed), wall clock from the first dispatch to the last finish, quality-gate rounds per gate,\n" +
-			"and estimated tokens (characters / 4). Any gate that was neither passed nor skipped with an\n" +
-			"acknowledgement is flagged as MISSING.",
+			"estimated tokens (characters / 4), and where each quality gate stands, as 'status' says it:\n" +
+			"PASS, USER_SKIP (skipped and acknowledged), SKIPPED (not acknowledged), IN_PROGRESS, FAIL,\n" +
+			"INFERRED, NOT_REACHED, or MISSING (a later phase began without it). A WARNING names every gate\n" +
+			"that is neither passed, skipped with acknowledgement nor under way.",
 		Flags: commonFlags(),
 		Action: func(c *cli.Context) error {
 			if err := wantArgs(c, 0); err != nil {

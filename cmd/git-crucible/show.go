@@ -36,7 +36,7 @@ func showCommand() *cli.Command {
 				if s.jsonOut() {
 					return s.printJSON(map[string]any{"commit": head.Commit, "state": st})
 				}
-				writeHeader(s.out(), st)
+				writeHeader(s.out(), s, st)
 				fmt.Fprintf(s.out(), "Commit:   %s\nEvents:   %d\n\n", head.Commit, st.Seq)
 				_, err = s.out().Write(ledger.Render(&st.Gates.Ledger))
 				return err
@@ -45,9 +45,13 @@ func showCommand() *cli.Command {
 	}
 }
 
-func writeHeader(w io.Writer, st *pipeline.State) {
+func writeHeader(w io.Writer, s *session, st *pipeline.State) {
 	fmt.Fprintf(w, "Pipeline: %s (%s)\nGoal:     %s\nMode:     %s\nBranch:   %s\n", st.ID, st.Condition(), oneLine(st.Goal), st.Mode, st.Branch)
-	if st.Baseline != "" {
+	switch st.Baseline {
+	case "":
+	case s.svc.Repo.EmptyTree():
+		fmt.Fprintf(w, "Baseline: %s (the empty tree: the branch had no commits)\n", st.Baseline)
+	default:
 		fmt.Fprintf(w, "Baseline: %s\n", st.Baseline)
 	}
 	fmt.Fprintf(w, "Started:  %s\nUpdated:  %s\n", st.Created, st.Updated)

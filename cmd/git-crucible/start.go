@@ -16,7 +16,9 @@ func startCommand() *cli.Command {
 		ArgsUsage: `"<goal>"`,
 		Description: "Creates refs/crucible/pipelines/<id> with every phase NOT_STARTED and makes it the branch's\n" +
 			"active pipeline, which other commands use by default. Refuses while another pipeline is active\n" +
-			"on the branch; --fresh marks that one abandoned (it is kept, never deleted) and starts anew.",
+			"on the branch; --fresh marks that one abandoned (it is kept, never deleted) and starts anew.\n" +
+			"The baseline is the branch's commit, or on a branch with no commits yet the empty tree (git\n" +
+			"hash-object -t tree /dev/null), so that 'git diff <baseline>' always shows the pipeline's work.",
 		Flags: []cli.Flag{
 			jsonFlag,
 			&cli.StringFlag{Name: "mode", Value: "feature", Usage: "pipeline `MODE`: feature or refactor"},

@@ -24,7 +24,8 @@ func statusCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Health follows crucible's one-way GREEN -> YELLOW -> RED machine within a phase, reset when a\n" +
 			"later phase begins: YELLOW on a gate's round 5+, a review loop's round 3+ or a retry; RED on\n" +
-			"stagnation, an escalation or a failed phase. --watch redraws whenever the pipeline changes.",
+			"stagnation, an escalation or a failed phase. A quality gate that a later phase began without is\n" +
+			"marked MISSING, as 'metrics' and --markdown say. --watch redraws whenever the pipeline changes.",
 		Flags: commonFlags(
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw when the pipeline changes (Ctrl-C ends it)"},
 			&cli.BoolFlag{Name: "markdown", Usage: "print crucible's pipeline-status.md"},
@@ -63,17 +64,23 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		return err
 	}
 	v := &st.View
-	writeHeader(w, st)
+	writeHeader(w, s, st)
 	fmt.Fprintf(w, "Phase:    %s — %s\n", phaseLabel(st.Phase), st.Gates.Ledger.Entry(st.Phase).Status)
 	fmt.Fprintf(w, "Health:   %s", orGreen(v.Health.Level))
 	if v.Health.Reason != "" && v.Health.Level != pipeline.Green {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
 	fmt.Fprintf(w, "\nElapsed:  %s\n\nGates:\n", interop.Duration(pipeline.Seconds(st.Created, now)))
+	missing := map[ledger.Phase]bool{} // gates passed by, as metrics says
+	for _, g := range pipeline.GateStates(st) {
+		missing[g.Phase] = g.State == pipeline.GateMissing
+	}
 	for _, p := range ledger.Phases {
 		e := st.Gates.Ledger.Entry(p)
 		note := e.Reason
 		switch {
+		case missing[p]:
+			note = strings.TrimSpace("quality gate MISSING " + note)
 		case e.Status == ledger.Skipped && e.Acknowledged:
 			note = "acknowledged: " + note
 		case e.Status == ledger.Skipped:
