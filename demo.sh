@@ -2,21 +2,36 @@
 # Walks one pipeline through all four phases in a throw-away repository:
 # a blocked start, a quality-gate verdict, a skipped gate with its separate
 # acknowledgement, a commit the pre-commit hook refuses and one it lets
-# through with its provenance, a sync to a bare remote, and a clean verify. Needs `git crucible` on PATH
-# (./install.sh puts it there).
+# through with its provenance, a sync to a bare remote, and a clean verify.
+# Runs the git-crucible that ./install.sh installed (same PREFIX and GOBIN),
+# whatever else is on PATH. Every command it shows can be pasted into a shell.
 set -eu
-# Find the binary where ./install.sh puts it, even before that is on PATH.
-for dir in "${PREFIX:+$PREFIX/bin}" "${GOBIN:-}" "$(go env GOPATH 2>/dev/null)/bin"; do
-	if ! command -v git-crucible >/dev/null 2>&1 && [ -n "$dir" ] && [ -x "$dir/git-crucible" ]; then
-		PATH="$dir:$PATH"
-	fi
-done
-command -v git-crucible >/dev/null 2>&1 || { echo "error: git-crucible is not installed; run ./install.sh first" >&2; exit 1; }
+bindir="$("$(dirname "$0")/install.sh" --print-bindir)"
+[ -x "$bindir/git-crucible" ] || { echo "error: $bindir/git-crucible is not installed; run ./install.sh first" >&2; exit 1; }
+PATH="$bindir:$PATH"
+[ "$(command -v git-crucible)" = "$bindir/git-crucible" ] ||
+	{ echo "error: git-crucible is not $bindir/git-crucible but $(command -v git-crucible)" >&2; exit 1; }
+# git runs git-<cmd> from its own exec path before PATH.
+shadow="$(git --exec-path)/git-crucible"
+[ ! -e "$shadow" ] || { echo "error: git would run $shadow instead of $bindir/git-crucible" >&2; exit 1; }
 
 repo="$(mktemp -d "${TMPDIR:-/tmp}/crucible-demo.XXXXXX")"
 cd "$repo"
-say() { printf '\n$ %s\n' "$*"; "$@"; }
-try() { printf '\n$ %s\n' "$*"; "$@" || echo "(exit $?, as expected)"; }
+# shquote prints its arguments as a shell reads them back: quoted when
+# they hold anything but plain characters.
+shquote() {
+	out=
+	for arg; do
+		case "$arg" in
+		"" | *[!A-Za-z0-9_./:=@%+,-]*) arg="'$(printf '%s' "$arg" | sed "s/'/'\\\\''/g")'" ;;
+		esac
+		out="$out${out:+ }$arg"
+	done
+	printf '%s' "$out"
+}
+show() { printf '\n$ %s\n' "$(shquote "$@")"; }
+say() { show "$@"; "$@"; }
+try() { show "$@"; "$@" || echo "(exit $?, as expected)"; }
 
 git init -q -b main
 git -c user.name=Demo -c user.email=demo@example.com commit -q --allow-empty -m "initial commit"
@@ -25,7 +40,7 @@ say git crucible init
 say git crucible hooks install
 
 goal="Add get_user_email(user_id) to src/users.py"
-printf '\n$ git crucible start "%s"\n' "$goal"
+show git crucible start "$goal"
 id="$(git crucible start "$goal")"
 echo "$id"
 try git crucible ledger begin plan

@@ -1,15 +1,25 @@
 #!/bin/sh
 # Builds git-crucible and installs it where git finds it, as `git crucible`,
-# with git-crucible-hook beside it: what the installed git hooks run.
+# with git-crucible-hook beside it: what the installed git hooks run; and
+# its manual pages where man finds them for that bin directory.
 #   ./install.sh                  -> $GOBIN, else $(go env GOPATH)/bin
 #   PREFIX=/usr/local ./install.sh -> $PREFIX/bin
-# Safe to run again: it replaces each binary atomically, the hook binary
-# first (hooks that an older git-crucible wrote run git-crucible itself).
+#   ./install.sh --print-bindir   -> prints that directory, installs nothing
+# The pages go to <prefix>/share/man/man1, <prefix> being the bin
+# directory's parent: man looks there for every <prefix>/bin on PATH.
+# Safe to run again: it replaces each binary and page atomically, the hook
+# binary first (hooks that an older git-crucible wrote run git-crucible
+# itself), and removes the pages it installed for commands that are gone.
 set -eu
 cd "$(dirname "$0")"
 
+case "${1:-}" in
+"") ;;
+--print-bindir) ;;
+*) echo "usage: ./install.sh [--print-bindir]" >&2; exit 129 ;;
+esac
+
 command -v go >/dev/null 2>&1 || { echo "error: go is not on PATH (https://go.dev/dl/)" >&2; exit 1; }
-command -v git >/dev/null 2>&1 || { echo "error: git is not on PATH" >&2; exit 1; }
 
 if [ -n "${PREFIX:-}" ]; then
 	bindir="$PREFIX/bin"
@@ -18,22 +28,58 @@ elif [ -n "${GOBIN:-}" ]; then
 else
 	bindir="$(go env GOPATH)/bin"
 fi
+if [ "${1:-}" = --print-bindir ]; then
+	printf '%s\n' "$bindir"
+	exit 0
+fi
+
+command -v git >/dev/null 2>&1 || { echo "error: git is not on PATH" >&2; exit 1; }
 mkdir -p "$bindir"
+mandir="$(dirname "$bindir")/share/man/man1"
+mkdir -p "$mandir"
 
 # urfave_cli_no_docs leaves out the man-page renderer, whose start-up cost
-# every command would pay.
+# every command would pay (docs/man holds the pages, rendered by the tests).
 hook_tmp="$bindir/.git-crucible-hook.tmp.$$"
 tmp="$bindir/.git-crucible.tmp.$$"
-trap 'rm -f "$hook_tmp" "$tmp"' EXIT
+page_tmp="$mandir/.git-crucible.1.tmp.$$"
+trap 'rm -f "$hook_tmp" "$tmp" "$page_tmp"' EXIT
 go build -trimpath -o "$hook_tmp" ./cmd/git-crucible-hook
 go build -trimpath -tags urfave_cli_no_docs,urfave_cli_no_suggest -o "$tmp" ./cmd/git-crucible
 mv -f "$hook_tmp" "$bindir/git-crucible-hook"
 mv -f "$tmp" "$bindir/git-crucible"
+
+pages=0
+for page in docs/man/git-crucible*.1; do
+	cp "$page" "$page_tmp"
+	chmod 644 "$page_tmp"
+	mv -f "$page_tmp" "$mandir/$(basename "$page")"
+	pages=$((pages + 1))
+done
+# A page of ours (its title line names our manual) for a command that no
+# longer exists.
+for page in "$mandir"/git-crucible*.1; do
+	if [ -f "$page" ] && [ ! -f "docs/man/$(basename "$page")" ] &&
+		head -n 1 "$page" | grep -q '"Git Crucible Manual"$'; then
+		rm -f "$page"
+	fi
+done
 trap - EXIT
 
 echo "installed $bindir/git-crucible and $bindir/git-crucible-hook"
+echo "installed $pages manual pages in $mandir"
 case ":$PATH:" in
 *":$bindir:"*) ;;
 *) echo "hint: $bindir is not on your PATH; add it so that 'git crucible' works:" >&2
    echo "hint:   export PATH=\"$bindir:\$PATH\"" >&2 ;;
 esac
+if command -v man >/dev/null 2>&1 &&
+	! PATH="$bindir:$PATH" man -w git-crucible >/dev/null 2>&1; then
+	echo "hint: man does not find git-crucible(1) there, so 'git crucible --help' fails;" >&2
+	case "${MANPATH:-:}" in
+	*:) echo "hint: add the pages to man's search path:" >&2 ;;
+	*) echo "hint: your MANPATH replaces man's search beside PATH; end it with a colon, or add the pages:" >&2 ;;
+	esac
+	echo "hint:   export MANPATH=\"$(dirname "$mandir")\${MANPATH:+:\$MANPATH}:\"" >&2
+	echo "hint: 'git crucible help <command>' prints the built-in help without man" >&2
+fi

@@ -33,23 +33,40 @@ var (
 	report      = cliexit.Report
 )
 
-const helpTail = `EXIT STATUS:
-   0    success
-   1    refused: a gate is blocked, a transition is illegal, or a check or verify found problems
-   128  fatal: not a git repository, no such pipeline, or git failed
-   129  usage error
-`
+// exitStatuses are the exit codes and what they mean, as --help and the
+// manual pages list them.
+var exitStatuses = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success"},
+	{exitRefused, "refused: a gate is blocked, a transition is illegal, or a check or verify found problems"},
+	{exitFatal, "fatal: not a git repository, no such pipeline, or git failed"},
+	{exitUsage, "usage error"},
+}
+
+// helpTail ends the built-in help's description.
+func helpTail() string {
+	var b strings.Builder
+	b.WriteString("EXIT STATUS:\n")
+	for _, s := range exitStatuses {
+		fmt.Fprintf(&b, "   %-4d %s\n", s.code, s.meaning)
+	}
+	return b.String()
+}
+
+const appDescription = "git-crucible records a four-phase pipeline (1 design, 2 plan, 3 execute, 4 completion) as a\n" +
+	"commit chain under refs/crucible/pipelines/<id>. Every change is an event checked against the\n" +
+	"gate ledger's rules; the ledger is readable with plain git:\n" +
+	"   git show refs/crucible/pipelines/<id>:ledger.md"
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}
 	app := &cli.App{
-		Name:     "git-crucible",
-		HelpName: "git crucible",
-		Usage:    "keep an agent pipeline's gates, events and verdicts in git",
-		Description: "git-crucible records a four-phase pipeline (1 design, 2 plan, 3 execute, 4 completion) as a\n" +
-			"commit chain under refs/crucible/pipelines/<id>. Every change is an event checked against the\n" +
-			"gate ledger's rules; the ledger is readable with plain git:\n" +
-			"   git show refs/crucible/pipelines/<id>:ledger.md\n\n" + helpTail,
+		Name:                   "git-crucible",
+		HelpName:               "git crucible",
+		Usage:                  "keep an agent pipeline's gates, events and verdicts in git",
+		Description:            appDescription + "\n\n" + helpTail(),
 		Reader:                 stdin,
 		Writer:                 stdout,
 		ErrWriter:              stderr,
@@ -76,9 +93,9 @@ func setUsageErrors(c *cli.Command) {
 	if c.Action == nil && len(c.Subcommands) > 0 {
 		c.Action = func(ctx *cli.Context) error {
 			if ctx.NArg() == 0 {
-				return withHints(usageErrorf("'%s' needs a subcommand", c.Name), "see: "+ctx.Command.HelpName+" --help")
+				return withHints(usageErrorf("'%s' needs a subcommand", c.Name), "see: "+helpHint(ctx))
 			}
-			return withHints(usageErrorf("unknown %s subcommand %q", c.Name, ctx.Args().First()), "see: "+ctx.Command.HelpName+" --help")
+			return withHints(usageErrorf("unknown %s subcommand %q", c.Name, ctx.Args().First()), "see: "+helpHint(ctx))
 		}
 	}
 	for _, s := range c.Subcommands {
@@ -93,11 +110,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	app := newApp(stdin, stdout, stderr)
 	if name := unknownCommand(app, args); name != "" {
-		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible --help'.\n", name)
+		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible help'.\n", name)
 		return exitUsage
 	}
-	err := app.RunContext(context.Background(), permuteArgs(app, args))
-	return report(stderr, err)
+	path, wantsHelp, err := helpRequest(app, args)
+	if err != nil {
+		return report(stderr, err)
+	}
+	if wantsHelp {
+		if showManual(manPageName(path), stdin, stdout, stderr) {
+			return exitOK
+		}
+		// `help ledger begin` prints what `ledger begin --help` does.
+		args = append(append([]string{args[0]}, path...), "--help")
+	}
+	return report(stderr, app.RunContext(context.Background(), permuteArgs(app, args)))
 }
 
 // unknownCommand returns the command name in args (also after "help") that

@@ -130,7 +130,7 @@ func wantArgs(c *cli.Context, max int) error {
 func requireFlags(c *cli.Context, names ...string) error {
 	for _, n := range names {
 		if strings.TrimSpace(c.String(n)) == "" {
-			return withHints(usageErrorf("option '--%s' is required", n), "see: "+c.Command.HelpName+" --help")
+			return withHints(usageErrorf("option '--%s' is required", n), "see: "+helpHint(c))
 		}
 	}
 	return nil

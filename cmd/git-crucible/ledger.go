@@ -25,7 +25,7 @@ func ledgerCommand() *cli.Command {
 		Flags: commonFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErrorf("unknown ledger subcommand %q (see: git crucible ledger --help)", c.Args().First())
+				return usageErrorf("unknown ledger subcommand %q (see: git crucible help ledger)", c.Args().First())
 			}
 			return withRepo(c, func(s *session) error {
 				st, err := s.load(c.Context)

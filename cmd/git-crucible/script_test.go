@@ -67,15 +67,22 @@ var sha1Only = map[string]bool{
 	"checkpoint": true, "hooks_chain": true, "hooks_install": true, "hooks_worktree_bare": true, "status_metrics": true,
 	// usage, set-up, file formats
 	"errors_usage": true, "errors_repo": true, "hooks_doctor": true, "hooks_hookspath": true, "hooks_force_manual": true,
-	"hooks_missing_binary": true, "hook_claude": true, "import_unsafe": true, "marker": true, "handoff": true,
+	"hooks_missing_binary": true, "hook_claude": true, "help": true, "help_man": true, "import_unsafe": true, "marker": true, "handoff": true,
 }
 
 func scriptParams(dir string, files []string, setup func(*testscript.Env) error) testscript.Params {
 	return testscript.Params{
 		Dir:   dir,
 		Files: files,
-		Setup: setup,
-		Cmds:  map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon},
+		Setup: func(env *testscript.Env) error {
+			man, err := filepath.Abs(manDir)
+			if err != nil {
+				return err
+			}
+			env.Setenv("MANPAGES", man) // the manual as install.sh installs it
+			return setup(env)
+		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly},
 		Condition: func(cond string) (bool, error) {
 			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
 				return hooks.Find(hooks.GUIPath, hooks.HookBinary) != "", nil
@@ -136,4 +143,32 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Setenv(args[1], port)
+}
+
+// pathOnly makes DIR hold links to the named commands, found on PATH, and
+// PATH only DIR: what a machine without the other commands (man) has.
+func pathOnly(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: pathonly DIR COMMAND...")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for _, name := range args[1:] {
+		found := ""
+		for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
+			if p := filepath.Join(d, name); found == "" && isExecutable(p) {
+				found = p
+			}
+		}
+		if found == "" {
+			ts.Fatalf("%s is not on PATH", name)
+		}
+		ts.Check(os.Symlink(found, filepath.Join(dir, name)))
+	}
+	ts.Setenv("PATH", dir)
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }

@@ -1,0 +1,5 @@
+package terminal
+
+import "syscall"
+
+const ioctlGetTermios = syscall.TCGETS
