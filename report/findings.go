@@ -97,22 +97,12 @@ func findingList(key string, n *yaml.Node) ([]Finding, error) {
 		case item.Kind == yaml.ScalarNode && !isNull(item):
 			f.Title = item.Value
 		case item.Kind == yaml.MappingNode:
-			fs, err := fields(item)
-			if err != nil {
+			if _, err := decode(item, map[string]reader{
+				"title":  str(&f.Title),
+				"file":   str(&f.File),
+				"detail": str(&f.Detail),
+			}); err != nil {
 				return nil, err
-			}
-			for _, g := range fs {
-				switch g.key {
-				case "title":
-					f.Title, err = text(g)
-				case "file":
-					f.File, err = text(g)
-				case "detail":
-					f.Detail, err = text(g)
-				}
-				if err != nil {
-					return nil, err
-				}
 			}
 		default:
 			return nil, errorf(item.Line, "%s: want a finding (title, file, detail), found %s", clip(key), kind(item))

@@ -71,27 +71,16 @@ func planTask(n *yaml.Node) (PlanTask, error) {
 	if n.Kind != yaml.MappingNode {
 		return PlanTask{}, errorf(n.Line, "tasks: want a task (id, title, depends-on, files, fast-gate), found %s", kind(n))
 	}
-	fs, err := fields(n)
+	t := PlanTask{Line: n.Line}
+	_, err := decode(n, map[string]reader{
+		"id":         str(&t.ID),
+		"title":      str(&t.Title),
+		"depends-on": strs(&t.DependsOn),
+		"files":      strs(&t.Files),
+		"fast-gate":  str(&t.FastGate),
+	})
 	if err != nil {
 		return PlanTask{}, err
-	}
-	t := PlanTask{Line: n.Line}
-	for _, f := range fs {
-		switch f.key {
-		case "id":
-			t.ID, err = text(f)
-		case "title":
-			t.Title, err = text(f)
-		case "depends-on":
-			t.DependsOn, err = texts(f)
-		case "files":
-			t.Files, err = texts(f)
-		case "fast-gate":
-			t.FastGate, err = text(f)
-		}
-		if err != nil {
-			return PlanTask{}, err
-		}
 	}
 	return t, nil
 }

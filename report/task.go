@@ -56,38 +56,25 @@ func ParseTask(data []byte) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	fs, err := fields(root)
-	if err != nil {
-		return Task{}, err
-	}
 	var t Task
-	for _, f := range fs {
-		switch f.key {
-		case "status":
+	fs, err := decode(root, map[string]reader{
+		"status": func(f field) error {
 			s, err := text(f)
-			if err != nil {
-				return Task{}, err
+			if err == nil && s != string(Completed) && s != string(Failed) {
+				err = errorf(f.value.Line, "status: want completed or failed, found %s", kind(f.value))
 			}
 			t.Status = Status(s)
-			if t.Status != Completed && t.Status != Failed {
-				return Task{}, errorf(f.value.Line, "status: want completed or failed, found %s", kind(f.value))
-			}
-		case "files-modified":
-			t.FilesModified, err = texts(f)
-		case "verification-summary":
-			t.Verification, err = verification(f)
-		case "deviations":
-			t.Deviations, err = deviations(f)
-		case "exports":
-			err = t.readExports(f)
-		case "notes":
-			t.Notes, err = text(f)
-		case "error":
-			t.Error, err = text(f)
-		}
-		if err != nil {
-			return Task{}, err
-		}
+			return err
+		},
+		"files-modified":       strs(&t.FilesModified),
+		"verification-summary": func(f field) (err error) { t.Verification, err = verification(f); return err },
+		"deviations":           func(f field) (err error) { t.Deviations, err = deviations(f); return err },
+		"exports":              t.readExports,
+		"notes":                str(&t.Notes),
+		"error":                str(&t.Error),
+	})
+	if err != nil {
+		return Task{}, err
 	}
 	if t.Status == "" {
 		return Task{}, errorf(root.Line, "no status: the report must say completed or failed")
@@ -104,25 +91,13 @@ func verification(f field) (Verification, error) {
 		s, err := text(f)
 		return Verification{Result: s}, err
 	}
-	fs, err := fields(v)
-	if err != nil {
-		return Verification{}, err
-	}
 	var out Verification
-	for _, g := range fs {
-		switch g.key {
-		case "level":
-			out.Level, err = text(g)
-		case "evidence-files":
-			out.EvidenceFiles, err = texts(g)
-		case "result":
-			out.Result, err = text(g)
-		}
-		if err != nil {
-			return Verification{}, err
-		}
-	}
-	return out, nil
+	_, err := decode(v, map[string]reader{
+		"level":          str(&out.Level),
+		"evidence-files": strs(&out.EvidenceFiles),
+		"result":         str(&out.Result),
+	})
+	return out, err
 }
 
 func deviations(f field) ([]Deviation, error) {
@@ -140,24 +115,13 @@ func deviations(f field) ([]Deviation, error) {
 		case yaml.ScalarNode:
 			d.Description = item.Value
 		case yaml.MappingNode:
-			fs, err := fields(item)
-			if err != nil {
+			if _, err := decode(item, map[string]reader{
+				"type":          str(&d.Type),
+				"description":   str(&d.Description),
+				"severity":      str(&d.Severity),
+				"justification": str(&d.Justification),
+			}); err != nil {
 				return nil, err
-			}
-			for _, g := range fs {
-				switch g.key {
-				case "type":
-					d.Type, err = text(g)
-				case "description":
-					d.Description, err = text(g)
-				case "severity":
-					d.Severity, err = text(g)
-				case "justification":
-					d.Justification, err = text(g)
-				}
-				if err != nil {
-					return nil, err
-				}
 			}
 		default:
 			return nil, errorf(item.Line, "deviations: want a deviation, found %s", kind(item))

@@ -129,6 +129,30 @@ func fields(m *yaml.Node) ([]field, error) {
 	return out, nil
 }
 
+// reader reads a field's value into its place.
+type reader func(field) error
+
+func str(p *string) reader { return func(f field) (err error) { *p, err = text(f); return err } }
+
+func strs(p *[]string) reader { return func(f field) (err error) { *p, err = texts(f); return err } }
+
+// decode reads m's keys that readers names, in the order m has them, and
+// returns its fields; the other keys are ignored.
+func decode(m *yaml.Node, readers map[string]reader) ([]field, error) {
+	fs, err := fields(m)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		if read, ok := readers[f.key]; ok {
+			if err := read(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return fs, nil
+}
+
 // lookup returns the field named key, or nil.
 func lookup(fs []field, key string) *field {
 	for i := range fs {
