@@ -108,10 +108,19 @@ type Decision struct {
 	Score   int    // the gate's score, or the review loop's issue count
 	Verdict string // PASS, STAGNATION, SUSTAINED_REGRESSION or ESCALATED; "" on Continue
 	Reason  string // one sentence on why
+	// Suggestion is, on Escalate, one sentence on what a person can do.
+	Suggestion string
 	// Journal is what the decision journal records for this round: a
 	// gate-round (or review-round) entry, and an escalation entry when the
 	// round escalates.
 	Journal []pipeline.DecisionData
+}
+
+// suggestions are the next step offered with each escalation.
+var suggestions = map[string]string{
+	VerdictStagnation: "Review the findings that keep coming back with the user, and re-work the artifact or decide to skip the gate.",
+	VerdictRegression: "The last fix made things worse: restore the checkpoint taken before it, or fix the new findings by hand.",
+	VerdictBreaker:    "Review the whole round history with the user before any further round.",
 }
 
 // rules is what differs between a gate and a review loop.
@@ -227,6 +236,7 @@ func (l *loop) Record(c Counts) Decision {
 		d.Action = Continue
 		d.Reason = fmt.Sprintf("Round %d: %s; fix and run round %d.", n, why, n+1)
 	}
+	d.Suggestion = suggestions[d.Verdict]
 	d.Journal = l.journalFor(d)
 	if d.Action != Continue {
 		l.final = &d

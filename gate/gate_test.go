@@ -97,6 +97,9 @@ func TestGateRounds(t *testing.T) {
 			if last.Reason != tc.reason {
 				t.Fatalf("reason\n  %s\nwant\n  %s", last.Reason, tc.reason)
 			}
+			if (last.Suggestion != "") != (last.Action == Escalate) {
+				t.Fatalf("suggestion %q on %s", last.Suggestion, outcome(last))
+			}
 			if g.Done() != (last.Action != Continue) {
 				t.Fatalf("Done %v after %s", g.Done(), outcome(last))
 			}
