@@ -228,6 +228,9 @@ func plain(n *yaml.Node) (any, error) {
 		}
 		return s, nil
 	}
+	if n.ShortTag() == "!!str" {
+		return n.Value, nil // most scalars, without a decoder each
+	}
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return nil, yamlError(err)
