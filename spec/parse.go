@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/prompt"
 )
@@ -46,16 +46,14 @@ func (e *Error) Error() string {
 	return sb.String()
 }
 
-// Load reads and parses the spec file at path; see Parse.
+// ErrNotRegular refuses a spec file that is a symbolic link or not a
+// regular file: a tracked override is content a pull request controls.
+var ErrNotRegular = errors.New("a spec must be a regular file")
+
+// Load reads and parses the spec file at path (a regular file, never read
+// through a symbolic link); see Parse.
 func Load(path string, templates *prompt.Set) (*Spec, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxSpecBytes {
-		return nil, fmt.Errorf("%s: is %d bytes, over the %d-byte limit of a spec", path, fi.Size(), maxSpecBytes)
-	}
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path, maxSpecBytes, ErrNotRegular)
 	if err != nil {
 		return nil, err
 	}

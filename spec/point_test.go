@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,12 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "none.toml"), templates(t)); !os.IsNotExist(err) {
 		t.Errorf("Load of a missing file: %v", err)
+	}
+	link := filepath.Join(dir, "link.toml")
+	os.WriteFile(path, DefaultTOML(), 0o644)
+	os.Symlink(path, link)
+	if _, err := Load(link, templates(t)); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("Load of a symbolic link: %v", err)
 	}
 }
 
