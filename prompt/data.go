@@ -36,7 +36,9 @@ type Data struct {
 	Inputs map[string]string
 	// Outputs maps each file the step must write to its work-tree path.
 	Outputs map[string]string
-	// Exports are the report exports the step is expected to provide.
+	// Exports are the report exports the step is expected to provide; for
+	// a fixer, those of its artifact's producer, so that a revised plan
+	// exports its revised task list.
 	Exports []string
 
 	Task *Task // the plan task being built; nil outside Phase 3's tasks

@@ -179,7 +179,7 @@ func TestParseErrors(t *testing.T) {
 		{"skip-if-exists without outputs", edit(t, `template = "implementer"`, "template = \"implementer\"\nskip-if-exists = true"),
 			`x.toml:38: skip-if-exists needs outputs: it skips the step when they all exist`},
 		{"approve per task", edit(t, "kind = \"dispatch\"\nrole = \"implementer\"\ntemplate = \"implementer\"", "kind = \"approve\""),
-			`x.toml:35: a approve step cannot run per task inside tasks (dispatch, review-loop, run and checkpoint can)`},
+			`x.toml:35: approve steps cannot run per task (inside tasks: dispatch, review-loop, run and checkpoint)`},
 		{"fast-gate outside tasks", minimal[:strings.Index(minimal, "[[phases]]\nnumber = 2")] + "[[phases.steps]]\nid = \"fg\"\nkind = \"run\"\ncommand = \"fast-gate\"\n" + minimal[strings.Index(minimal, "[[phases]]\nnumber = 2"):],
 			`x.toml:16: command "fast-gate" runs a task's fast gate: only inside tasks`},
 		{"bad expect", edit(t, "[[phases]]\nnumber = 4\n[[phases.steps]]", "[[phases]]\nnumber = 4\n[[phases.steps]]\nid = \"red\"\nkind = \"run\"\ncommand = \"test\"\nexpect = \"red\"\n[[phases.steps]]"),

@@ -123,7 +123,7 @@ func (v *validator) phaseShape(p *Phase) {
 func (v *validator) step(p *Phase, s *Step, parent *Step) {
 	v.id(s)
 	if parent != nil && !inTasks[s.Kind] {
-		v.errorf(join(s.path, "kind"), "a %s step cannot run per task inside tasks (dispatch, review-loop, run and checkpoint can)", s.Kind)
+		v.errorf(join(s.path, "kind"), "%s steps cannot run per task (inside tasks: dispatch, review-loop, run and checkpoint)", s.Kind)
 	}
 	switch s.Kind {
 	case Dispatch:
