@@ -177,10 +177,15 @@ func (r *agentRun) walk() (string, error) {
 		return fail(err)
 	}
 	seen = append(seen, "design gate "+scores)
-	if _, err := r.task("test-writer", 1, "", 0); err != nil {
+	tests, err := r.task("test-writer", 1, "", 0)
+	if err != nil {
 		return fail(err)
 	}
-	if r.sh("sh test/acceptance.sh") {
+	acceptance, _ := tests.Exports["acceptance-command"].(string)
+	if acceptance == "" {
+		return fail(stopf("test-writer: no acceptance-command in exports"))
+	}
+	if r.sh(acceptance) {
 		return fail(stopf("the acceptance test passes before any change"))
 	}
 
@@ -220,7 +225,7 @@ func (r *agentRun) walk() (string, error) {
 	if _, err := r.gate(4); err != nil {
 		return fail(err)
 	}
-	if !r.sh("sh test/unit.sh") || !r.sh("sh test/acceptance.sh") {
+	if !r.sh("sh test/unit.sh") || !r.sh(acceptance) {
 		return fail(stopf("the tests fail at the end"))
 	}
 	seen = append(seen, "done")
