@@ -239,7 +239,7 @@ func TestTrackedNeedsTrust(t *testing.T) {
 	}
 	write(t, tracked, v1+"# edited\n")
 	refusal(fmt.Sprintf(".crucible/agents.toml changed since it was trusted (trusted sha256 %s, now %s)",
-		trust.Hash([]byte(v1))[:12], trust.Hash([]byte(v1+"# edited\n"))[:12]))
+		trust.Hash([]byte(v1))[:12], trust.Hash([]byte(v1 + "# edited\n"))[:12]))
 }
 
 // TestTrackedSymlink: a symbolic link at the tracked path is refused
