@@ -52,9 +52,9 @@ type Agent struct {
 	Source  string            // where it was defined
 }
 
-// argv is the program and arguments the kind starts with, before the
+// Argv is the program and arguments the kind starts with, before the
 // per-dispatch ones.
-func (a Agent) argv() []string {
+func (a Agent) Argv() []string {
 	switch a.Kind {
 	case Claude:
 		return slices.Concat(orDefault(a.Command, "claude"), []string{"-p", "--output-format", "json"}, a.Args, a.modelArgs())

@@ -115,7 +115,7 @@ func TestArgv(t *testing.T) {
 			"[npx @openai/codex exec --sandbox workspace-write --model o3]"},
 		{Agent{Kind: Command, Command: []string{"a", "b c"}}, "[a b c]"},
 	} {
-		if got := fmt.Sprint(c.a.argv()); got != c.want {
+		if got := fmt.Sprint(c.a.Argv()); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
 		}
 	}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/trust"
 )
@@ -90,14 +89,13 @@ func (c *Config) loadTracked(repo *gitext.Repo) error {
 	s := Source{Name: "tracked", Path: TrackedFile}
 	defer func() { c.Sources = append(c.Sources, s) }()
 	data, err := readConfig(filepath.Join(repo.WorkTree, filepath.FromSlash(TrackedFile)))
-	var notFile *notFileError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.Status = "absent"
 		return nil
-	case errors.As(err, &notFile):
+	case errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular):
 		s.Status = "refused"
-		c.Refused = &outcome.Refused{Err: fmt.Errorf("%s is %s: not read", TrackedFile, notFile.what)}
+		c.Refused = &outcome.Refused{Err: fmt.Errorf("%s %w: not read", TrackedFile, err)}
 		return nil
 	case err != nil:
 		return err
@@ -121,32 +119,13 @@ func (c *Config) loadTracked(repo *gitext.Repo) error {
 	return nil
 }
 
-// notFileError is a configuration path that is not a regular file.
-type notFileError struct{ what string }
-
-func (e *notFileError) Error() string { return "not a regular file: " + e.what }
-
-// readConfig reads a regular file, never through a symbolic link (whose
-// target the user did not choose to trust) nor from a FIFO or device.
+// readConfig reads a configuration file: regular, not through a symbolic
+// link (whose target the user did not choose to trust), and small.
 func readConfig(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, &notFileError{what: "a symbolic link"}
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &notFileError{what: "not a regular file"}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
-	if err == nil && len(data) > maxConfig {
-		err = fmt.Errorf("%s: larger than %d bytes: not an agents file", path, maxConfig)
+	data, err := fsutil.ReadRegular(path, maxConfig)
+	var large *fsutil.TooLargeError
+	if errors.As(err, &large) {
+		return nil, fmt.Errorf("%s %w: not an agents file", path, err)
 	}
 	return data, err
 }

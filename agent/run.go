@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // Request is one dispatch as the agent protocol hands it to an agent.
@@ -175,7 +177,7 @@ func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) 
 		return res, &Waiting{PromptFile: req.PromptFile, Output: req.Output, Finish: []string{"git", "crucible", "dispatch", "finish",
 			strconv.Itoa(req.Seq), "--status", "completed", "--output", req.Output, "--pipeline", req.Pipeline}}
 	}
-	argv := a.argv()
+	argv := a.Argv()
 	lastMessage := ""
 	if a.Kind == Codex {
 		dir, err := os.MkdirTemp("", "crucible-codex-")
@@ -410,31 +412,23 @@ func environ(a Agent, req Request) []string {
 // when it is not a regular file (a symbolic link could make us read, and
 // keep forever, any file of the user's) or is larger than max.
 func readReport(path string, max int64) ([]byte, *Failure) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	data, err := fsutil.ReadRegular(path, max)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	bad := func(why string) *Failure {
-		return &Failure{Kind: BadReport, Detail: fmt.Sprintf("the agent's report %s %s: not read", path, why)}
-	}
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, bad("is a symbolic link")
-	}
 	if err != nil {
-		return nil, bad(fmt.Sprintf("cannot be opened (%v)", err))
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, bad("is not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, bad(fmt.Sprintf("cannot be read (%v)", err))
-	}
-	if int64(len(data)) > max {
-		return nil, bad(fmt.Sprintf("is larger than %d bytes", max))
+		return nil, &Failure{Kind: BadReport, Detail: fmt.Sprintf("the agent's report %s %s: not read", path, why(err))}
 	}
 	return data, nil
+}
+
+// why words a read error to follow a file's name.
+func why(err error) string {
+	var large *fsutil.TooLargeError
+	if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) || errors.As(err, &large) {
+		return err.Error()
+	}
+	return fmt.Sprintf("cannot be read (%v)", err)
 }
 
 // Captured is a bounded copy of an output stream: its head and tail, and
