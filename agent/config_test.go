@@ -289,6 +289,7 @@ func TestGitConfigErrors(t *testing.T) {
 	}{
 		{[]string{"crucible.agent.x.kind", "gpt"}, config + `: crucible.agent.x.kind: unknown kind "gpt": want claude, codex, command or manual`},
 		{[]string{"crucible.agent.x.timout", "5m"}, config + ": crucible.agent.x.timout: unknown key"},
+		{[]string{"crucible.agent.kind", "claude"}, config + ": crucible.agent.kind: names no agent: set crucible.agent.<name>.kind"},
 		{[]string{"crucible.agent.x.env", "NOVALUE"}, config + `: crucible.agent.x.env: "NOVALUE" is not NAME=VALUE`},
 		{[]string{"crucible.role.reviewer", "a b"}, config + `: crucible.role.reviewer: agent name "a b": want letters, digits, '.', '_' and '-'`},
 	} {

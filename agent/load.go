@@ -135,7 +135,7 @@ func readConfig(path string) ([]byte, error) {
 // values, in order, from the last file that sets them), a role from
 // crucible.role.<role>, the test command from crucible.test.
 func gitConfig(ctx context.Context, repo *gitext.Repo) (layer, bool, error) {
-	entries, err := repo.ConfigEntries(ctx, `^crucible\.(agent\..+\.[^.]+|role\.[^.]+|test)$`)
+	entries, err := repo.ConfigEntries(ctx, `^crucible\.(agent\.[^.]+|agent\..+\.[^.]+|role\.[^.]+|test)$`)
 	if err != nil || len(entries) == 0 {
 		return layer{}, false, err
 	}
@@ -165,6 +165,9 @@ func gitConfig(ctx context.Context, repo *gitext.Repo) (layer, bool, error) {
 		default:
 			rest := strings.TrimPrefix(e.Key, "crucible.agent.")
 			i := strings.LastIndexByte(rest, '.')
+			if i < 0 {
+				return layer{}, false, bad("names no agent: set crucible.agent.<name>.%s", rest)
+			}
 			name, key := rest[:i], rest[i+1:]
 			if agentKeys[name] == nil {
 				agentKeys[name] = map[string]*values{}

@@ -167,15 +167,20 @@ func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) 
 	if err := req.check(); err != nil {
 		return res, err
 	}
-	if err := os.MkdirAll(filepath.Dir(req.PromptFile), 0o755); err != nil {
-		return res, err
+	for _, dir := range []string{filepath.Dir(req.PromptFile), filepath.Dir(req.Output)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, err
+		}
 	}
 	if err := os.WriteFile(req.PromptFile, req.Prompt, 0o644); err != nil {
 		return res, err
 	}
 	if a.Kind == Manual {
-		return res, &Waiting{PromptFile: req.PromptFile, Output: req.Output, Finish: []string{"git", "crucible", "dispatch", "finish",
-			strconv.Itoa(req.Seq), "--status", "completed", "--output", req.Output, "--pipeline", req.Pipeline}}
+		finish := []string{"git", "crucible", "dispatch", "finish", strconv.Itoa(req.Seq), "--status", "completed", "--output", req.Output}
+		if req.Pipeline != "" {
+			finish = append(finish, "--pipeline", req.Pipeline)
+		}
+		return res, &Waiting{PromptFile: req.PromptFile, Output: req.Output, Finish: finish}
 	}
 	argv := a.Argv()
 	lastMessage := ""

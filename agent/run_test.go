@@ -25,7 +25,7 @@ func fakeCLIs(t *testing.T) {
 func request(t *testing.T) Request {
 	dir := t.TempDir()
 	return Request{Prompt: []byte("Write the design.\n"), PromptFile: filepath.Join(dir, "dispatch", "prompt.md"),
-		Output: filepath.Join(dir, "output.yaml"), Workdir: t.TempDir(), Pipeline: "build-1", Seq: 7, Role: "reviewer",
+		Output: filepath.Join(dir, "out", "output.yaml"), Workdir: t.TempDir(), Pipeline: "build-1", Seq: 7, Role: "reviewer",
 		Template: "reviewer", Phase: 2, Round: 3}
 }
 
@@ -301,6 +301,9 @@ func TestManual(t *testing.T) {
 // agent's report, so the dispatch does not start.
 func TestStaleOutput(t *testing.T) {
 	req := request(t)
+	if err := os.MkdirAll(filepath.Dir(req.Output), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(req.Output, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -29,13 +29,16 @@ func trustCommand() *cli.Command {
 			"pushed, shared by its worktrees); an edit, a pull or a checkout that changes it makes it untrusted.\n\n" +
 			"<file> (relative to the current directory; default: " + agent.TrackedFile + " at the top of the\n" +
 			"work tree) must be tracked, inside the work tree, and a regular file: not a symbolic link, nor\n" +
-			"under one. --show prints it and its hash and trusts nothing: review, then trust.\n\n" +
-			"EXIT STATUS: 0 done; 1 refused (not tracked, a link, outside the work tree, or nothing to revoke);\n" +
+			"under one. --show prints it and its hash and trusts nothing: review, then trust with --sha256\n" +
+			"set to the hash you reviewed (12 hex digits will do), so that what changed meanwhile is refused.\n\n" +
+			"EXIT STATUS: 0 done; 1 refused (not tracked, a link, outside the work tree, not the --sha256\n" +
+			"reviewed, or nothing to revoke);\n" +
 			"128 not a git repository or no work tree; 129 usage error.",
 		Flags: []cli.Flag{jsonFlag,
 			&cli.BoolFlag{Name: "show", Usage: "print the file and its SHA-256; trust nothing"},
 			&cli.BoolFlag{Name: "list", Usage: "list the trusted files, and whether each still has the content trusted"},
 			&cli.BoolFlag{Name: "revoke", Usage: "forget the trust in <file>"},
+			&cli.StringFlag{Name: "sha256", Usage: "trust only if the content's SHA-256 starts with `HEX` (what --show showed)"},
 		},
 		Action: trustAction,
 	}
@@ -56,6 +59,10 @@ func trustAction(c *cli.Context) error {
 	}
 	if c.Bool("list") && c.NArg() > 0 {
 		return usageErrorf("--list takes no <file>")
+	}
+	want := strings.ToLower(c.String("sha256"))
+	if c.IsSet("sha256") && (modes > 0 || len(want) < 12 || len(want) > 64 || strings.Trim(want, "0123456789abcdef") != "") {
+		return usageErrorf("--sha256 wants 12 to 64 hex digits, and only when trusting")
 	}
 	repo, err := gitext.Discover(c.Context)
 	if err != nil {
@@ -97,6 +104,9 @@ func trustAction(c *cli.Context) error {
 		fmt.Fprintf(w, "# %s (sha256 %s)\n", rel, trust.Hash(content))
 		_, err := w.Write(content)
 		return err
+	}
+	if hash := trust.Hash(content); !strings.HasPrefix(hash, want) {
+		return &refused{Err: fmt.Errorf("%s has sha256 %s, not the %s reviewed: not trusted", rel, hash[:len(want)], want)}
 	}
 	e, err := trust.Record(repo, rel, content)
 	if err != nil {
