@@ -267,20 +267,24 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 	go func() { exited <- cmd.Wait() }()
 	pgid := cmd.Process.Pid
 	var failure *Failure
+	var waitErr error
 	select {
-	case <-exited:
+	case waitErr = <-exited:
 	case <-ctx.Done():
 		failure = &Failure{Kind: Cancelled, Detail: "the dispatch was cancelled: the agent's process group was killed"}
 		if errors.Is(context.Cause(ctx), errTimeout) {
 			failure = &Failure{Kind: TimedOut}
 		}
 		r.terminate(pgid)
-		<-exited
+		waitErr = <-exited
 	}
 	res.Duration = time.Since(begin)
 	r.terminate(pgid) // what it left behind in its group ends with it
 	drain(r.grace())
 	res.Stdout, res.Stderr = stdout.result(), stderr.result()
+	if cmd.ProcessState == nil {
+		return nil, fmt.Errorf("waiting for %s: %w", res.Argv[0], waitErr)
+	}
 	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Exited() {
 		res.ExitCode = ws.ExitStatus()
