@@ -255,7 +255,7 @@ func TestTrackedSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := load(t, r).Resolve("reviewer")
-	if err == nil || err.Error() != ".crucible/agents.toml is a symbolic link: not read" {
+	if err == nil || err.Error() != filepath.Join(r.WorkTree, ".crucible", "agents.toml")+": is a symbolic link; not read" {
 		t.Errorf("err = %v", err)
 	}
 }

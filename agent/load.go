@@ -93,9 +93,9 @@ func (c *Config) loadTracked(repo *gitext.Repo) error {
 	case errors.Is(err, os.ErrNotExist):
 		s.Status = "absent"
 		return nil
-	case errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular):
+	case errors.Is(err, errNotRegular):
 		s.Status = "refused"
-		c.Refused = &outcome.Refused{Err: fmt.Errorf("%s %w: not read", TrackedFile, err)}
+		c.Refused = &outcome.Refused{Err: err}
 		return nil
 	case err != nil:
 		return err
@@ -119,15 +119,13 @@ func (c *Config) loadTracked(repo *gitext.Repo) error {
 	return nil
 }
 
-// readConfig reads a configuration file: regular, not through a symbolic
-// link (whose target the user did not choose to trust), and small.
+// errNotRegular refuses a configuration path that is a symbolic link
+// (whose target the user did not choose to trust), a FIFO or a device.
+var errNotRegular = errors.New("not read")
+
+// readConfig reads a configuration file: regular, and small.
 func readConfig(path string) ([]byte, error) {
-	data, err := fsutil.ReadRegular(path, maxConfig)
-	var large *fsutil.TooLargeError
-	if errors.As(err, &large) {
-		return nil, fmt.Errorf("%s %w: not an agents file", path, err)
-	}
-	return data, err
+	return fsutil.ReadRegular(path, maxConfig, errNotRegular)
 }
 
 // gitConfig reads the agents and roles set in git config: one agent from

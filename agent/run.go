@@ -421,24 +421,17 @@ func environ(a Agent, req Request) []string {
 // when it is not a regular file (a symbolic link could make us read, and
 // keep forever, any file of the user's) or is larger than max.
 func readReport(path string, max int64) ([]byte, *Failure) {
-	data, err := fsutil.ReadRegular(path, max)
+	data, err := fsutil.ReadRegular(path, max, errBadReport)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Failure{Kind: BadReport, Detail: fmt.Sprintf("the agent's report %s %s: not read", path, why(err))}
+		return nil, &Failure{Kind: BadReport, Detail: "the agent's report " + err.Error()}
 	}
 	return data, nil
 }
 
-// why words a read error to follow a file's name.
-func why(err error) string {
-	var large *fsutil.TooLargeError
-	if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) || errors.As(err, &large) {
-		return err.Error()
-	}
-	return fmt.Sprintf("cannot be read (%v)", err)
-}
+var errBadReport = errors.New("not read")
 
 // Captured is a bounded copy of an output stream: its head and tail, and
 // how much was cut between them.

@@ -244,16 +244,16 @@ func TestBadReports(t *testing.T) {
 		argv func(out string) []string
 		why  string
 	}{
-		{"symlink", func(out string) []string { return []string{"ln", "-s", secret, out} }, "is a symbolic link"},
-		{"fifo", func(out string) []string { return []string{"mkfifo", out} }, "is not a regular file"},
-		{"large", func(out string) []string { return []string{"sh", "-c", `seq 100 >"$CRUCIBLE_OUTPUT"`} }, "is larger than 100 bytes"},
+		{"symlink", func(out string) []string { return []string{"ln", "-s", secret, out} }, "is a symbolic link; not read"},
+		{"fifo", func(out string) []string { return []string{"mkfifo", out} }, "is not a regular file; not read"},
+		{"large", func(out string) []string { return []string{"sh", "-c", `seq 100 >"$CRUCIBLE_OUTPUT"`} }, "is 292 bytes, over the 100-byte limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := request(t)
 			r := Runner{MaxReport: 100}
 			res, err := r.Run(t.Context(), Agent{Kind: Command, Command: c.argv(req.Output)}, req)
 			f := failure(t, err, BadReport)
-			if f.Error() != "the agent's report "+req.Output+" "+c.why+": not read" || res.Report != nil {
+			if f.Error() != "the agent's report "+req.Output+": "+c.why || res.Report != nil {
 				t.Errorf("%q, report %q", f.Error(), res.Report)
 			}
 		})

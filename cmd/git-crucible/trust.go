@@ -176,6 +176,8 @@ func workTreePath(c *cli.Context, repo *gitext.Repo, file string) (string, error
 	return rel, nil
 }
 
+var errOnlyRegular = errors.New("only a regular file can be trusted")
+
 // trackedContent reads rel from the work tree after checking that git
 // tracks it as a file and that nothing on the way is a symbolic link.
 func trackedContent(c *cli.Context, repo *gitext.Repo, rel string) ([]byte, error) {
@@ -201,12 +203,12 @@ func trackedContent(c *cli.Context, repo *gitext.Repo, rel string) ([]byte, erro
 			return nil, &refused{Err: fmt.Errorf("%s is under %s, which is not a directory of the work tree", rel, dir)}
 		}
 	}
-	content, err := fsutil.ReadRegular(filepath.Join(repo.WorkTree, filepath.FromSlash(rel)), 1<<20)
+	content, err := fsutil.ReadRegular(filepath.Join(repo.WorkTree, filepath.FromSlash(rel)), 1<<20, errOnlyRegular)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, &refused{Err: fmt.Errorf("%s is tracked but not in the work tree", rel)}
 	}
 	if err != nil {
-		return nil, &refused{Err: fmt.Errorf("%s in the work tree %w: only a regular file can be trusted", rel, err)}
+		return nil, &refused{Err: err}
 	}
 	return content, nil
 }

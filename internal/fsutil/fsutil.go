@@ -1,5 +1,5 @@
-// Package fsutil writes files so that a reader, or a kill, never sees half
-// of one.
+// Package fsutil reads and writes files safely: a write is never seen half
+// done, even after a kill; a read never follows a planted symbolic link.
 package fsutil
 
 import (
@@ -37,36 +37,32 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 	return err
 }
 
-// What ReadRegular refuses, worded to follow the file's name.
-var (
-	ErrSymlink    = errors.New("is a symbolic link")
-	ErrNotRegular = errors.New("is not a regular file")
-)
-
-// TooLargeError is a file larger than ReadRegular was allowed to read.
-type TooLargeError struct{ Max int64 }
-
-func (e *TooLargeError) Error() string { return fmt.Sprintf("is larger than %d bytes", e.Max) }
-
-// ReadRegular reads the regular file at path, up to max bytes. It never
-// follows a symbolic link there (whose target nobody chose), nor opens a
-// FIFO or device (which could block or never end): those are ErrSymlink
-// and ErrNotRegular.
-func ReadRegular(path string, max int64) ([]byte, error) {
+// ReadRegular reads path if it is a regular file of at most limit bytes,
+// without following a symbolic link at path; refusal is wrapped in the
+// error that refuses a link or another kind of file. A missing file is
+// os.ErrNotExist; the content of a refused file is never read.
+func ReadRegular(path string, limit int64, refusal error) ([]byte, error) {
+	// O_NONBLOCK: a FIFO planted under a known name must not hang the reader.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, ErrSymlink
-	}
-	if err != nil {
+		return nil, fmt.Errorf("%s: is a symbolic link; %w", path, refusal)
+	} else if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, ErrNotRegular
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(data)) > max {
-		return nil, &TooLargeError{Max: max}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: is not a regular file; %w", path, refusal)
 	}
-	return data, err
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: is %d bytes, over the %d-byte limit", path, fi.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("%s: grew over the %d-byte limit while read", path, limit)
+	}
+	return b, err
 }
