@@ -39,6 +39,15 @@ type DispatchStart struct {
 	// Reconstructed says the start was never seen: a hook recorded it with
 	// the finish (a PostToolUse whose PreToolUse never came), at its time.
 	Reconstructed bool `json:"reconstructed,omitempty"`
+	// Where the engine's walk dispatched it: the spec's step id, the plan's
+	// task id (Task holds it too when it is a number, for crucible), and
+	// the gate or review round.
+	Step   string `json:"step,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
+	Round  int    `json:"round,omitempty"`
+	// RetryOf is the dispatch of the same step this one runs again: one the
+	// engine could not settle when it resumed.
+	RetryOf *int `json:"retry_of,omitempty"`
 }
 
 // DispatchFinish is the payload of dispatch.finish.
@@ -50,6 +59,11 @@ type DispatchFinish struct {
 	Output      string `json:"output,omitempty"` // path of the stored output
 	Summary     string `json:"summary,omitempty"`
 	ToolCalls   *int   `json:"tool_calls,omitempty"`
+	// Failure is how a failed agent failed: agent.FailureKind's words.
+	Failure string `json:"failure,omitempty"`
+	// Recovered says how a resumed engine settled a dispatch its
+	// predecessor left running: waited, adopted or interrupted.
+	Recovered string `json:"recovered,omitempty"`
 }
 
 // Dispatches is the bounded summary state.json keeps of the manifest; the
@@ -104,6 +118,10 @@ func (s *State) applyDispatch(e Event, payload any) error {
 			return fmt.Errorf("dispatch %d: invalid phase %d", p.Seq, p.Phase)
 		case p.Prompt != "" && p.Prompt != DispatchPath(p.Seq, p.Template, false):
 			return fmt.Errorf("dispatch %d: prompt kept at %q, not %q", p.Seq, p.Prompt, DispatchPath(p.Seq, p.Template, false))
+		case p.Round < 0:
+			return fmt.Errorf("dispatch %d: invalid round %d", p.Seq, p.Round)
+		case p.RetryOf != nil && (*p.RetryOf < 1 || *p.RetryOf > d.Last || d.InFlight[strconv.Itoa(*p.RetryOf)] != InFlight{}):
+			return fmt.Errorf("dispatch %d retries dispatch %d, which is not a finished one", p.Seq, *p.RetryOf)
 		}
 		d.InFlight = cloneInFlight(d.InFlight)
 		d.Last = p.Seq
@@ -165,6 +183,10 @@ type DispatchRequest struct {
 	Mutation      string
 	Prompt        []byte // nil when no prompt is to be kept
 	ToolUseID     string
+	Step          string
+	TaskID        string
+	Round         int
+	RetryOf       *int
 }
 
 // StartDispatch records a dispatch and returns its seq. The seq comes from
@@ -198,7 +220,8 @@ func (r *DispatchRequest) template() (string, error) {
 func (r *DispatchRequest) start(seq int, template string, files map[string][]byte) DispatchStart {
 	d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
 		ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
-		ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID}
+		ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID,
+		Step: r.Step, TaskID: r.TaskID, Round: r.Round, RetryOf: r.RetryOf}
 	if r.Prompt != nil {
 		d.Prompt = DispatchPath(seq, template, false)
 		files[d.Prompt] = r.Prompt
@@ -212,13 +235,16 @@ type FinishRequest struct {
 	Summary   string
 	ToolCalls *int
 	Output    []byte // nil when no output is to be kept
+	Failure   string
+	Recovered string
 }
 
 // finish is the dispatch.finish of r for dispatch seq, started at started
 // and finished now, its output added to files.
 func (r *FinishRequest) finish(seq int, template, started, now string, files map[string][]byte) DispatchFinish {
 	d := DispatchFinish{Seq: seq, Status: r.Status, DurationS: Seconds(started, now),
-		OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls}
+		OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls,
+		Failure: r.Failure, Recovered: r.Recovered}
 	if r.Output != nil {
 		d.Output = DispatchPath(seq, template, true)
 		files[d.Output] = r.Output

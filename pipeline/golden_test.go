@@ -49,6 +49,15 @@ func TestEventsGolden(t *testing.T) {
 	add(TypeImportHandoff, HandoffData{From: ledger.Plan, To: ledger.Execute, Path: HandoffPath(ledger.Plan),
 		Decisions: []HandoffDecision{{ID: "DEC-2", Text: "split", Reason: "size"}}, Shed: []HandoffShed{{What: "a", Where: "b"}}})
 	add(TypeImportVerdict, ImportVerdictData{Name: "gate-verdict-2.md", Path: ImportPath("gate-verdict-2.md"), Phase: ledger.Plan, Rounds: 1})
+	// The build engine's: a dispatch at a point of the walk, settled on resume, retried; a step's end.
+	task := 2
+	add(TypeDispatchStart, DispatchStart{Seq: 9, Role: "implementer", Phase: ledger.Execute, Task: &task, Template: "implementer",
+		InputChars: 5, Prompt: DispatchPath(9, "implementer", false), Step: "implement", TaskID: "2"})
+	add(TypeDispatchFinish, DispatchFinish{Seq: 9, Status: "error", Summary: "interrupted: the engine stopped while it ran", Recovered: "interrupted"})
+	retry := 9
+	add(TypeDispatchStart, DispatchStart{Seq: 10, Role: "red-team", Phase: ledger.Execute, Template: "red-team", Step: "review", TaskID: "t-2", Round: 3, RetryOf: &retry})
+	add(TypeDispatchFinish, DispatchFinish{Seq: 10, Status: "failed", Summary: "the agent exited with status 2", Failure: "exit", Recovered: "adopted"})
+	add(TypeStep, StepData{Phase: ledger.Execute, Step: "review", Task: "t-2", Round: 3, Status: StepEscalated, Result: "STAGNATION"})
 
 	out.WriteString("-- state.json --\n")
 	out.Write(st.Encode())

@@ -36,6 +36,8 @@ func newPayload(typ string) any {
 		return &DispatchStart{}
 	case TypeDispatchFinish:
 		return &DispatchFinish{}
+	case TypeStep:
+		return &StepData{}
 	}
 	if strings.HasPrefix(typ, ledgerType) {
 		return &LedgerData{}
@@ -122,6 +124,8 @@ func describe(typ string, p any) string {
 		return "resolve conflicts: " + LedgerGoal(d.Reason)
 	case *DecisionData:
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
+	case *StepData:
+		return d.describe()
 	case *VerdictData:
 		return fmt.Sprintf("verdict %s for phase %d", d.Verdict, d.Phase)
 	case *LedgerData:

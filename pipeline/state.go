@@ -224,6 +224,10 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if err != nil {
 			return nil, err
 		}
+	case *StepData:
+		if err := d.check(); err != nil {
+			return nil, err
+		}
 	case *DispatchStart, *DispatchFinish:
 		if err := next.applyDispatch(e, p); err != nil {
 			return nil, err
