@@ -138,6 +138,10 @@ type Runner struct {
 	Grace      time.Duration // between SIGTERM and SIGKILL (default 10s)
 	MaxCapture int           // bytes kept of stdout and of stderr each: head and tail (default 8 MiB)
 	MaxReport  int64         // largest report read (default 8 MiB)
+	// Started, when set, is told the agent's pid (its process group's id
+	// too) as soon as it runs, before anything waits for it: the engine
+	// records it, so that a successor can find an agent that outlived it.
+	Started func(pid int)
 }
 
 func (r *Runner) grace() time.Duration { return cmp(r.Grace, 10*time.Second) }
@@ -263,6 +267,9 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 		drain(0)
 		return &Failure{Kind: NotStarted, Detail: fmt.Sprintf("could not start %s: %v", res.Argv[0], err)}, nil
 	}
+	if r.Started != nil {
+		r.Started(cmd.Process.Pid) // before Wait can reap it: its pid stays its own meanwhile
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	pgid := cmd.Process.Pid
@@ -275,11 +282,11 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 		if errors.Is(context.Cause(ctx), errTimeout) {
 			failure = &Failure{Kind: TimedOut}
 		}
-		r.terminate(pgid)
+		r.Terminate(pgid)
 		waitErr = <-exited
 	}
 	res.Duration = time.Since(begin)
-	r.terminate(pgid) // what it left behind in its group ends with it
+	r.Terminate(pgid) // what it left behind in its group ends with it
 	drain(r.grace())
 	res.Stdout, res.Stderr = stdout.result(), stderr.result()
 	if cmd.ProcessState == nil {
@@ -299,9 +306,9 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 	return failure, nil
 }
 
-// terminate sends the group SIGTERM, waits for it to empty for the grace
-// period, then sends SIGKILL.
-func (r *Runner) terminate(pgid int) {
+// Terminate sends process group pgid SIGTERM, waits for it to empty for
+// the grace period, then sends SIGKILL.
+func (r *Runner) Terminate(pgid int) {
 	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
 		return // nobody left
 	}

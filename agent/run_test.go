@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -317,4 +318,22 @@ func contextWithCancelAfter(ctx context.Context, d time.Duration) (context.Conte
 	ctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(d, cancel)
 	return ctx, cancel
+}
+
+// TestStartedTellsThePid: Started is told the agent's own pid while it
+// runs, the leader of its own process group.
+func TestStartedTellsThePid(t *testing.T) {
+	req := request(t)
+	var pid, pgid int
+	r := Runner{Started: func(p int) {
+		pid = p
+		pgid, _ = syscall.Getpgid(p)
+	}}
+	res, err := r.Run(t.Context(), Agent{Name: "s", Kind: Command, Command: []string{"sh", "-c", "echo $$"}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(res.Output)); got != strconv.Itoa(pid) || pgid != pid {
+		t.Fatalf("Started got pid %d (group %d); the agent says its pid is %s", pid, pgid, got)
+	}
 }
