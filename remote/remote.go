@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
@@ -106,6 +108,11 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	if err := CheckName(remote); err != nil {
 		return nil, err
 	}
+	unlock, err := x.lockTransfers()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	repo := x.Svc.Repo
 	// Waiting for a tracking ref's lock: another sync of this clone holds
 	// it, and would otherwise fail this one after git's default 100ms.
@@ -154,6 +161,16 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		report.Notes = append(report.Notes, local)
 	}
 	return report, nil
+}
+
+// lockTransfers makes the fetches and pushes of this repository (all its
+// worktrees) take turns. Side by side, one's git can look for an object
+// while the other's unpack-objects writes it (loose, one at a time, a
+// commit before its tree): a push's pack-objects reading the tree of a tip
+// the remote has, say. Git 2.39 then finds the object missing and, a moment
+// later, its file present, and dies calling it corrupt.
+func (x *Syncer) lockTransfers() (func(), error) {
+	return fsutil.Lock(filepath.Join(x.Svc.Repo.CrucibleDir(), "transfer.lock"))
 }
 
 func (x *Syncer) integrate(ctx context.Context, id, tip string) (PipelineResult, error) {
@@ -243,6 +260,11 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if err := CheckName(remote); err != nil {
 		return nil, err
 	}
+	unlock, err := x.lockTransfers()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	snapshot, err := x.snapshot(ctx)
 	if err != nil {
 		return nil, err

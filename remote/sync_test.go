@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
@@ -134,4 +135,31 @@ func assertPushed(t *testing.T, x *Syncer, server, id string) {
 	if got, err := x.Svc.Repo.ReadRef(TrackingPrefix("origin") + id); err != nil || got != local {
 		t.Errorf("tracking ref of %s: %s %v, want %s", id, got, err, local)
 	}
+}
+
+// TestTransfersTakeTurns: a sync waits while another fetch or push of the
+// same repository runs (holds the transfer lock), then goes through.
+func TestTransfersTakeTurns(t *testing.T) {
+	x, server := syncedClone(t)
+	startPipeline(t, x, "p2")
+	unlock, err := fsutil.Lock(filepath.Join(x.Svc.Repo.CrucibleDir(), "transfer.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := x.Sync(t.Context(), "origin", Selection{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		unlock()
+		t.Fatalf("the sync ran beside another transfer: %v", err)
+	case <-time.After(time.Second):
+	}
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	assertPushed(t, x, server, "p2")
 }
