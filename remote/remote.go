@@ -114,8 +114,9 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	}
 	defer unlock()
 	repo := x.Svc.Repo
-	// Waiting for a tracking ref's lock: another sync of this clone holds
-	// it, and would otherwise fail this one after git's default 100ms.
+	// Waiting for a tracking ref's lock, as this clone's ref writes do: a
+	// git process beside it (a gc packing refs, say) would otherwise fail
+	// the fetch after git's default 100ms.
 	args := []string{"-c", gitext.WaitForLocks(), "fetch", "--atomic", "--no-tags", "--no-write-fetch-head", "--prune", "--quiet"}
 	if x.Progress != nil {
 		args = append(args[:len(args)-1], "--progress")

@@ -110,8 +110,8 @@ func TestSyncGivesUpOnStaleRemoteLock(t *testing.T) {
 }
 
 // TestSyncWaitsOutLocalLock: a fetch that finds a tracking ref locked by
-// another fetch of the same clone waits for it, as this clone's own ref
-// writes do, instead of failing after git's default 100ms.
+// another git process waits for it, as this clone's own ref writes do,
+// instead of failing after git's default 100ms.
 func TestSyncWaitsOutLocalLock(t *testing.T) {
 	x, server := syncedClone(t)
 	repo := x.Svc.Repo
