@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -89,7 +90,7 @@ var ErrNotDispatchFile = errors.New("a pointer is followed only to a regular fil
 // link at its name; a file that is not regular or is over 4 MiB is refused
 // unread.
 func ReadDispatchPointer(p DispatchPointer) (DispatchFile, error) {
-	data, err := readRegular(p.Path, maxDispatchFile, ErrNotDispatchFile)
+	data, err := fsutil.ReadRegular(p.Path, maxDispatchFile, ErrNotDispatchFile)
 	if err != nil {
 		return DispatchFile{}, err
 	}

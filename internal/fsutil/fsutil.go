@@ -1,8 +1,12 @@
-// Package fsutil writes files so that a reader, or a kill, never sees half
-// of one, and locks that a kill never leaves behind.
+// Package fsutil reads and writes files safely: a write is never seen half
+// done, even after a kill; a read never follows a planted symbolic link; a
+// lock never outlives its holder.
 package fsutil
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -32,6 +36,36 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 		os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// ReadRegular reads path if it is a regular file of at most limit bytes,
+// without following a symbolic link at path; refusal is wrapped in the
+// error that refuses a link or another kind of file. A missing file is
+// os.ErrNotExist; the content of a refused file is never read.
+func ReadRegular(path string, limit int64, refusal error) ([]byte, error) {
+	// O_NONBLOCK: a FIFO planted under a known name must not hang the reader.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s: is a symbolic link; %w", path, refusal)
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: is not a regular file; %w", path, refusal)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: is %d bytes, over the %d-byte limit", path, fi.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("%s: grew over the %d-byte limit while read", path, limit)
+	}
+	return b, err
 }
 
 // Lock waits for and takes an exclusive flock on the file at path, created

@@ -1,0 +1,90 @@
+package prompt
+
+// Report formats: what an agent writes at $CRUCIBLE_OUTPUT (THE AGENT
+// PROTOCOL; crucible's own output.yaml and findings formats).
+const (
+	// ReportTask is a task agent's output.yaml: status, files-modified,
+	// verification-summary, deviations, exports, notes, error.
+	ReportTask = "task"
+	// ReportFindings is a red-team or review round's findings: fatal,
+	// significant and minor lists of {title, file, detail}.
+	ReportFindings = "findings"
+)
+
+// Data is what a template renders. Maps are rendered with
+// missingkey=error, so a template naming an input the step does not have
+// fails instead of prompting with "<no value>".
+type Data struct {
+	Goal     string // the user's goal, verbatim
+	Mode     string // feature | refactor
+	Pipeline string // the pipeline id (CRUCIBLE_PIPELINE)
+
+	Phase     int    // 1-4
+	PhaseName string // Design, Plan, Execute, Completion
+	Step      string // the spec step's id
+	Role      string // the role dispatched (CRUCIBLE_ROLE)
+
+	// Round is the gate or review round, 1-based; 0 outside them. For a
+	// fixer it is the round whose findings it answers.
+	Round     int
+	MaxRounds int
+
+	// Artifact is what a gate or review round examines and a fixer fixes.
+	Artifact Artifact
+	// Inputs maps each input the step names to a work-tree path (a file
+	// artifact) or a value (a report export, as text).
+	Inputs map[string]string
+	// Outputs maps each file the step must write to its work-tree path.
+	Outputs map[string]string
+	// Exports are the report exports the step is expected to provide; for
+	// a fixer, those of its artifact's producer, so that a revised plan
+	// exports its revised task list.
+	Exports []string
+
+	Task *Task // the plan task being built; nil outside Phase 3's tasks
+
+	// Findings are the findings a fixer answers (the round just scored);
+	// nil for every other dispatch: a fresh reviewer is never anchored on
+	// the previous round.
+	Findings *Findings
+
+	TestCommand string // the project's test command
+
+	Report Report // where and in which format the agent reports
+}
+
+// Artifact is a named artifact: a work-tree path, or for "diff" a file the
+// engine wrote holding the change under review.
+type Artifact struct {
+	Name string
+	Path string
+}
+
+// Task is one task of the plan (the plan writer's exports.tasks).
+type Task struct {
+	ID        string
+	Title     string
+	Files     []string
+	DependsOn []string
+	FastGate  string // a quick check command for this task; may be empty
+}
+
+// Findings are a round's findings by severity.
+type Findings struct {
+	Fatal       []Finding
+	Significant []Finding
+	Minor       []Finding
+}
+
+// Finding is one finding of a red-team or review round.
+type Finding struct {
+	Title  string
+	File   string
+	Detail string
+}
+
+// Report says where the agent writes its report and in which format.
+type Report struct {
+	Path   string // the value of $CRUCIBLE_OUTPUT
+	Format string // ReportTask or ReportFindings
+}

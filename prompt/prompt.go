@@ -1,0 +1,213 @@
+// Package prompt renders the prompts crucible sends its agents: Go
+// text/template files, one per template name, embedded as defaults
+// (templates/*.md) and overridable per work tree by
+// .crucible/templates/<name>.md.
+//
+// An override is tracked content that a pull request can change, but a
+// template is a prompt, not code: it only changes what an agent is asked,
+// and the agent runs under the same configuration and trust either way. So
+// overrides need no `git crucible trust`; they are only read carefully:
+// regular files directly inside the directory, never through a symbolic
+// link, size-bounded.
+//
+// Files whose name starts with "_" are partials: they hold {{define}}
+// blocks every template may call ("context", "report") and are not
+// templates a step can name.
+package prompt
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
+)
+
+// OverrideDir is where a work tree overrides or adds templates.
+const OverrideDir = ".crucible/templates"
+
+// Limits on what is read from OverrideDir: prompts are kilobytes.
+const (
+	maxTemplateBytes = 64 << 10
+	maxTemplates     = 100
+)
+
+// embeddedPrefix names the built-in files in errors and in Source, so a
+// message never suggests a work-tree file that does not exist.
+const embeddedPrefix = "<built-in>/"
+
+//go:embed templates/*.md
+var builtin embed.FS
+
+var validName = regexp.MustCompile(`^_?[a-z0-9][a-z0-9-]*$`)
+
+// ErrRefused is wrapped by the error that refuses an override file: a
+// symbolic link, not a regular file, or an invalid name.
+var ErrRefused = errors.New("a template override must be a regular file named <name>.md directly inside " + OverrideDir)
+
+// Set is a parsed set of templates, ready to render.
+type Set struct {
+	sources map[string]string             // name -> file it came from
+	steps   map[string]*template.Template // step templates (not partials) by name
+}
+
+type file struct{ path, text string }
+
+// Embedded is the set of built-in templates.
+var Embedded = sync.OnceValues(func() (*Set, error) { return load("") })
+
+// Load is the built-in templates overridden and extended by the work tree's
+// OverrideDir (absent is fine). A template that does not parse is an error
+// naming its file and line.
+func Load(workdir string) (*Set, error) { return load(workdir) }
+
+func load(workdir string) (*Set, error) {
+	files := map[string]file{}
+	entries, err := fs.ReadDir(builtin, "templates")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		b, err := fs.ReadFile(builtin, "templates/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		files[strings.TrimSuffix(e.Name(), ".md")] = file{embeddedPrefix + e.Name(), string(b)}
+	}
+	if workdir != "" {
+		if err := readOverrides(workdir, files); err != nil {
+			return nil, err
+		}
+	}
+	return parse(files)
+}
+
+// readOverrides replaces or adds files from workdir's OverrideDir.
+func readOverrides(workdir string, files map[string]file) error {
+	dir := workdir
+	for _, part := range strings.Split(OverrideDir, "/") {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: is not a directory (a symbolic link?); %w", rel(workdir, dir), ErrRefused)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".md")
+		if !ok {
+			continue
+		}
+		display := OverrideDir + "/" + e.Name()
+		if !validName.MatchString(name) {
+			return fmt.Errorf("%s: %q is not a template name (lower-case letters, digits and dashes); %w", display, name, ErrRefused)
+		}
+		if n++; n > maxTemplates {
+			return fmt.Errorf("%s: more than %d templates", OverrideDir, maxTemplates)
+		}
+		b, err := fsutil.ReadRegular(filepath.Join(dir, e.Name()), maxTemplateBytes, ErrRefused)
+		if err != nil {
+			return err
+		}
+		files[name] = file{display, string(b)}
+	}
+	return nil
+}
+
+func rel(base, path string) string {
+	if r, err := filepath.Rel(base, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+var funcs = template.FuncMap{"join": strings.Join}
+
+// parse makes every non-partial file a template that sees every partial.
+func parse(files map[string]file) (*Set, error) {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	base := template.New("").Option("missingkey=error").Funcs(funcs)
+	for _, name := range names {
+		if f := files[name]; strings.HasPrefix(name, "_") {
+			if _, err := base.New(f.path).Parse(f.text); err != nil {
+				return nil, err
+			}
+		}
+	}
+	s := &Set{sources: map[string]string{}, steps: map[string]*template.Template{}}
+	for _, name := range names {
+		f := files[name]
+		s.sources[name] = f.path
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		t, err := base.Clone()
+		if err == nil {
+			t, err = t.New(f.path).Parse(f.text)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.steps[name] = t
+	}
+	return s, nil
+}
+
+// Has reports whether name is a template a step can use (not a partial).
+func (s *Set) Has(name string) bool {
+	_, ok := s.steps[name]
+	return ok
+}
+
+// Names lists the templates a step can use, sorted.
+func (s *Set) Names() []string {
+	names := make([]string, 0, len(s.steps))
+	for name := range s.steps {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Source is the file a template came from: OverrideDir/<name>.md, or
+// "<built-in>/<name>.md".
+func (s *Set) Source(name string) string { return s.sources[name] }
+
+// Render executes template name with d. A missing map key, a nil task or
+// an unknown field is an error naming the file and line.
+func (s *Set) Render(name string, d Data) (string, error) {
+	t, ok := s.steps[name]
+	if !ok {
+		return "", fmt.Errorf("no template %q", name)
+	}
+	if d.Report.Path == "" || (d.Report.Format != ReportTask && d.Report.Format != ReportFindings) {
+		return "", fmt.Errorf("template %s: the report needs a path and the format %q or %q, not %q",
+			name, ReportTask, ReportFindings, d.Report.Format)
+	}
+	var sb strings.Builder
+	if err := t.Execute(&sb, d); err != nil {
+		return "", err
+	}
+	return sb.String(), nil
+}

@@ -1,0 +1,5 @@
+package spec
+
+import "flag"
+
+var update = flag.Bool("update", false, "rewrite testdata/default.golden")
