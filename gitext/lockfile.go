@@ -63,12 +63,12 @@ func takeLock(path string, wait time.Duration) (*lockFile, error) {
 
 // ownerRecord names process pid of this boot.
 func ownerRecord(pid int) string {
-	return fmt.Sprintf("%spid %d boot %s\n", ownerPrefix, pid, bootID())
+	return fmt.Sprintf("%spid %d boot %s\n", ownerPrefix, pid, BootID())
 }
 
-// bootID tells this boot from the last, so that a pid recorded before a
+// BootID tells this boot from the last, so that a pid recorded before a
 // reboot is not taken for a live process now.
-func bootID() string {
+func BootID() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "unknown"
@@ -92,7 +92,7 @@ func OwnerGone(record string) (pid int, gone bool) {
 	if n, _ := fmt.Sscanf(rec, "pid %d boot %s\n", &pid, &boot); n != 2 || pid <= 0 || boot == "unknown" {
 		return 0, false
 	}
-	return pid, boot != bootID() || !processAlive(pid)
+	return pid, boot != BootID() || !processAlive(pid)
 }
 
 // clearDeadOwner removes lock when it carries our owner record and that

@@ -85,3 +85,42 @@ func Lock(path string) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// HeldError is a lock another process holds; Owner is what it wrote in it.
+type HeldError struct {
+	Path  string
+	Owner string
+}
+
+func (e *HeldError) Error() string { return e.Path + " is held by another process" }
+
+// TryLock takes an exclusive flock on the file at path, as Lock does, but
+// without waiting: a lock held elsewhere is a *HeldError with what its
+// holder wrote. The holder writes owner into the file, so that the next
+// one can say who holds it.
+func TryLock(path string, owner []byte) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		held, _ := io.ReadAll(io.LimitReader(f, 4096))
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &HeldError{Path: path, Owner: string(held)}
+		}
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.WriteAt(owner, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}

@@ -62,3 +62,27 @@ func TestLock(t *testing.T) {
 		t.Errorf("order: %v", order)
 	}
 }
+
+// TestTryLock: a second taker is refused at once with what the holder
+// wrote; once released, the next takes it and replaces the record.
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dir", "engine-lock")
+	unlock, err := TryLock(path, []byte("first holder, a longer record\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = TryLock(path, []byte("second\n"))
+	held, ok := err.(*HeldError)
+	if !ok || held.Owner != "first holder, a longer record\n" || held.Path != path {
+		t.Fatalf("second TryLock: %v", err)
+	}
+	unlock()
+	unlock, err = TryLock(path, []byte("second\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if got, _ := os.ReadFile(path); string(got) != "second\n" {
+		t.Fatalf("record %q", got)
+	}
+}
