@@ -144,7 +144,8 @@ type Runner struct {
 	Started func(pid int)
 }
 
-func (r *Runner) grace() time.Duration { return cmp(r.Grace, 10*time.Second) }
+// GracePeriod is the time between SIGTERM and SIGKILL.
+func (r *Runner) GracePeriod() time.Duration { return cmp(r.Grace, 10*time.Second) }
 func (r *Runner) maxCapture() int      { return cmp(r.MaxCapture, 8<<20) }
 func (r *Runner) maxReport() int64     { return cmp(r.MaxReport, 8<<20) }
 
@@ -287,7 +288,7 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 	}
 	res.Duration = time.Since(begin)
 	r.Terminate(pgid) // what it left behind in its group ends with it
-	drain(r.grace())
+	drain(r.GracePeriod())
 	res.Stdout, res.Stderr = stdout.result(), stderr.result()
 	if cmd.ProcessState == nil {
 		return nil, fmt.Errorf("waiting for %s: %w", res.Argv[0], waitErr)
@@ -312,7 +313,7 @@ func (r *Runner) Terminate(pgid int) {
 	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
 		return // nobody left
 	}
-	deadline := time.Now().Add(r.grace())
+	deadline := time.Now().Add(r.GracePeriod())
 	for time.Now().Before(deadline) {
 		if !groupAlive(pgid) {
 			return

@@ -1,0 +1,164 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// DispatchSpec is one agent call of the walk.
+type DispatchSpec struct {
+	Point    spec.Point // where in the spec: phase, step, task, round
+	Role     string
+	Template string
+	Prompt   []byte // rendered
+	RetryOf  *int   // the dispatch of this point it runs again, one Recover found interrupted
+}
+
+// Dispatch statuses an Outcome has besides pipeline.DispatchStatuses: a
+// manual dispatch stays in flight until a person finishes it.
+const StatusWaiting = "waiting"
+
+// Outcome is how a dispatch ended, as its finish records it.
+type Outcome struct {
+	Seq       int
+	Status    string // completed | failed | error | waiting
+	Summary   string
+	Report    []byte         // what the agent wrote at CRUCIBLE_OUTPUT; nil when nothing
+	Output    []byte         // what the chain keeps: the report, else the agent's stdout
+	Failure   string         // agent.FailureKind of a failed (or cancelled) agent
+	Waiting   *agent.Waiting // a manual dispatch: what the person is to do
+	Recovered string         // how Recover settled it: waited, adopted, interrupted; "" when it ran here
+}
+
+// How Recover settles a dispatch.
+const (
+	Waited      = "waited"      // its agent outlived the engine; the successor waited for it
+	Adopted     = "adopted"     // its agent had ended: its report or exit record was taken
+	Interrupted = "interrupted" // nothing was left to take: the walk dispatches it again
+)
+
+// Dispatch records dispatch.start (write-ahead, the prompt kept), runs
+// the role's agent with its run directory, and records dispatch.finish.
+// An agent that fails is an Outcome (failed, with its failure kind), not
+// an error; errors are the engine's own: a start not recorded (nothing
+// ran), or a finish not recorded (Recover settles it on resume). When ctx
+// ends, the agent's group is killed and the finish recorded as an error,
+// failure "cancelled", for the walk to dispatch it again.
+func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) {
+	if d.Point.Step == "" {
+		return Outcome{}, errors.New("a dispatch of the engine needs the step it runs: Recover settles only those")
+	}
+	a, err := e.Agents.Resolve(d.Role)
+	if err != nil {
+		return Outcome{}, err
+	}
+	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, Prompt: d.Prompt,
+		Step: d.Point.Step, TaskID: d.Point.Task, Round: d.Point.Round, RetryOf: d.RetryOf}
+	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {
+		req.Task = &n // crucible's manifest numbers its tasks
+	}
+	seq, err := e.Service.StartDispatch(ctx, e.ID, req)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := e.run(ctx, seq, a, d)
+	if out.Status == StatusWaiting {
+		return out, nil
+	}
+	return out, e.finish(context.WithoutCancel(ctx), out)
+}
+
+// run runs dispatch seq's agent and leaves its exit record (or, for a
+// manual agent, the waiting mark) in its run directory.
+func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec) Outcome {
+	dir := e.RunDir(seq)
+	out := Outcome{Seq: seq}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return engineError(out, err)
+	}
+	runner := e.Runner
+	var ownerErr error
+	runner.Started = func(pid int) {
+		o := newOwner(pid)
+		o.Deadline = time.Now().Add(agentTimeout(a) + runner.GracePeriod())
+		ownerErr = writeJSON(filepath.Join(dir, ownerFile), o)
+	}
+	res, err := runner.Run(ctx, a, agent.Request{Prompt: d.Prompt, PromptFile: filepath.Join(dir, promptFile),
+		Output: filepath.Join(dir, reportFile), Workdir: e.Workdir, Pipeline: e.ID, Seq: seq, Role: d.Role,
+		Template: d.Template, Phase: int(d.Point.Phase), Task: d.Point.Task, Round: d.Point.Round})
+	var waiting *agent.Waiting
+	if errors.As(err, &waiting) {
+		out.Status, out.Waiting = StatusWaiting, waiting
+		if err := os.WriteFile(filepath.Join(dir, waitingFile), nil, 0o644); err != nil {
+			return engineError(out, err)
+		}
+		return out
+	}
+	out.Report, out.Output = res.Report, res.Report
+	if out.Output == nil {
+		out.Output = res.Output
+	}
+	ex := exitOf(res, err)
+	if err == nil && ownerErr != nil {
+		ex = exitRecord{Status: "error", Summary: "recording the agent's process: " + ownerErr.Error()}
+	}
+	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
+	if out.Report == nil && out.Output != nil {
+		if err := os.WriteFile(filepath.Join(dir, stdoutFile), out.Output, 0o644); err != nil {
+			return engineError(out, err)
+		}
+	}
+	if err := writeJSON(filepath.Join(dir, exitFile), ex); err != nil {
+		return engineError(out, err)
+	}
+	return out
+}
+
+// exitOf is how an agent's run ended, from what the runner returned.
+func exitOf(res agent.Result, err error) exitRecord {
+	var f *agent.Failure
+	switch {
+	case errors.As(err, &f) && f.Kind == agent.Cancelled:
+		return exitRecord{Status: "error", Summary: "interrupted: " + f.Error(), Failure: string(f.Kind)}
+	case errors.As(err, &f):
+		return exitRecord{Status: "failed", Summary: f.Error(), Failure: string(f.Kind)}
+	case err != nil:
+		return exitRecord{Status: "error", Summary: err.Error()}
+	case res.Report != nil:
+		return exitRecord{Status: "completed", Summary: fmt.Sprintf("report of %d bytes", len(res.Report))}
+	}
+	return exitRecord{Status: "completed", Summary: "no report: its output is kept"}
+}
+
+// engineError is an outcome the engine, not the agent, failed.
+func engineError(out Outcome, err error) Outcome {
+	out.Status, out.Summary = "error", err.Error()
+	return out
+}
+
+// finish records out as its dispatch's finish and removes its run
+// directory, which the chain now replaces.
+func (e *Engine) finish(ctx context.Context, out Outcome) error {
+	_, err := e.Service.FinishDispatch(ctx, e.ID, out.Seq, pipeline.FinishRequest{Status: out.Status, Summary: out.Summary,
+		Output: out.Output, Failure: out.Failure, Recovered: out.Recovered})
+	if err != nil {
+		return fmt.Errorf("dispatch %d ended (%s) but its finish was not recorded: %w", out.Seq, out.Status, err)
+	}
+	return os.RemoveAll(e.RunDir(out.Seq))
+}
+
+func agentTimeout(a agent.Agent) time.Duration {
+	if a.Timeout > 0 {
+		return a.Timeout
+	}
+	return agent.DefaultTimeout
+}

@@ -1,0 +1,108 @@
+// Package build is the engine of `git crucible build`: it dispatches a
+// pipeline's agents durably and records how far its walk got, so that an
+// engine killed anywhere resumes without losing a dispatch or running a
+// finished one twice.
+//
+// # Durability
+//
+// A dispatch is recorded before its agent starts (dispatch.start, the
+// prompt kept in the chain), and settled after it ends (dispatch.finish,
+// the report or stdout kept). In between, its run directory under the
+// common git dir (RunDir) holds what a successor needs: the prompt, the
+// report path, the agent's owner record (pid, start time, boot, deadline)
+// written as soon as it runs, and its exit record written when it ends.
+// The agent runs in its own process group, so it outlives a killed engine.
+// Recover, run first on every resume, settles each dispatch started and
+// not finished without running it again whenever it can: it waits for an
+// agent still running, adopts a report or exit record left behind, and
+// only when nothing is left finishes it as interrupted, for the walk to
+// dispatch the step again (a new seq, retry_of the old one). A finished
+// dispatch is never run again.
+//
+// One engine works on a pipeline at a time: Open takes the pipeline's
+// engine lock (an flock, which dies with its holder) and a second Open is
+// refused with the holder's pid.
+//
+// # Progress
+//
+// When a step of the walk ends, the walker records it (RecordStep: a step
+// event with its point and status); ProgressOf derives from a chain's
+// events and a spec the first point not done, and what was dispatched
+// there already.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+// Engine runs one pipeline's dispatches. Open returns one holding the
+// pipeline's engine lock; Close releases it.
+type Engine struct {
+	Service *pipeline.Service
+	ID      string        // the pipeline
+	Agents  *agent.Config // who plays each role
+	Runner  agent.Runner  // Started is the engine's own
+	Workdir string        // CRUCIBLE_WORKDIR: the work tree agents edit
+	unlock  func()
+}
+
+// BusyError is a pipeline another engine is working on.
+type BusyError struct {
+	ID    string
+	Owner int // its pid, 0 when unknown
+}
+
+func (e *BusyError) Error() string {
+	if e.Owner == 0 {
+		return fmt.Sprintf("pipeline %s is being built by another git-crucible", e.ID)
+	}
+	return fmt.Sprintf("pipeline %s is being built by another git-crucible (pid %d)", e.ID, e.Owner)
+}
+
+// Open takes pipeline id's engine lock and returns its engine. Another
+// engine holding it is a *BusyError.
+func Open(svc *pipeline.Service, id string, agents *agent.Config, workdir string) (*Engine, error) {
+	e := &Engine{Service: svc, ID: id, Agents: agents, Workdir: workdir}
+	unlock, err := fsutil.TryLock(filepath.Join(e.runs(), "engine-lock"), []byte(gitext.Owner()))
+	var held *fsutil.HeldError
+	if errors.As(err, &held) {
+		pid, _ := gitext.OwnerGone(held.Owner)
+		return nil, &BusyError{ID: id, Owner: pid}
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.unlock = unlock
+	return e, nil
+}
+
+// Close releases the engine lock.
+func (e *Engine) Close() {
+	if e.unlock != nil {
+		e.unlock()
+		e.unlock = nil
+	}
+}
+
+// runs is the directory of the pipeline's run directories and lock.
+func (e *Engine) runs() string {
+	return filepath.Join(e.Service.Repo.CrucibleDir(), "runs", e.ID)
+}
+
+// RunDir is where dispatch seq keeps what a successor engine needs while
+// it runs: removed once its finish is recorded.
+func (e *Engine) RunDir(seq int) string { return filepath.Join(e.runs(), strconv.Itoa(seq)) }
+
+// events returns the pipeline's chain, oldest first.
+func (e *Engine) events(ctx context.Context) ([]pipeline.Event, error) {
+	return e.Service.ChainEvents(ctx, e.ID)
+}

@@ -1,0 +1,189 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/git-crucible/git-crucible/agent"
+)
+
+// InterruptedSummary is the finish of a dispatch whose agent left nothing
+// to adopt: the walk dispatches its point again.
+const InterruptedSummary = "interrupted: the engine stopped while it ran"
+
+// Recovered is a dispatch an earlier engine started and did not finish,
+// and how Recover settled it. Outcome.Status is "waiting" for a manual
+// dispatch, left for a person; "error" with Recovered "interrupted" when
+// the walk is to dispatch Record.Point again, with RetryOf Record.Seq.
+type Recovered struct {
+	Record
+	Outcome Outcome
+}
+
+// pollEvery is how often Recover looks whether an agent it waits for ended.
+const pollEvery = 20 * time.Millisecond
+
+// Recover settles every dispatch of the engine (one with a step) that has
+// a start and no finish, without running it again: it waits for an agent
+// still running (until its deadline, then kills its process group), takes
+// the exit record or report it left, and finishes it as interrupted only
+// when there is nothing to take. A manual dispatch stays waiting. Run
+// directories of finished dispatches are removed.
+func (e *Engine) Recover(ctx context.Context) ([]Recovered, error) {
+	recs, err := e.Dispatches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Recovered
+	for _, r := range recs {
+		if r.Finished() || r.Point.Step == "" {
+			continue
+		}
+		o, err := e.settle(ctx, r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Recovered{Record: r, Outcome: o})
+	}
+	return out, e.sweep(recs)
+}
+
+// settle finishes dispatch r from what its run directory and processes say.
+func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
+	dir := e.RunDir(r.Seq)
+	out := Outcome{Seq: r.Seq, Recovered: Adopted}
+	if exists(filepath.Join(dir, waitingFile)) {
+		out.Status, out.Recovered = StatusWaiting, ""
+		return out, nil
+	}
+	var ex exitRecord
+	ended, err := readJSON(filepath.Join(dir, exitFile), &ex)
+	if err != nil {
+		return out, fmt.Errorf("dispatch %d: %s: %w", r.Seq, exitFile, err)
+	}
+	timedOut := false
+	if !ended {
+		waited, late, err := e.waitForAgent(ctx, r)
+		if err != nil {
+			return out, err
+		}
+		if waited {
+			out.Recovered = Waited
+		}
+		timedOut = late
+	}
+	if out.Report, err = readKept(dir, reportFile); err != nil {
+		return out, fmt.Errorf("dispatch %d: %w", r.Seq, err)
+	}
+	out.Output = out.Report
+	switch {
+	case ended:
+		out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
+		if out.Output == nil {
+			if out.Output, err = readKept(dir, stdoutFile); err != nil {
+				return out, fmt.Errorf("dispatch %d: %w", r.Seq, err)
+			}
+		}
+	case timedOut:
+		out.Status, out.Failure = "failed", "timeout"
+		out.Summary = "the agent did not finish within its timeout after the engine stopped: its process group was killed"
+	case out.Report != nil:
+		// Its exit status died with the engine: the report says how it went.
+		out.Status, out.Summary = "completed", fmt.Sprintf("report of %d bytes", len(out.Report))
+	default:
+		out.Status, out.Summary, out.Recovered = "error", InterruptedSummary, Interrupted
+	}
+	return out, e.finish(ctx, out)
+}
+
+// waitForAgent waits for dispatch r's agent if it still runs, found by its
+// owner record or, had the engine died before writing that, by its
+// environment. At its deadline its process group is killed (late).
+func (e *Engine) waitForAgent(ctx context.Context, r Record) (waited, late bool, err error) {
+	var o ownerRecord
+	if _, err := readJSON(filepath.Join(e.RunDir(r.Seq), ownerFile), &o); err != nil {
+		return false, false, fmt.Errorf("dispatch %d: %s: %w", r.Seq, ownerFile, err)
+	}
+	if o.PID == 0 {
+		procs := agentProcesses(e.ID, r.Seq)
+		if len(procs) == 0 {
+			return false, false, nil
+		}
+		pgid, err := syscall.Getpgid(procs[0])
+		if err != nil {
+			return false, false, nil // it ended meanwhile
+		}
+		o = newOwner(pgid)
+		o.Deadline = e.deadline(r)
+	}
+	for o.alive() {
+		waited = true
+		if time.Now().After(o.Deadline) {
+			late = true
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return waited, false, ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+	if late {
+		e.Runner.Terminate(o.PID) // checked alive: its pid is still its own
+	}
+	// What it left behind ends with it, as when the engine waits itself;
+	// found by their environment, not by a pid that may be another's now.
+	for _, pid := range agentProcesses(e.ID, r.Seq) {
+		if pgid, err := syscall.Getpgid(pid); err == nil {
+			e.Runner.Terminate(pgid)
+		}
+	}
+	return waited, late, nil
+}
+
+// deadline is when the agent of r, started with it, has overrun its timeout.
+func (e *Engine) deadline(r Record) time.Time {
+	timeout := agentTimeout(e.agentFor(r.Role))
+	started, err := time.Parse(time.RFC3339, r.Started)
+	if err != nil {
+		started = time.Now()
+	}
+	return started.Add(timeout + e.Runner.GracePeriod())
+}
+
+// sweep removes the run directories of finished dispatches: what a killed
+// engine left after recording a finish.
+func (e *Engine) sweep(recs []Record) error {
+	finished := map[string]bool{}
+	for _, r := range recs {
+		finished[strconv.Itoa(r.Seq)] = r.Finished()
+	}
+	entries, err := os.ReadDir(e.runs())
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, d := range entries {
+		if d.IsDir() && finished[d.Name()] {
+			if err := os.RemoveAll(filepath.Join(e.runs(), d.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// agentFor is the agent of role, or one with the default timeout when the
+// configuration no longer gives one.
+func (e *Engine) agentFor(role string) agent.Agent {
+	if e.Agents != nil {
+		if a, err := e.Agents.Resolve(role); err == nil {
+			return a
+		}
+	}
+	return agent.Agent{}
+}

@@ -1,0 +1,78 @@
+package build
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
+)
+
+// The files of a run directory.
+const (
+	promptFile  = "prompt.md"   // CRUCIBLE_PROMPT
+	reportFile  = "output.yaml" // CRUCIBLE_OUTPUT
+	ownerFile   = "agent.json"  // the running agent: ownerRecord
+	exitFile    = "exit.json"   // how it ended: exitRecord
+	stdoutFile  = "stdout"      // its output when it wrote no report
+	waitingFile = "waiting"     // a manual dispatch: a person answers
+)
+
+// maxKept bounds what is read back from a run directory: the agent
+// runner's own limits on reports and captured output.
+const maxKept = 16 << 20
+
+var errNotKept = errors.New("not adopted")
+
+// ownerRecord names a running agent so that a successor engine can tell
+// it from a process that reused its pid after it ended.
+type ownerRecord struct {
+	PID      int       `json:"pid"`
+	Start    string    `json:"start"` // its start time in clock ticks since boot (/proc/PID/stat)
+	Boot     string    `json:"boot"`
+	Deadline time.Time `json:"deadline"` // when its timeout and grace have passed
+}
+
+// exitRecord is how a dispatch's agent ended, as the engine saw it: what
+// its finish will say.
+type exitRecord struct {
+	Status  string `json:"status"` // completed | failed | error
+	Summary string `json:"summary"`
+	Failure string `json:"failure,omitempty"`
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteAtomic(path, append(b, '\n'), 0o644)
+}
+
+// readJSON reads path into v; ok is false when there is no such file.
+func readJSON(path string, v any) (ok bool, err error) {
+	b, err := fsutil.ReadRegular(path, maxKept, errNotKept)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, json.Unmarshal(b, v)
+}
+
+// readKept reads a file of a run directory: nil when there is none.
+func readKept(dir, name string) ([]byte, error) {
+	b, err := fsutil.ReadRegular(filepath.Join(dir, name), maxKept, errNotKept)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
