@@ -146,8 +146,8 @@ type Runner struct {
 
 // GracePeriod is the time between SIGTERM and SIGKILL.
 func (r *Runner) GracePeriod() time.Duration { return cmp(r.Grace, 10*time.Second) }
-func (r *Runner) maxCapture() int      { return cmp(r.MaxCapture, 8<<20) }
-func (r *Runner) maxReport() int64     { return cmp(r.MaxReport, 8<<20) }
+func (r *Runner) maxCapture() int            { return cmp(r.MaxCapture, 8<<20) }
+func (r *Runner) maxReport() int64           { return cmp(r.MaxReport, 8<<20) }
 
 func cmp[T int | int64 | time.Duration](v, def T) T {
 	if v > 0 {
