@@ -19,7 +19,6 @@ type Record struct {
 	Failure   string
 	Recovered string
 	Output    string // where its output is kept in the chain's tree, "" when none
-	Started   string // the time of its start event
 }
 
 // Finished reports whether the dispatch's finish is recorded: it never
@@ -40,7 +39,7 @@ func Records(events []pipeline.Event) ([]Record, error) {
 				return nil, err
 			}
 			index[d.Seq] = len(out)
-			out = append(out, Record{Seq: d.Seq, Role: d.Role, Template: d.Template, RetryOf: d.RetryOf, Started: ev.Time,
+			out = append(out, Record{Seq: d.Seq, Role: d.Role, Template: d.Template, RetryOf: d.RetryOf,
 				Point: spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}})
 		case pipeline.TypeDispatchFinish:
 			var d pipeline.DispatchFinish

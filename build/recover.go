@@ -146,14 +146,15 @@ func (e *Engine) waitForAgent(ctx context.Context, r Record) (waited, late bool,
 	return waited, late, nil
 }
 
-// deadline is when the agent of r, started with it, has overrun its timeout.
+// deadline is when the agent of r has overrun its timeout: it started
+// after its run directory was made (the start event's time is git's
+// notion of now, which a user may pin).
 func (e *Engine) deadline(r Record) time.Time {
-	timeout := agentTimeout(e.agentFor(r.Role))
-	started, err := time.Parse(time.RFC3339, r.Started)
-	if err != nil {
-		started = time.Now()
+	began := time.Now()
+	if fi, err := os.Stat(e.RunDir(r.Seq)); err == nil {
+		began = fi.ModTime()
 	}
-	return started.Add(timeout + e.Runner.GracePeriod())
+	return began.Add(agentTimeout(e.agentFor(r.Role)) + e.Runner.GracePeriod())
 }
 
 // sweep removes the run directories of finished dispatches: what a killed
