@@ -56,20 +56,13 @@ func (e *Engine) Progress(ctx context.Context, sp *spec.Spec, tasks []string) (P
 // the plan is not known yet), then the tasks step itself. A step is done
 // when its last step event says so.
 func ProgressOf(sp *spec.Spec, tasks []string, events []pipeline.Event) (Progress, error) {
-	pr := Progress{Steps: map[spec.Point]pipeline.StepData{}}
+	var pr Progress
 	recs, err := Records(events)
 	if err != nil {
 		return pr, err
 	}
-	for _, ev := range events {
-		if ev.Type != pipeline.TypeStep {
-			continue
-		}
-		var d pipeline.StepData
-		if err := pipeline.DecodeData(ev, &d); err != nil {
-			return pr, err
-		}
-		pr.Steps[spec.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}] = d
+	if pr.Steps, err = StepsOf(events); err != nil {
+		return pr, err
 	}
 	next, found := pr.next(sp, tasks)
 	if !found {
@@ -85,6 +78,23 @@ func ProgressOf(sp *spec.Spec, tasks []string, events []pipeline.Event) (Progres
 	}
 	pr.Next = next
 	return pr, nil
+}
+
+// StepsOf is Progress.Steps of a chain's events: each point's last step
+// event, keyed by the point without its round.
+func StepsOf(events []pipeline.Event) (map[spec.Point]pipeline.StepData, error) {
+	steps := map[spec.Point]pipeline.StepData{}
+	for _, ev := range events {
+		if ev.Type != pipeline.TypeStep {
+			continue
+		}
+		var d pipeline.StepData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return nil, err
+		}
+		steps[spec.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}] = d
+	}
+	return steps, nil
 }
 
 // next is the first point of the walk not done.

@@ -1,0 +1,326 @@
+package build
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// The kill test's engine is this test binary, run with these variables
+// set (see TestMain): a real process, killed with SIGKILL.
+const (
+	engineEnv = "BUILD_TEST_ENGINE"     // the pipeline id
+	countEnv  = "BUILD_TEST_DISPATCHES" // how many tasks it dispatches
+	logEnv    = "BUILD_TEST_AGENT_LOG"  // where its agent logs every real start
+)
+
+// exitBusy is the test engine's exit status when another holds the lock.
+const exitBusy = 75
+
+func TestMain(m *testing.M) {
+	if id := os.Getenv(engineEnv); id != "" {
+		os.Exit(testEngine(id))
+	}
+	os.Exit(m.Run())
+}
+
+// killAgent logs its start, works a little, and writes its report whole.
+const killAgent = `echo "$CRUCIBLE_SEQ $CRUCIBLE_TASK" >>"$` + logEnv + `"
+sleep 0.0$(($$ % 8 + 2))
+printf 'status: completed\ndeviations: []\n' >"$CRUCIBLE_OUTPUT.tmp" && mv "$CRUCIBLE_OUTPUT.tmp" "$CRUCIBLE_OUTPUT"`
+
+// taskPoint is the point of the test engine's dispatch for task k.
+func taskPoint(k int) spec.Point {
+	return spec.Point{Phase: ledger.Execute, Step: "implement", Task: strconv.Itoa(k)}
+}
+
+// testEngine is a walk in miniature: recover, then dispatch every task
+// not yet completed (a retry of an interrupted one names it), recording
+// each task's step as done.
+func testEngine(id string) int {
+	if err := walkTasks(context.Background(), id); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		var busy *BusyError
+		if errors.As(err, &busy) {
+			return exitBusy
+		}
+		return 1
+	}
+	return 0
+}
+
+func walkTasks(ctx context.Context, id string) error {
+	n, err := strconv.Atoi(os.Getenv(countEnv))
+	if err != nil {
+		return err
+	}
+	repo, err := gitext.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	svc := pipeline.Open(repo)
+	defer svc.Close()
+	e, err := Open(svc, id, config(shAgent(killAgent)), repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	e.Runner.Grace = time.Second
+	if _, err := e.Recover(ctx); err != nil {
+		return err
+	}
+	events, err := e.events(ctx)
+	if err != nil {
+		return err
+	}
+	recs, err := Records(events)
+	if err != nil {
+		return err
+	}
+	steps, err := StepsOf(events)
+	if err != nil {
+		return err
+	}
+	pr := Progress{Steps: steps}
+	for k := 1; k <= n; k++ {
+		p := taskPoint(k)
+		if pr.Done(p) {
+			continue
+		}
+		d := DispatchSpec{Point: p, Role: "implementer", Template: "implementer", Prompt: []byte("task " + p.Task + "\n")}
+		completed := false
+		for _, r := range recs {
+			if r.Point == p {
+				completed = completed || r.Status == "completed"
+				d.RetryOf = &r.Seq
+			}
+		}
+		if !completed {
+			out, err := e.Dispatch(ctx, d)
+			if err != nil {
+				return err
+			}
+			if out.Status != "completed" {
+				return fmt.Errorf("task %d: dispatch %d %s: %s", k, out.Seq, out.Status, out.Summary)
+			}
+		}
+		if err := e.RecordStep(ctx, p, pipeline.StepDone, "completed"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runEngine runs the test engine in dir, in its own process group, and
+// kills the group (the engine and its git, not its agents, which have
+// their own) after the given time unless it has ended. It returns the
+// engine's exit status (-1 when killed) and its stderr.
+func runEngine(t *testing.T, dir, id string, n int, log string, after time.Duration) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), engineEnv+"="+id, countEnv+"="+strconv.Itoa(n), logEnv+"="+log)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(after):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// TestKilledEngineResumes kills the engine with SIGKILL at random points
+// of a run of dispatches, again and again, then lets one finish: every
+// task's dispatch completed exactly once, no agent ran for a dispatch
+// that was then thrown away, every dispatch is finished, and git, the
+// chain and the lock files are sound.
+func TestKilledEngineResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real processes for several seconds")
+	}
+	const tasks, kills = 80, 30
+	dir := gittest.Init(t)
+	t.Chdir(dir)
+	repo, err := gitext.Discover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := pipeline.Open(repo)
+	defer svc.Close()
+	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "kill test", Mode: "feature", ID: testID}); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "agent.log")
+	rng := rand.New(rand.NewPCG(11, 12))
+	killed, finished := 0, false
+	for round := 0; killed < kills; round++ {
+		if round > 5*kills {
+			t.Fatalf("only %d kills in %d rounds", killed, round)
+		}
+		code, stderr := runEngine(t, dir, testID, tasks, log, time.Duration(rng.Int64N(int64(350*time.Millisecond))))
+		switch code {
+		case -1:
+			killed++
+		case 0:
+			finished = true
+		default:
+			t.Fatalf("engine exited %d: %s", code, stderr)
+		}
+		if finished {
+			t.Fatalf("all %d tasks finished after %d kills: the kills came too late", tasks, killed)
+		}
+	}
+	if code, stderr := runEngine(t, dir, testID, tasks, log, time.Minute); code != 0 {
+		t.Fatalf("the last resume exited %d: %s", code, stderr)
+	}
+
+	recs, err := Records(chainOf(t, svc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed := map[string]int{}
+	status := map[int]Record{}
+	how := map[string]int{}
+	for _, r := range recs {
+		status[r.Seq] = r
+		how[r.Recovered]++
+		switch {
+		case r.Status == "completed":
+			completed[r.Point.Task]++
+		case r.Status == "error" && r.Recovered == Interrupted:
+		default:
+			t.Errorf("dispatch %d: %s (%s, recovered %q)", r.Seq, r.Status, r.Summary, r.Recovered)
+		}
+	}
+	for k := 1; k <= tasks; k++ {
+		if n := completed[strconv.Itoa(k)]; n != 1 {
+			t.Errorf("task %d completed %d times", k, n)
+		}
+	}
+	for seq, n := range agentStarts(t, log) {
+		if r := status[seq]; n != 1 || r.Status != "completed" {
+			t.Errorf("dispatch %d: its agent started %d times and it finished %q: an agent's work was lost", seq, n, r.Status)
+		}
+	}
+	steps := map[string]int{}
+	for _, ev := range chainOf(t, svc) {
+		if ev.Type == pipeline.TypeStep {
+			var d pipeline.StepData
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				t.Fatal(err)
+			}
+			steps[d.Task]++
+		}
+	}
+	if len(steps) != tasks {
+		t.Errorf("%d tasks have a step event, want %d", len(steps), tasks)
+	}
+	for task, n := range steps {
+		if n != 1 {
+			t.Errorf("task %s: %d step events", task, n)
+		}
+	}
+	t.Logf("%d kills; %d dispatches for %d tasks; settled on resume: %d waited for, %d adopted, %d interrupted and run again",
+		killed, len(recs), tasks, how[Waited], how[Adopted], how[Interrupted])
+
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+	if problems, err := svc.Verify(t.Context(), testID); err != nil || len(problems) > 0 {
+		t.Fatalf("verify: %v %v", problems, err)
+	}
+	assertNothingLeft(t, repo, testID)
+}
+
+// chainOf is the test pipeline's chain.
+func chainOf(t *testing.T, svc *pipeline.Service) []pipeline.Event {
+	t.Helper()
+	events, err := svc.ChainEvents(t.Context(), testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// agentStarts counts the agent's real starts by seq, from its log.
+func agentStarts(t *testing.T, log string) map[int]int {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	starts := map[int]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		seq, err := strconv.Atoi(strings.Fields(sc.Text())[0])
+		if err != nil {
+			t.Fatalf("agent log line %q", sc.Text())
+		}
+		starts[seq]++
+	}
+	return starts
+}
+
+// assertNothingLeft fails on a lock file under the git dir, a run
+// directory, or an agent still running.
+func assertNothingLeft(t *testing.T, repo *gitext.Repo, id string) {
+	t.Helper()
+	filepath.WalkDir(repo.CommonDir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".lock") {
+			t.Errorf("lock left behind: %s", path)
+		}
+		return nil
+	})
+	runs, err := os.ReadDir(filepath.Join(repo.CrucibleDir(), "runs", id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.Name() != "engine-lock" {
+			t.Errorf("left in the runs directory: %s", r.Name())
+		}
+	}
+	for seq := 1; seq < 200; seq++ {
+		if procs := agentProcesses(id, seq); len(procs) > 0 {
+			t.Errorf("agent of dispatch %d still runs: %v", seq, procs)
+		}
+	}
+}
+
+// TestResumeRefusedWhileBuilding: a second engine on the pipeline, in
+// another process, is refused and says who holds it.
+func TestResumeRefusedWhileBuilding(t *testing.T) {
+	e := newEngine(t, shAgent("true"))
+	code, stderr := runEngine(t, e.Workdir, e.ID, 1, filepath.Join(t.TempDir(), "log"), time.Minute)
+	want := fmt.Sprintf("error: pipeline %s is being built by another git-crucible (pid %d)\n", e.ID, os.Getpid())
+	if code != exitBusy || stderr != want {
+		t.Fatalf("exit %d, stderr %q; want %d, %q", code, stderr, exitBusy, want)
+	}
+	if recs, _ := e.Dispatches(t.Context()); len(recs) != 0 {
+		t.Fatalf("the refused engine dispatched: %+v", recs)
+	}
+}
