@@ -61,9 +61,17 @@ func Load(path string, templates *prompt.Set) (*Spec, error) {
 }
 
 // Parse decodes and validates a spec; source names it in errors. Every
-// template a step names must be one of templates' (Has). The error is an
-// *Error listing every problem found with its line.
+// template a step names must be one of templates' (Has); nil means the
+// built-in ones. The error is an *Error listing every problem found with
+// its line.
 func Parse(data []byte, source string, templates *prompt.Set) (*Spec, error) {
+	if templates == nil {
+		set, err := prompt.Embedded()
+		if err != nil {
+			return nil, err
+		}
+		templates = set
+	}
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError

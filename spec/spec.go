@@ -90,7 +90,6 @@ import (
 	"sync"
 
 	"github.com/git-crucible/git-crucible/ledger"
-	"github.com/git-crucible/git-crucible/prompt"
 )
 
 // OverridePath is where a work tree keeps its own spec.
@@ -197,13 +196,7 @@ var defaultTOML []byte
 // DefaultSource names the embedded default in errors.
 const DefaultSource = "<built-in>/default.toml"
 
-var parsedDefault = sync.OnceValues(func() (*Spec, error) {
-	set, err := prompt.Embedded()
-	if err != nil {
-		return nil, err
-	}
-	return Parse(defaultTOML, DefaultSource, set)
-})
+var parsedDefault = sync.OnceValues(func() (*Spec, error) { return Parse(defaultTOML, DefaultSource, nil) })
 
 // Default is the embedded default spec. Its validity is a test's business:
 // an error here means a broken build.
