@@ -1,0 +1,3 @@
+#!/bin/sh
+# greet: say hello.
+echo "hello, world"
