@@ -89,15 +89,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
 // OverridePath is where a work tree keeps its own spec.
 const OverridePath = ".crucible/pipeline.toml"
 
-// DefaultMaxRounds is the 15-round breaker of gates and review loops, and
-// the most a spec may allow.
-const DefaultMaxRounds = 15
+// DefaultMaxRounds is the breaker of gates and review loops (package
+// gate's, 15), and the most a spec may allow.
+const DefaultMaxRounds = gate.DefaultMaxRounds
 
 // Diff is the built-in artifact: the change under review.
 const Diff = "diff"
