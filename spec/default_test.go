@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/git-crucible/git-crucible/prompt"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/default.golden")
 
 func templates(t testing.TB) *prompt.Set {
 	t.Helper()
