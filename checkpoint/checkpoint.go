@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -447,15 +446,7 @@ func (s *Shadow) gitWork(ctx context.Context, index string, stdin []byte, args .
 // lock serialises the shadow's writers. It is an flock, which the kernel
 // releases when its holder dies, so a killed create never blocks the next.
 func (s *Shadow) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.repo.GitDir, "crucible.lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
+	return fsutil.Lock(filepath.Join(s.repo.GitDir, "crucible.lock"))
 }
 
 // DefaultMaxFileSize is the per-file cap when crucible.checkpoint.maxFileSize is unset.

@@ -48,6 +48,13 @@ type RefUpdate struct {
 // (git's core.filesRefLockTimeout, in milliseconds).
 const lockWait = 10 * time.Second
 
+// WaitForLocks is the setting (for git -c) that makes any git command that
+// moves refs wait for another's ref lock as long as UpdateRefs does, not
+// git's default 100ms, which a loaded machine can take to commit one ref.
+func WaitForLocks() string {
+	return fmt.Sprintf("core.filesRefLockTimeout=%d", lockWait.Milliseconds())
+}
+
 // UpdateRefs applies updates in one git transaction: every ref moves, or
 // none does. reason goes into the reflogs git keeps. A ref not at its Old
 // value fails the whole transaction with an error wrapping ErrRefChanged; a
@@ -81,8 +88,7 @@ type RefTx struct {
 // its updates. Nothing is locked until Commit.
 func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTx, error) {
 	t := &RefTx{repo: r, ctx: ctx, done: make(chan error, 1),
-		args: []string{"-c", fmt.Sprintf("core.filesRefLockTimeout=%d", lockWait.Milliseconds()),
-			"update-ref", "--stdin", "-z", "-m", reason}}
+		args: []string{"-c", WaitForLocks(), "update-ref", "--stdin", "-z", "-m", reason}}
 	t.cmd = exec.Command("git", t.args...)
 	t.cmd.Env = Env(r)
 	t.cmd.Stderr = &t.stderr
@@ -185,11 +191,21 @@ func (e *Error) Is(target error) bool {
 	return target == ErrRefChanged && lostRace().MatchString(e.Stderr)
 }
 
+// HeldLock is the lock file that git gave up waiting for, another process
+// holding it, when that made the command fail; "" otherwise. In a push's
+// error it is the remote's (its own core.filesRefLockTimeout ran out).
+func (e *Error) HeldLock() string {
+	if m := heldLock().FindStringSubmatch(e.Stderr); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // refTxError gives update-ref's failure its type: a held lock, or git's
 // error (which Is ErrRefChanged on a lost race).
 func refTxError(gerr *Error) error {
-	if m := heldLock().FindStringSubmatch(gerr.Stderr); m != nil {
-		return &LockedError{Path: m[1]}
+	if path := gerr.HeldLock(); path != "" {
+		return &LockedError{Path: path}
 	}
 	return gerr
 }

@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
@@ -106,8 +108,16 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	if err := CheckName(remote); err != nil {
 		return nil, err
 	}
+	unlock, err := x.lockTransfers()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	repo := x.Svc.Repo
-	args := []string{"fetch", "--atomic", "--no-tags", "--no-write-fetch-head", "--prune", "--quiet"}
+	// Waiting for a tracking ref's lock, as this clone's ref writes do: a
+	// git process beside it (a gc packing refs, say) would otherwise fail
+	// the fetch after git's default 100ms.
+	args := []string{"-c", gitext.WaitForLocks(), "fetch", "--atomic", "--no-tags", "--no-write-fetch-head", "--prune", "--quiet"}
 	if x.Progress != nil {
 		args = append(args[:len(args)-1], "--progress")
 	}
@@ -152,6 +162,16 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 		report.Notes = append(report.Notes, local)
 	}
 	return report, nil
+}
+
+// lockTransfers makes the fetches and pushes of this repository (all its
+// worktrees) take turns. Side by side, one's git can look for an object
+// while the other's unpack-objects writes it (loose, one at a time, a
+// commit before its tree): a push's pack-objects reading the tree of a tip
+// the remote has, say. Git 2.39 then finds the object missing and, a moment
+// later, its file present, and dies calling it corrupt.
+func (x *Syncer) lockTransfers() (func(), error) {
+	return fsutil.Lock(filepath.Join(x.Svc.Repo.CrucibleDir(), "transfer.lock"))
 }
 
 func (x *Syncer) integrate(ctx context.Context, id, tip string) (PipelineResult, error) {
@@ -221,7 +241,8 @@ type PushReport struct {
 var ErrRemoteMoved = errors.New("the remote has pipeline history this clone does not have yet")
 
 // ErrLostRace says another fetch or push moved the same ref between git's
-// check and its lock, here or at the remote; a sync starts over.
+// check and its lock, here or at the remote, or held the remote's lock on
+// it for longer than the remote waits; a sync starts over.
 var ErrLostRace = errors.New("another sync moved the same ref at the same time")
 
 // Selection names the pipelines a push sends: those of Branch, those named
@@ -240,6 +261,11 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if err := CheckName(remote); err != nil {
 		return nil, err
 	}
+	unlock, err := x.lockTransfers()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	snapshot, err := x.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -269,7 +295,11 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 				return nil, fmt.Errorf("%w: %s", ErrRemoteMoved, l.ref)
 			}
 		}
-		if errors.Is(err, gitext.ErrRefChanged) { // the remote's ref moved between its check and its lock
+		// The remote's ref moved between its check and its lock, or another
+		// push held its lock longer than the remote waits (100ms unless its
+		// core.filesRefLockTimeout says otherwise; nothing sent from here
+		// can change that of a remote's git).
+		if errors.Is(err, gitext.ErrRefChanged) || gerr.HeldLock() != "" {
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
 		return nil, err
@@ -471,7 +501,8 @@ type SyncReport struct {
 // ref. A time rather than a count of attempts: among many racers on a loaded
 // machine every attempt is slow and most are lost, yet each sync gets its
 // turn well within it. Retries back off, with jitter, so racers spread out.
-const syncPatience = 2 * time.Minute
+// A variable so that tests can see it run out.
+var syncPatience = 2 * time.Minute
 
 // maxBackOff caps one wait between attempts.
 const maxBackOff = 2 * time.Second
@@ -512,8 +543,11 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 	report := &SyncReport{}
 	giveUp := time.Now().Add(syncPatience)
 	retry := func(err error) (bool, error) {
-		if !errors.Is(err, ErrRemoteMoved) && !errors.Is(err, ErrLostRace) || time.Now().After(giveUp) {
+		if !errors.Is(err, ErrRemoteMoved) && !errors.Is(err, ErrLostRace) {
 			return false, err
+		}
+		if time.Now().After(giveUp) {
+			return false, fmt.Errorf("gave up after %d attempts in %s: %w", report.Attempts, syncPatience, err)
 		}
 		return true, backOff(ctx, report.Attempts)
 	}

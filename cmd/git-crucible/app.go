@@ -79,7 +79,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
 			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
 			checkpointCommand(), resolveCommand(), fetchCommand(), pushCommand(), syncCommand(),
-			hooksCommand(), doctorCommand(), specCommand(),
+			hooksCommand(), doctorCommand(), specCommand(), trustCommand(), agentsCommand(),
 		},
 	}
 	for _, c := range app.Commands {

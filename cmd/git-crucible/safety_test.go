@@ -499,10 +499,11 @@ func loggedRounds(t *testing.T, dir string) map[int]bool {
 	return rounds
 }
 
-// TestConcurrentSyncs: 24 syncs from 6 clones race at one file remote.
-// Each loser of a race at the remote starts over, as sync promises: every
-// sync succeeds, and after a last round all clones hold every round any of
-// them recorded, on one chain that verifies.
+// TestConcurrentSyncs: 24 syncs from 6 clones race at one file remote
+// (those of one clone take turns at fetching and pushing). Each loser of a
+// race at the remote starts over, as sync promises: every sync succeeds, and
+// after a last round all clones hold every round any of them recorded, on
+// one chain that verifies. A failing sync's whole output is kept.
 func TestConcurrentSyncs(t *testing.T) {
 	a := startedRepo(t)
 	server := filepath.Join(t.TempDir(), "server.git")

@@ -1,5 +1,6 @@
 // Package fsutil reads and writes files safely: a write is never seen half
-// done, even after a kill; a read never follows a planted symbolic link.
+// done, even after a kill; a read never follows a planted symbolic link; a
+// lock never outlives its holder.
 package fsutil
 
 import (
@@ -65,4 +66,22 @@ func ReadRegular(path string, limit int64, refusal error) ([]byte, error) {
 		err = fmt.Errorf("%s: grew over the %d-byte limit while read", path, limit)
 	}
 	return b, err
+}
+
+// Lock waits for and takes an exclusive flock on the file at path, created
+// (with its directory) if need be. The kernel releases an flock when its
+// holder dies, so a killed holder never blocks the next; unlock releases it.
+func Lock(path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }

@@ -3,7 +3,10 @@ package fsutil
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestWriteAtomic(t *testing.T) {
@@ -27,5 +30,35 @@ func TestWriteAtomic(t *testing.T) {
 	}
 	if err := WriteAtomic(filepath.Join(path, "under-a-file"), nil, 0o644); err == nil {
 		t.Fatal("writing below a file succeeded")
+	}
+}
+
+// TestLock: a second holder waits for the first to unlock.
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dir", "x.lock")
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		unlock2, err := Lock(path)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		note("second")
+		unlock2()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	note("first unlocks")
+	unlock()
+	<-done
+	if strings.Join(order, ", ") != "first unlocks, second" {
+		t.Errorf("order: %v", order)
 	}
 }

@@ -1,0 +1,543 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
+)
+
+// Request is one dispatch as the agent protocol hands it to an agent.
+type Request struct {
+	Prompt     []byte // on the agent's stdin, and in PromptFile
+	PromptFile string // CRUCIBLE_PROMPT: written before the agent starts
+	Output     string // CRUCIBLE_OUTPUT: where the agent writes its report; its directory exists, it does not
+	Workdir    string // CRUCIBLE_WORKDIR: the agent's working directory
+	Pipeline   string
+	Seq        int
+	Role       string
+	Template   string
+	Phase      int
+	Task       string // "" outside tasks
+	Round      int    // gate or review round, 1-based; 0 outside them
+}
+
+// Env is the protocol's environment for the dispatch.
+func (r Request) Env() []string {
+	round := ""
+	if r.Round > 0 {
+		round = strconv.Itoa(r.Round)
+	}
+	return []string{
+		"CRUCIBLE_PIPELINE=" + r.Pipeline, "CRUCIBLE_SEQ=" + strconv.Itoa(r.Seq), "CRUCIBLE_ROLE=" + r.Role,
+		"CRUCIBLE_TEMPLATE=" + r.Template, "CRUCIBLE_PHASE=" + strconv.Itoa(r.Phase), "CRUCIBLE_TASK=" + r.Task,
+		"CRUCIBLE_ROUND=" + round, "CRUCIBLE_OUTPUT=" + r.Output, "CRUCIBLE_PROMPT=" + r.PromptFile,
+		"CRUCIBLE_WORKDIR=" + r.Workdir,
+	}
+}
+
+func (r Request) check() error {
+	for name, p := range map[string]string{"prompt file": r.PromptFile, "output": r.Output, "workdir": r.Workdir} {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("dispatch %d: the %s path %q is not absolute", r.Seq, name, p)
+		}
+	}
+	if _, err := os.Lstat(r.Output); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("dispatch %d: %s exists already: it would be taken for the agent's report", r.Seq, r.Output)
+	}
+	return nil
+}
+
+// Result is what a dispatch produced, also when it failed.
+type Result struct {
+	Agent    string
+	Kind     Kind
+	Argv     []string // what was started; nil for manual
+	ExitCode int      // -1 when it did not exit by itself
+	Duration time.Duration
+	Stdout   Captured
+	Stderr   Captured
+	// Report is what the agent wrote at CRUCIBLE_OUTPUT, nil when nothing.
+	Report []byte
+	// Output is the agent's answer as text: claude's "result", codex's
+	// last message, a command's stdout. For claude and codex it is the
+	// report when the agent wrote none (the engine decides).
+	Output []byte
+	Usage  *Usage // what claude says the session cost
+}
+
+// Usage is claude's account of a session.
+type Usage struct {
+	SessionID string  `json:"session_id"`
+	Turns     int     `json:"num_turns"`
+	CostUSD   float64 `json:"total_cost_usd"`
+}
+
+// FailureKind is how a dispatch failed, for the engine to record.
+type FailureKind string
+
+const (
+	NotStarted FailureKind = "not-started" // the program could not be started
+	TimedOut   FailureKind = "timeout"     // the agent's timeout passed; its process group was killed
+	Cancelled  FailureKind = "cancelled"   // the run was interrupted; its process group was killed
+	Signalled  FailureKind = "signalled"   // killed by a signal we did not send
+	ExitStatus FailureKind = "exit"        // exited non-zero
+	BadReport  FailureKind = "bad-report"  // CRUCIBLE_OUTPUT is not a regular file, or too large
+	BadOutput  FailureKind = "bad-output"  // claude printed no result it could be read from
+	AgentError FailureKind = "agent-error" // claude said the session failed (is_error)
+)
+
+// Failure is a dispatch that did not finish well. Result still holds all
+// that was captured.
+type Failure struct {
+	Kind     FailureKind
+	ExitCode int    // ExitStatus
+	Signal   string // Signalled
+	Detail   string
+}
+
+func (f *Failure) Error() string {
+	switch f.Kind {
+	case ExitStatus:
+		return fmt.Sprintf("the agent exited with status %d", f.ExitCode)
+	case Signalled:
+		return "the agent was killed by signal " + f.Signal
+	}
+	return f.Detail
+}
+
+// Waiting is a manual dispatch: nothing ran; a person (or another
+// orchestrator) reads PromptFile, writes the report at Output and runs
+// Finish.
+type Waiting struct {
+	PromptFile string
+	Output     string
+	Finish     []string // git crucible dispatch finish <seq> --status completed --output <Output> --pipeline <id>
+}
+
+func (w *Waiting) Error() string {
+	return "waiting for a person to answer: the prompt is in " + w.PromptFile
+}
+
+// Runner runs agents. Its zero value uses the defaults.
+type Runner struct {
+	Grace      time.Duration // between SIGTERM and SIGKILL (default 10s)
+	MaxCapture int           // bytes kept of stdout and of stderr each: head and tail (default 8 MiB)
+	MaxReport  int64         // largest report read (default 8 MiB)
+}
+
+func (r *Runner) grace() time.Duration { return cmp(r.Grace, 10*time.Second) }
+func (r *Runner) maxCapture() int      { return cmp(r.MaxCapture, 8<<20) }
+func (r *Runner) maxReport() int64     { return cmp(r.MaxReport, 8<<20) }
+
+func cmp[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Run runs agent a for req with the default Runner.
+func Run(ctx context.Context, a Agent, req Request) (Result, error) {
+	var r Runner
+	return r.Run(ctx, a, req)
+}
+
+// Run writes the prompt file and runs a for req: in its own process group,
+// the prompt on stdin, in req.Workdir, with the protocol's environment,
+// until it exits, its timeout passes or ctx ends (then the whole group is
+// sent SIGTERM and, after the grace period, SIGKILL). An agent that failed
+// gives a *Failure, a manual one a *Waiting; other errors are ours.
+func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) {
+	res := Result{Agent: a.Name, Kind: a.Kind, ExitCode: -1}
+	if err := req.check(); err != nil {
+		return res, err
+	}
+	for _, dir := range []string{filepath.Dir(req.PromptFile), filepath.Dir(req.Output)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, err
+		}
+	}
+	if err := os.WriteFile(req.PromptFile, req.Prompt, 0o644); err != nil {
+		return res, err
+	}
+	if a.Kind == Manual {
+		finish := []string{"git", "crucible", "dispatch", "finish", strconv.Itoa(req.Seq), "--status", "completed", "--output", req.Output}
+		if req.Pipeline != "" {
+			finish = append(finish, "--pipeline", req.Pipeline)
+		}
+		return res, &Waiting{PromptFile: req.PromptFile, Output: req.Output, Finish: finish}
+	}
+	argv := a.Argv()
+	lastMessage := ""
+	if a.Kind == Codex {
+		dir, err := os.MkdirTemp("", "crucible-codex-")
+		if err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(dir)
+		lastMessage = filepath.Join(dir, "last-message")
+		argv = append(slices.Clip(argv), "--output-last-message", lastMessage, "-")
+	}
+	res.Argv = argv
+	timeout := cmp(a.Timeout, DefaultTimeout)
+	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	defer cancel()
+	failure, err := r.start(runCtx, &res, a, req)
+	if err != nil {
+		return res, err
+	}
+	if failure != nil && failure.Kind == TimedOut {
+		failure.Detail = fmt.Sprintf("the agent did not finish within its timeout of %s: its process group was killed", timeout)
+	}
+	report, reportFailure := readReport(req.Output, r.maxReport())
+	res.Report = report
+	switch a.Kind {
+	case Claude:
+		out, usage, claudeFailure := readClaude(res.Stdout)
+		res.Output, res.Usage = out, usage
+		reportFailure = firstFailure(reportFailure, claudeFailure)
+	case Codex:
+		if msg, f := readReport(lastMessage, r.maxReport()); f == nil && msg != nil {
+			res.Output = msg
+		} else {
+			res.Output = res.Stdout.Bytes() // codex exec prints its last message on stdout too
+		}
+	default:
+		res.Output = res.Stdout.Bytes()
+	}
+	if f := firstFailure(failure, reportFailure); f != nil {
+		return res, f
+	}
+	return res, nil
+}
+
+var errTimeout = errors.New("agent timeout")
+
+func firstFailure(fs ...*Failure) *Failure {
+	for _, f := range fs {
+		if f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// start runs the process to its end and fills res's exit, duration and
+// captured output.
+func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (*Failure, error) {
+	if err := ctx.Err(); err != nil {
+		return &Failure{Kind: Cancelled, Detail: "the dispatch was cancelled before the agent started"}, nil
+	}
+	stdin, err := os.Open(req.PromptFile)
+	if err != nil {
+		return nil, err
+	}
+	defer stdin.Close()
+	cmd := exec.Command(res.Argv[0], res.Argv[1:]...)
+	cmd.Dir = req.Workdir
+	cmd.Env = environ(a, req)
+	cmd.Stdin = stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, stderr := newCapture(r.maxCapture()), newCapture(r.maxCapture())
+	drain, err := pipeTo(cmd, stdout, stderr)
+	if err != nil {
+		return nil, err
+	}
+	begin := time.Now()
+	if err := cmd.Start(); err != nil {
+		drain(0)
+		return &Failure{Kind: NotStarted, Detail: fmt.Sprintf("could not start %s: %v", res.Argv[0], err)}, nil
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	pgid := cmd.Process.Pid
+	var failure *Failure
+	var waitErr error
+	select {
+	case waitErr = <-exited:
+	case <-ctx.Done():
+		failure = &Failure{Kind: Cancelled, Detail: "the dispatch was cancelled: the agent's process group was killed"}
+		if errors.Is(context.Cause(ctx), errTimeout) {
+			failure = &Failure{Kind: TimedOut}
+		}
+		r.terminate(pgid)
+		waitErr = <-exited
+	}
+	res.Duration = time.Since(begin)
+	r.terminate(pgid) // what it left behind in its group ends with it
+	drain(r.grace())
+	res.Stdout, res.Stderr = stdout.result(), stderr.result()
+	if cmd.ProcessState == nil {
+		return nil, fmt.Errorf("waiting for %s: %w", res.Argv[0], waitErr)
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Exited() {
+		res.ExitCode = ws.ExitStatus()
+	}
+	switch {
+	case failure != nil:
+	case ws.Signaled():
+		failure = &Failure{Kind: Signalled, Signal: signalName(ws.Signal())}
+	case res.ExitCode != 0:
+		failure = &Failure{Kind: ExitStatus, ExitCode: res.ExitCode}
+	}
+	return failure, nil
+}
+
+// terminate sends the group SIGTERM, waits for it to empty for the grace
+// period, then sends SIGKILL.
+func (r *Runner) terminate(pgid int) {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return // nobody left
+	}
+	deadline := time.Now().Add(r.grace())
+	for time.Now().Before(deadline) {
+		if !groupAlive(pgid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// groupAlive reports whether a process of group pgid still runs. A zombie
+// does not count: where nothing reaps orphans (a container whose first
+// process is no init), those that obeyed SIGTERM would otherwise look
+// alive until SIGKILL. Without /proc, any member counts.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold anything but ends at the last ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+func signalName(s syscall.Signal) string {
+	for _, n := range []struct {
+		sig  syscall.Signal
+		name string
+	}{{syscall.SIGKILL, "SIGKILL"}, {syscall.SIGTERM, "SIGTERM"}, {syscall.SIGINT, "SIGINT"}, {syscall.SIGSEGV, "SIGSEGV"},
+		{syscall.SIGABRT, "SIGABRT"}, {syscall.SIGHUP, "SIGHUP"}, {syscall.SIGPIPE, "SIGPIPE"}} {
+		if n.sig == s {
+			return n.name
+		}
+	}
+	return fmt.Sprintf("%d (%s)", int(s), s)
+}
+
+// pipeTo gives cmd pipes of our own for stdout and stderr, so that Wait
+// returns when the agent exits even if something it started still holds
+// them; drain waits for them to close, at most wait, then closes them.
+func pipeTo(cmd *exec.Cmd, outs ...*capture) (drain func(wait time.Duration), err error) {
+	var readers []*os.File
+	var wg sync.WaitGroup
+	for i, c := range outs {
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			for _, f := range readers {
+				f.Close()
+			}
+			return nil, err
+		}
+		readers = append(readers, rd)
+		if i == 0 {
+			cmd.Stdout = wr
+		} else {
+			cmd.Stderr = wr
+		}
+		wg.Go(func() { io.Copy(c, rd) })
+	}
+	return func(wait time.Duration) {
+		for _, f := range []any{cmd.Stdout, cmd.Stderr} {
+			f.(*os.File).Close() // the child has its own copies
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(wait):
+		}
+		for _, f := range readers {
+			f.Close()
+		}
+		<-done
+	}, nil
+}
+
+// environ is the agent's environment: ours, without what would pin its
+// git to our repository rather than its work dir, plus its configured
+// variables and the protocol's.
+func environ(a Agent, req Request) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "CRUCIBLE_"):
+		case slices.Contains([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
+			"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH"}, k):
+		default:
+			env = append(env, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+		env = append(env, k+"="+a.Env[k])
+	}
+	return append(env, req.Env()...)
+}
+
+// readReport reads the report at path: nil when there is none; refused
+// when it is not a regular file (a symbolic link could make us read, and
+// keep forever, any file of the user's) or is larger than max.
+func readReport(path string, max int64) ([]byte, *Failure) {
+	data, err := fsutil.ReadRegular(path, max, errBadReport)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Failure{Kind: BadReport, Detail: "the agent's report " + err.Error()}
+	}
+	return data, nil
+}
+
+var errBadReport = errors.New("not read")
+
+// Captured is a bounded copy of an output stream: its head and tail, and
+// how much was cut between them.
+type Captured struct {
+	Head, Tail []byte
+	Cut        int64
+}
+
+// Bytes is the stream as kept, with a line saying what was cut.
+func (c Captured) Bytes() []byte {
+	if c.Cut == 0 {
+		return slices.Concat(c.Head, c.Tail)
+	}
+	return slices.Concat(c.Head, fmt.Appendf(nil, "\n[git-crucible: %d bytes cut here]\n", c.Cut), c.Tail)
+}
+
+// capture keeps the first and last limit/2 bytes written to it.
+type capture struct {
+	half  int
+	head  []byte
+	ring  []byte // the tail, circular from pos once full
+	pos   int
+	full  bool
+	total int64
+}
+
+func newCapture(limit int) *capture { return &capture{half: max(limit/2, 1)} }
+
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	if room := c.half - len(c.head); room > 0 {
+		take := min(room, len(p))
+		c.head = append(c.head, p[:take]...)
+		p = p[take:]
+	}
+	if len(p) >= c.half {
+		c.ring = append(c.ring[:0], p[len(p)-c.half:]...)
+		c.pos, c.full = 0, true
+		return n, nil
+	}
+	for len(p) > 0 {
+		if !c.full {
+			take := min(c.half-len(c.ring), len(p))
+			c.ring = append(c.ring, p[:take]...)
+			p = p[take:]
+			c.full = len(c.ring) == c.half
+			continue
+		}
+		k := copy(c.ring[c.pos:], p)
+		c.pos = (c.pos + k) % c.half
+		p = p[k:]
+	}
+	return n, nil
+}
+
+func (c *capture) result() Captured {
+	tail := c.ring
+	if c.full {
+		tail = slices.Concat(c.ring[c.pos:], c.ring[:c.pos])
+	}
+	return Captured{Head: c.head, Tail: tail, Cut: c.total - int64(len(c.head)) - int64(len(tail))}
+}
+
+// readClaude takes the answer out of what claude -p --output-format json
+// printed: one result object, or (with verbose set in claude's settings)
+// an array of the session's messages ending in it.
+func readClaude(out Captured) ([]byte, *Usage, *Failure) {
+	bad := func(why string) ([]byte, *Usage, *Failure) {
+		return nil, nil, &Failure{Kind: BadOutput, Detail: "claude printed " + why + ", not the JSON result of --output-format json"}
+	}
+	if out.Cut > 0 {
+		return bad("more than is kept")
+	}
+	text := bytes.TrimSpace(out.Bytes())
+	var res claudeResult
+	if bytes.HasPrefix(text, []byte("[")) {
+		var msgs []claudeResult
+		if err := json.Unmarshal(text, &msgs); err != nil {
+			return bad("an unreadable array")
+		}
+		i := len(msgs) - 1
+		for i >= 0 && msgs[i].Type != "result" {
+			i--
+		}
+		if i < 0 {
+			return bad("messages without a result")
+		}
+		res = msgs[i]
+	} else if err := json.Unmarshal(text, &res); err != nil || res.Type != "result" {
+		if len(text) == 0 {
+			return bad("nothing")
+		}
+		return bad("something else")
+	}
+	if res.IsError {
+		return []byte(res.Result), &res.Usage, &Failure{Kind: AgentError, Detail: fmt.Sprintf("claude reported an error (%s)", res.Subtype)}
+	}
+	return []byte(res.Result), &res.Usage, nil
+}
+
+// claudeResult is the result message of claude -p --output-format json.
+type claudeResult struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+	IsError bool   `json:"is_error"`
+	Result  string `json:"result"`
+	Usage
+}

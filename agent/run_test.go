@@ -1,0 +1,320 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeCLIs puts the stand-ins for claude and codex first on PATH.
+func fakeCLIs(t *testing.T) {
+	bin, err := filepath.Abs("testdata/bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+func request(t *testing.T) Request {
+	dir := t.TempDir()
+	return Request{Prompt: []byte("Write the design.\n"), PromptFile: filepath.Join(dir, "dispatch", "prompt.md"),
+		Output: filepath.Join(dir, "out", "output.yaml"), Workdir: t.TempDir(), Pipeline: "build-1", Seq: 7, Role: "reviewer",
+		Template: "reviewer", Phase: 2, Round: 3}
+}
+
+func failure(t *testing.T, err error, kind FailureKind) *Failure {
+	t.Helper()
+	var f *Failure
+	if !errors.As(err, &f) || f.Kind != kind {
+		t.Fatalf("err = %v (%T), want a %s failure", err, err, kind)
+	}
+	return f
+}
+
+// TestProtocol: the agent gets the prompt on stdin and in its file, runs in
+// the work dir with the protocol's variables and its configured ones, and
+// not the GIT_DIR we run with; its report is read.
+func TestProtocol(t *testing.T) {
+	t.Setenv("GIT_DIR", "/somewhere/else")
+	t.Setenv("CRUCIBLE_TASK", "stale")
+	script, _ := filepath.Abs("testdata/bin/protocol")
+	req := request(t)
+	res, err := Run(t.Context(), Agent{Name: "p", Kind: Command, Command: []string{script}, Env: map[string]string{"AGENT_MODE": "strict"}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{"AGENT_MODE=strict", "CRUCIBLE_OUTPUT=" + req.Output, "CRUCIBLE_PHASE=2",
+		"CRUCIBLE_PIPELINE=build-1", "CRUCIBLE_PROMPT=" + req.PromptFile, "CRUCIBLE_ROLE=reviewer", "CRUCIBLE_ROUND=3",
+		"CRUCIBLE_SEQ=7", "CRUCIBLE_TASK=", "CRUCIBLE_TEMPLATE=reviewer", "CRUCIBLE_WORKDIR=" + req.Workdir}, "\n") + "\n"
+	if string(res.Report) != want {
+		t.Errorf("report:\n%s\nwant:\n%s", res.Report, want)
+	}
+	if got := string(res.Output); got != "Write the design.\n"+req.Workdir+"\n" || string(res.Stdout.Bytes()) != got {
+		t.Errorf("output %q", got)
+	}
+	if prompt, _ := os.ReadFile(req.PromptFile); string(prompt) != "Write the design.\n" {
+		t.Errorf("prompt file %q", prompt)
+	}
+	if res.ExitCode != 0 || res.Duration <= 0 || !slices.Equal(res.Argv, []string{script}) {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// TestClaude: the result field is the output, in both shapes claude
+// prints; is_error and anything not JSON are failures; --model is passed.
+func TestClaude(t *testing.T) {
+	fakeCLIs(t)
+	claude := Agent{Name: "c", Kind: Claude, Model: "opus", Args: []string{"--permission-mode", "acceptEdits"}}
+	for _, c := range []struct {
+		mode, output, report string
+		fail                 FailureKind
+		usage                *Usage
+	}{
+		{"", "seq 7 reviewer, 18 prompt bytes, args: -p --output-format json --permission-mode acceptEdits --model opus", "", "", &Usage{"s-1", 1, 0.01}},
+		{"array", "from the array", "", "", &Usage{"s-2", 2, 0.5}},
+		{"report", "wrote the report", "status: completed\n", "", &Usage{"s-4", 1, 0.01}},
+		{"error", "", "", AgentError, &Usage{"s-3", 9, 1.25}},
+		{"garbage", "", "", BadOutput, nil},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			t.Setenv("FAKE_CLAUDE", c.mode)
+			res, err := Run(t.Context(), claude, request(t))
+			if c.fail != "" {
+				failure(t, err, c.fail)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Output) != c.output || string(res.Report) != c.report || fmt.Sprint(res.Usage) != fmt.Sprint(c.usage) {
+				t.Errorf("output %q report %q usage %v", res.Output, res.Report, res.Usage)
+			}
+			if string(res.Stderr.Bytes()) != "fake claude: thinking\n" {
+				t.Errorf("stderr %q", res.Stderr.Bytes())
+			}
+		})
+	}
+}
+
+// TestCodex: the prompt goes on stdin ("-"), the output is the last
+// message codex wrote.
+func TestCodex(t *testing.T) {
+	fakeCLIs(t)
+	res, err := Run(t.Context(), Agent{Name: "x", Kind: Codex, Model: "gpt-5", Args: []string{"--sandbox", "workspace-write"}}, request(t))
+	if err != nil {
+		t.Fatal(err, string(res.Stderr.Bytes()))
+	}
+	if want := "last message of reviewer: --sandbox workspace-write --model gpt-5\n"; string(res.Output) != want {
+		t.Errorf("output %q, want %q", res.Output, want)
+	}
+	if string(res.Stderr.Bytes()) != "codex: working on 18 prompt bytes\n" || res.Argv[1] != "exec" || res.Argv[len(res.Argv)-1] != "-" {
+		t.Errorf("stderr %q argv %q", res.Stderr.Bytes(), res.Argv)
+	}
+}
+
+// childGone reports whether the process the spawner started has ended
+// (a zombie no one reaps counts as ended).
+func childGone(t *testing.T, workdir string) bool {
+	b, err := os.ReadFile(filepath.Join(workdir, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for range 200 {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// TestTimeoutKillsGroup: at its timeout the agent and the child it
+// started are killed, a child that ignores SIGTERM after the grace period.
+func TestTimeoutKillsGroup(t *testing.T) {
+	script, _ := filepath.Abs("testdata/bin/spawner")
+	for _, mode := range []string{"plain", "stubborn"} {
+		t.Run(mode, func(t *testing.T) {
+			req := request(t)
+			r := Runner{Grace: 300 * time.Millisecond}
+			res, err := r.Run(t.Context(), Agent{Kind: Command, Command: []string{script, mode}, Timeout: 300 * time.Millisecond}, req)
+			f := failure(t, err, TimedOut)
+			if f.Error() != "the agent did not finish within its timeout of 300ms: its process group was killed" {
+				t.Errorf("%q", f.Error())
+			}
+			if string(res.Stdout.Bytes()) != "started\n" || res.ExitCode != -1 || res.Duration > 5*time.Second {
+				t.Errorf("stdout %q exit %d after %s", res.Stdout.Bytes(), res.ExitCode, res.Duration)
+			}
+			if !childGone(t, req.Workdir) {
+				t.Error("the agent's child survived")
+			}
+		})
+	}
+}
+
+// TestCancel: cancelling the context kills the group too.
+func TestCancel(t *testing.T) {
+	script, _ := filepath.Abs("testdata/bin/spawner")
+	req := request(t)
+	ctx, cancel := contextWithCancelAfter(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	r := Runner{Grace: 200 * time.Millisecond}
+	_, err := r.Run(ctx, Agent{Kind: Command, Command: []string{script}}, req)
+	failure(t, err, Cancelled)
+	if !childGone(t, req.Workdir) {
+		t.Error("the agent's child survived")
+	}
+}
+
+// TestLeftBehind: a child left running when the agent exits is ended with
+// it, and does not hold the dispatch up.
+func TestLeftBehind(t *testing.T) {
+	req := request(t)
+	r := Runner{Grace: 200 * time.Millisecond}
+	res, err := r.Run(t.Context(), Agent{Kind: Command, Command: []string{"sh", "-c", `sleep 300 & echo $! >child.pid; echo done`}}, req)
+	if err != nil || string(res.Output) != "done\n" {
+		t.Fatalf("%v %q", err, res.Output)
+	}
+	if !childGone(t, req.Workdir) {
+		t.Error("the agent's child survived")
+	}
+}
+
+// TestHugeStdout: only the head and tail are kept, with the count of
+// what was cut.
+func TestHugeStdout(t *testing.T) {
+	r := Runner{MaxCapture: 1000}
+	res, err := r.Run(t.Context(), Agent{Kind: Command, Command: []string{"seq", "1000000"}}, request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for i := 1; i <= 1000000; i++ {
+		fmt.Fprintf(&all, "%d\n", i)
+	}
+	s := all.String()
+	out := res.Stdout
+	if string(out.Head) != s[:500] || string(out.Tail) != s[len(s)-500:] || out.Cut != int64(len(s)-1000) {
+		t.Errorf("head %q... tail ...%q cut %d", out.Head[:20], out.Tail[480:], out.Cut)
+	}
+	if want := s[:500] + fmt.Sprintf("\n[git-crucible: %d bytes cut here]\n", len(s)-1000) + s[len(s)-500:]; string(out.Bytes()) != want {
+		t.Error("Bytes does not say what was cut")
+	}
+}
+
+// TestCaptureWrites: the head and tail are right whatever the sizes of
+// the writes.
+func TestCaptureWrites(t *testing.T) {
+	data := []byte("abcdefghijklmnopqrstuvwxyz0123456789")
+	for _, step := range []int{1, 3, 7, 10, 36} {
+		for _, limit := range []int{4, 10, 40, 100} {
+			c := newCapture(limit)
+			for i := 0; i < len(data); i += step {
+				c.Write(data[i:min(i+step, len(data))])
+			}
+			got := c.result()
+			half := limit / 2
+			wantHead := data[:min(half, len(data))]
+			wantTail := data[len(wantHead):]
+			if len(wantTail) > half {
+				wantTail = wantTail[len(wantTail)-half:]
+			}
+			if string(got.Head) != string(wantHead) || string(got.Tail) != string(wantTail) || got.Cut != int64(len(data)-len(wantHead)-len(wantTail)) {
+				t.Errorf("step %d limit %d: %q %q %d", step, limit, got.Head, got.Tail, got.Cut)
+			}
+		}
+	}
+}
+
+// TestBadReports: a symbolic link, a FIFO and an oversized file at
+// CRUCIBLE_OUTPUT are refused, not read.
+func TestBadReports(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("do not keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		argv func(out string) []string
+		why  string
+	}{
+		{"symlink", func(out string) []string { return []string{"ln", "-s", secret, out} }, "is a symbolic link; not read"},
+		{"fifo", func(out string) []string { return []string{"mkfifo", out} }, "is not a regular file; not read"},
+		{"large", func(out string) []string { return []string{"sh", "-c", `seq 100 >"$CRUCIBLE_OUTPUT"`} }, "is 292 bytes, over the 100-byte limit"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := request(t)
+			r := Runner{MaxReport: 100}
+			res, err := r.Run(t.Context(), Agent{Kind: Command, Command: c.argv(req.Output)}, req)
+			f := failure(t, err, BadReport)
+			if f.Error() != "the agent's report "+req.Output+": "+c.why || res.Report != nil {
+				t.Errorf("%q, report %q", f.Error(), res.Report)
+			}
+		})
+	}
+}
+
+// TestExits: the failures an engine records, each with what it needs.
+func TestExits(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		kind FailureKind
+		msg  string
+		exit int
+	}{
+		{[]string{"sh", "-c", "echo partial; exit 3"}, ExitStatus, "the agent exited with status 3", 3},
+		{[]string{"sh", "-c", "kill -SEGV $$"}, Signalled, "the agent was killed by signal SIGSEGV", -1},
+		{[]string{"/nonexistent/agent"}, NotStarted, "could not start /nonexistent/agent: fork/exec /nonexistent/agent: no such file or directory", -1},
+	} {
+		res, err := Run(t.Context(), Agent{Kind: Command, Command: c.argv}, request(t))
+		if f := failure(t, err, c.kind); f.Error() != c.msg || res.ExitCode != c.exit {
+			t.Errorf("%q: %q exit %d", c.argv, f.Error(), res.ExitCode)
+		}
+	}
+}
+
+// TestManual: nothing runs; the prompt is written and the person is told
+// the command that finishes the dispatch.
+func TestManual(t *testing.T) {
+	req := request(t)
+	_, err := Run(t.Context(), Agent{Name: "manual", Kind: Manual}, req)
+	var w *Waiting
+	if !errors.As(err, &w) {
+		t.Fatalf("err = %v", err)
+	}
+	want := []string{"git", "crucible", "dispatch", "finish", "7", "--status", "completed", "--output", req.Output, "--pipeline", "build-1"}
+	if !slices.Equal(w.Finish, want) || w.PromptFile != req.PromptFile {
+		t.Errorf("%+v", w)
+	}
+	if b, _ := os.ReadFile(req.PromptFile); string(b) != string(req.Prompt) {
+		t.Errorf("prompt file %q", b)
+	}
+}
+
+// TestStaleOutput: a file already at CRUCIBLE_OUTPUT would pass for the
+// agent's report, so the dispatch does not start.
+func TestStaleOutput(t *testing.T) {
+	req := request(t)
+	if err := os.MkdirAll(filepath.Dir(req.Output), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(req.Output, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(t.Context(), Agent{Kind: Command, Command: []string{"true"}}, req)
+	if err == nil || !strings.Contains(err.Error(), "exists already") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func contextWithCancelAfter(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(d, cancel)
+	return ctx, cancel
+}
