@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"errors"
+	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"testing"
 )
 
@@ -17,7 +18,7 @@ func FuzzParse(f *testing.F) {
 	set := templates(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte("\n")) + 1
-		for path, l := range keyLines(data) {
+		for path, l := range tomlpos.Lines(data) {
 			if l < 1 || l > lines {
 				t.Fatalf("keyLines puts %s at line %d of %d", path, l, lines)
 			}

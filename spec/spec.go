@@ -149,7 +149,7 @@ type Phase struct {
 	Name   string       `json:"name"`
 	Steps  []Step       `json:"steps"`
 	Line   int          `json:"-"`
-	path   string       // in keyLines, for validation errors
+	path   string       // in tomlpos.Lines, for validation errors
 }
 
 // Step is one step. Which fields mean something depends on Kind (see the
@@ -188,7 +188,7 @@ type Step struct {
 	Steps []Step `json:"steps,omitempty"`
 
 	Line int    `json:"-"` // the line of the step's table header in Source
-	path string // in keyLines, for validation errors
+	path string // in tomlpos.Lines, for validation errors
 }
 
 //go:embed default.toml
