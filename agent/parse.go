@@ -3,8 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -55,8 +55,9 @@ func Parse(file string, data []byte) (layer, error) {
 	if err != nil {
 		return layer{}, tomlError(file, err)
 	}
+	lines := tomlpos.Lines(data)
 	bad := func(key toml.Key, format string, args ...any) error {
-		return &ConfigError{File: file, Line: keyLine(data, key), Msg: key.String() + ": " + fmt.Sprintf(format, args...)}
+		return &ConfigError{File: file, Line: tomlpos.LineOf(lines, strings.Join(key, ".")), Msg: key.String() + ": " + fmt.Sprintf(format, args...)}
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		return layer{}, bad(undecoded[0], "unknown key")
@@ -178,29 +179,3 @@ func tomlError(file string, err error) error {
 }
 
 var decodeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): (.*)$`)
-
-// keyLine finds the line where key is defined. The decoder knows but does
-// not say, except in an error: so decode again into a type that has only
-// that key, holding a value that refuses to be decoded, and read the line
-// off the error. 0 when it cannot be found.
-func keyLine(data []byte, key toml.Key) int {
-	t := reflect.TypeFor[lineProbe]()
-	for i := len(key) - 1; i >= 0; i-- {
-		if strings.ContainsAny(key[i], `,"\`) { // the tag could not name it
-			return 0
-		}
-		t = reflect.StructOf([]reflect.StructField{{Name: "F", Type: t, Tag: reflect.StructTag(`toml:"` + key[i] + `"`)}})
-	}
-	_, err := toml.Decode(string(data), reflect.New(t).Interface())
-	var pe toml.ParseError
-	if errors.As(err, &pe) && pe.Message == errProbe.Error() {
-		return pe.Position.Line
-	}
-	return 0
-}
-
-type lineProbe struct{}
-
-var errProbe = errors.New("git-crucible line probe")
-
-func (lineProbe) UnmarshalTOML(any) error { return errProbe }

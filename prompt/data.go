@@ -1,5 +1,7 @@
 package prompt
 
+import "github.com/git-crucible/git-crucible/report"
+
 // Report formats: what an agent writes at $CRUCIBLE_OUTPUT (THE AGENT
 // PROTOCOL; crucible's own output.yaml and findings formats).
 const (
@@ -41,12 +43,12 @@ type Data struct {
 	// exports its revised task list.
 	Exports []string
 
-	Task *Task // the plan task being built; nil outside Phase 3's tasks
+	Task *report.PlanTask // the plan task being built; nil outside Phase 3's tasks
 
 	// Findings are the findings a fixer answers (the round just scored);
 	// nil for every other dispatch: a fresh reviewer is never anchored on
 	// the previous round.
-	Findings *Findings
+	Findings *report.Findings
 
 	TestCommand string // the project's test command
 
@@ -58,29 +60,6 @@ type Data struct {
 type Artifact struct {
 	Name string
 	Path string
-}
-
-// Task is one task of the plan (the plan writer's exports.tasks).
-type Task struct {
-	ID        string
-	Title     string
-	Files     []string
-	DependsOn []string
-	FastGate  string // a quick check command for this task; may be empty
-}
-
-// Findings are a round's findings by severity.
-type Findings struct {
-	Fatal       []Finding
-	Significant []Finding
-	Minor       []Finding
-}
-
-// Finding is one finding of a red-team or review round.
-type Finding struct {
-	Title  string
-	File   string
-	Detail string
 }
 
 // Report says where the agent writes its report and in which format.

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -62,14 +63,12 @@ type Set struct {
 type file struct{ path, text string }
 
 // Embedded is the set of built-in templates.
-var Embedded = sync.OnceValues(func() (*Set, error) { return load("") })
+var Embedded = sync.OnceValues(func() (*Set, error) { return Load("") })
 
 // Load is the built-in templates overridden and extended by the work tree's
-// OverrideDir (absent is fine). A template that does not parse is an error
-// naming its file and line.
-func Load(workdir string) (*Set, error) { return load(workdir) }
-
-func load(workdir string) (*Set, error) {
+// OverrideDir (absent is fine; workdir "" reads none). A template that does
+// not parse is an error naming its file and line.
+func Load(workdir string) (*Set, error) {
 	files := map[string]file{}
 	entries, err := fs.ReadDir(builtin, "templates")
 	if err != nil {
@@ -92,9 +91,9 @@ func load(workdir string) (*Set, error) {
 
 // readOverrides replaces or adds files from workdir's OverrideDir.
 func readOverrides(workdir string, files map[string]file) error {
-	dir := workdir
+	dir, shown := workdir, ""
 	for _, part := range strings.Split(OverrideDir, "/") {
-		dir = filepath.Join(dir, part)
+		dir, shown = filepath.Join(dir, part), path.Join(shown, part)
 		fi, err := os.Lstat(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -102,7 +101,7 @@ func readOverrides(workdir string, files map[string]file) error {
 			return err
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("%s: is not a directory (a symbolic link?); %w", rel(workdir, dir), ErrRefused)
+			return fmt.Errorf("%s: is not a directory (a symbolic link?); %w", shown, ErrRefused)
 		}
 	}
 	entries, err := os.ReadDir(dir)
@@ -129,13 +128,6 @@ func readOverrides(workdir string, files map[string]file) error {
 		files[name] = file{display, string(b)}
 	}
 	return nil
-}
-
-func rel(base, path string) string {
-	if r, err := filepath.Rel(base, path); err == nil {
-		return filepath.ToSlash(r)
-	}
-	return path
 }
 
 var funcs = template.FuncMap{"join": strings.Join}

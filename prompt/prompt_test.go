@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/git-crucible/git-crucible/report"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.md")
@@ -35,7 +37,7 @@ func sample(name string) Data {
 	case "implementer":
 		d.Phase, d.PhaseName = 3, "Execute"
 		d.Inputs = map[string]string{"design": design, "plan": "docs/plan.md"}
-		d.Task = &Task{ID: "task-2", Title: "status --json prints the state", Files: []string{"cmd/status.go", "cmd/status_test.go"},
+		d.Task = &report.PlanTask{ID: "task-2", Title: "status --json prints the state", Files: []string{"cmd/status.go", "cmd/status_test.go"},
 			DependsOn: []string{"task-1"}, FastGate: "go test ./cmd/"}
 	case "plan-reviewer":
 		d.Phase, d.PhaseName, d.Round, d.MaxRounds = 2, "Plan", 2, 15
@@ -46,7 +48,7 @@ func sample(name string) Data {
 		d.Phase, d.PhaseName, d.Round, d.MaxRounds = 3, "Execute", 1, 15
 		d.Inputs = map[string]string{"design": design, "plan": "docs/plan.md"}
 		d.Artifact = Artifact{Name: "diff", Path: ".git/crucible/dispatch/9/diff.patch"}
-		d.Task = &Task{ID: "task-1", Title: "the JSON encoder"}
+		d.Task = &report.PlanTask{ID: "task-1", Title: "the JSON encoder"}
 		d.Report.Format = ReportFindings
 	case "red-team":
 		d.Round, d.MaxRounds = 3, 15
@@ -57,9 +59,9 @@ func sample(name string) Data {
 		d.Inputs["design"] = design
 		d.Artifact = Artifact{Name: "plan", Path: "docs/plan.md"}
 		d.Exports = []string{"tasks"}
-		d.Findings = &Findings{
-			Fatal:       []Finding{{Title: "no task delivers criterion 3", File: "docs/plan.md", Detail: "--json on an empty repository is never planned"}},
-			Significant: []Finding{{Title: "task-2 has no fast gate", Detail: "every task needs one"}},
+		d.Findings = &report.Findings{
+			Fatal:       []report.Finding{{Title: "no task delivers criterion 3", File: "docs/plan.md", Detail: "--json on an empty repository is never planned"}},
+			Significant: []report.Finding{{Title: "task-2 has no fast gate", Detail: "every task needs one"}},
 		}
 	}
 	return d
@@ -183,7 +185,7 @@ func TestRenderErrors(t *testing.T) {
 	}
 	d := sample("design-writer")
 	_, err = set.Render("implementer", d)
-	if want := `template: .crucible/templates/implementer.md:2:7: executing ".crucible/templates/implementer.md" at <.Task.ID>: nil pointer evaluating *prompt.Task.ID`; err == nil || err.Error() != want {
+	if want := `template: .crucible/templates/implementer.md:2:7: executing ".crucible/templates/implementer.md" at <.Task.ID>: nil pointer evaluating *report.PlanTask.ID`; err == nil || err.Error() != want {
 		t.Errorf("nil task: %v\nwant %s", err, want)
 	}
 	_, err = set.Render("fixer", d)
@@ -245,4 +247,56 @@ func TestOverrideRefused(t *testing.T) {
 			t.Errorf("Load: %v, want a refused FIFO", err)
 		}
 	})
+}
+
+// yamlBlocks are the ```yaml blocks of a rendered prompt.
+func yamlBlocks(prompt string) []string {
+	var blocks []string
+	for _, part := range strings.Split(prompt, "```yaml\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		blocks = append(blocks, block)
+	}
+	return blocks
+}
+
+// TestReportShapesParse: the report shape each built-in prompt shows is a
+// report the engine accepts (package report), so an agent that copies it
+// and fills it in writes a parseable report.
+func TestReportShapesParse(t *testing.T) {
+	set, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range set.Names() {
+		out, err := set.Render(name, sample(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := yamlBlocks(out)
+		if len(blocks) == 0 {
+			t.Errorf("%s shows no report shape", name)
+			continue
+		}
+		shape := []byte(blocks[0])
+		if sample(name).Report.Format == ReportFindings {
+			f, err := report.ParseFindings(shape)
+			if err != nil || len(f.Fatal) != 1 || f.Fatal[0].Title != "one line naming the problem" {
+				t.Errorf("%s: findings shape: %+v, %v", name, f, err)
+			}
+			continue
+		}
+		task, err := report.ParseTask(shape)
+		if err != nil || task.Status != report.Completed {
+			t.Errorf("%s: task shape: %+v, %v", name, task, err)
+		}
+		if !strings.Contains(blocks[0], "  tasks: []") {
+			continue
+		}
+		// The plan's task list: the shape with the example list in its exports.
+		withTasks := strings.Replace(blocks[0], "exports:                   # values later steps need\n  tasks: []  # the plan's task list: format below\n", blocks[1], 1)
+		plan, err := report.ParsePlan([]byte(withTasks))
+		if tasks := plan.Tasks(); err != nil || len(tasks) != 1 || tasks[0].ID != "task-1" || tasks[0].FastGate != "go test ./path/" {
+			t.Errorf("%s: tasks shape: %+v, %v\n%s", name, tasks, err, withTasks)
+		}
+	}
 }

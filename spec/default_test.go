@@ -3,12 +3,17 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/git-crucible/git-crucible/report"
+
 	"github.com/git-crucible/git-crucible/prompt"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/default.golden")
 
 func templates(t testing.TB) *prompt.Set {
 	t.Helper()
@@ -70,7 +75,7 @@ func TestDefaultRenders(t *testing.T) {
 			d.Inputs[in] = "in/" + in
 		}
 		if l.Parent != nil {
-			d.Task = &prompt.Task{ID: "task-1", Title: "t"}
+			d.Task = &report.PlanTask{ID: "task-1", Title: "t"}
 		}
 		if !s.Rounds() {
 			if _, err := set.Render(s.Template, d); err != nil {
@@ -85,7 +90,7 @@ func TestDefaultRenders(t *testing.T) {
 			t.Errorf("step %s, round: %v", s.ID, err)
 		}
 		fix := d
-		fix.Role, fix.Findings = s.Fixer, &prompt.Findings{Fatal: []prompt.Finding{{Title: "x"}}}
+		fix.Role, fix.Findings = s.Fixer, &report.Findings{Fatal: []report.Finding{{Title: "x"}}}
 		if _, err := set.Render(s.FixTemplate, fix); err != nil {
 			t.Errorf("step %s, fix: %v", s.ID, err)
 		}

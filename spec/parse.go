@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"math"
 	"sort"
 	"strconv"
@@ -61,9 +62,17 @@ func Load(path string, templates *prompt.Set) (*Spec, error) {
 }
 
 // Parse decodes and validates a spec; source names it in errors. Every
-// template a step names must be one of templates' (Has). The error is an
-// *Error listing every problem found with its line.
+// template a step names must be one of templates' (Has); nil means the
+// built-in ones. The error is an *Error listing every problem found with
+// its line.
 func Parse(data []byte, source string, templates *prompt.Set) (*Spec, error) {
+	if templates == nil {
+		set, err := prompt.Embedded()
+		if err != nil {
+			return nil, err
+		}
+		templates = set
+	}
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
@@ -72,7 +81,7 @@ func Parse(data []byte, source string, templates *prompt.Set) (*Spec, error) {
 		}
 		return nil, &Error{Source: source, Problems: []Problem{{0, err.Error()}}}
 	}
-	d := &decoder{lines: keyLines(data)}
+	d := &decoder{lines: tomlpos.Lines(data)}
 	sp := d.spec(raw)
 	sp.Source = source
 	if len(d.problems) == 0 {
@@ -95,7 +104,7 @@ type decoder struct {
 }
 
 func (d *decoder) errorf(path string, format string, args ...any) {
-	d.problems = append(d.problems, Problem{lineOf(d.lines, path), fmt.Sprintf(format, args...)})
+	d.problems = append(d.problems, Problem{tomlpos.LineOf(d.lines, path), fmt.Sprintf(format, args...)})
 }
 
 // Keys of each table; a step's are common plus its kind's.
@@ -132,7 +141,7 @@ func (d *decoder) unknown(m map[string]any, path, what string, allowed ...[]stri
 	}
 	sort.Strings(bad)
 	for _, k := range bad {
-		d.errorf(join(path, k), "unknown key %q %s", k, what)
+		d.errorf(tomlpos.Join(path, k), "unknown key %q %s", k, what)
 	}
 }
 
@@ -145,7 +154,7 @@ func (d *decoder) spec(raw map[string]any) *Spec {
 	for i, m := range d.tables(raw, "", "phases") {
 		path := "phases." + strconv.Itoa(i)
 		d.unknown(m, path, "in a phase (it has number, name and steps)", phaseKeys)
-		p := Phase{Line: lineOf(d.lines, path), path: path}
+		p := Phase{Line: tomlpos.LineOf(d.lines, path), path: path}
 		if n, ok := d.integer(m, path, "number"); ok {
 			p.Number = ledger.Phase(n)
 		}
@@ -168,14 +177,14 @@ func (d *decoder) steps(m map[string]any, path string) []Step {
 }
 
 func (d *decoder) step(m map[string]any, path string) Step {
-	s := Step{Line: lineOf(d.lines, path), path: path, ID: d.str(m, path, "id"), Kind: Kind(d.str(m, path, "kind"))}
+	s := Step{Line: tomlpos.LineOf(d.lines, path), path: path, ID: d.str(m, path, "id"), Kind: Kind(d.str(m, path, "kind"))}
 	allowed, ok := kindKeys[s.Kind]
 	switch {
 	case s.Kind == "":
 		d.errorf(path, "a step needs a kind (%s)", kindList())
 		return s
 	case !ok:
-		d.errorf(join(path, "kind"), "unknown step kind %q (%s)", s.Kind, kindList())
+		d.errorf(tomlpos.Join(path, "kind"), "unknown step kind %q (%s)", s.Kind, kindList())
 		return s
 	}
 	d.unknown(m, path, "in a "+string(s.Kind)+" step", commonKeys, allowed)
@@ -237,7 +246,7 @@ func (d *decoder) str(m map[string]any, path, key string) string {
 	}
 	s, ok := v.(string)
 	if !ok {
-		d.errorf(join(path, key), "%s must be a string", key)
+		d.errorf(tomlpos.Join(path, key), "%s must be a string", key)
 	}
 	return s
 }
@@ -249,7 +258,7 @@ func (d *decoder) boolean(m map[string]any, path, key string) bool {
 	}
 	b, ok := v.(bool)
 	if !ok {
-		d.errorf(join(path, key), "%s must be true or false", key)
+		d.errorf(tomlpos.Join(path, key), "%s must be true or false", key)
 	}
 	return b
 }
@@ -261,7 +270,7 @@ func (d *decoder) integer(m map[string]any, path, key string) (int, bool) {
 	}
 	n, ok := v.(int64)
 	if !ok || n < -1<<31 || n > 1<<31-1 {
-		d.errorf(join(path, key), "%s must be an integer", key)
+		d.errorf(tomlpos.Join(path, key), "%s must be an integer", key)
 		return 0, false
 	}
 	return int(n), true
@@ -280,7 +289,7 @@ func (d *decoder) strList(m map[string]any, path, key string) []string {
 		out = append(out, s)
 	}
 	if !ok {
-		d.errorf(join(path, key), "%s must be a list of strings", key)
+		d.errorf(tomlpos.Join(path, key), "%s must be a list of strings", key)
 		return nil
 	}
 	return out
@@ -299,7 +308,7 @@ func (d *decoder) strMap(m map[string]any, path, key string) map[string]string {
 		out[k] = s
 	}
 	if !ok {
-		d.errorf(join(path, key), "%s must be a table of strings (name = \"path\")", key)
+		d.errorf(tomlpos.Join(path, key), "%s must be a table of strings (name = \"path\")", key)
 		return nil
 	}
 	return out
@@ -323,7 +332,7 @@ func (d *decoder) tables(m map[string]any, path, key string) []map[string]any {
 		out = append(out, t)
 	}
 	if !ok {
-		d.errorf(join(path, key), "%s must be an array of tables ([[%s]])", key, strings.TrimLeft(join(stripIndexes(path), key), "."))
+		d.errorf(tomlpos.Join(path, key), "%s must be an array of tables ([[%s]])", key, strings.TrimLeft(tomlpos.Join(stripIndexes(path), key), "."))
 		return nil
 	}
 	return out

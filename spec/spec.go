@@ -89,16 +89,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/ledger"
-	"github.com/git-crucible/git-crucible/prompt"
 )
 
 // OverridePath is where a work tree keeps its own spec.
 const OverridePath = ".crucible/pipeline.toml"
 
-// DefaultMaxRounds is the 15-round breaker of gates and review loops, and
-// the most a spec may allow.
-const DefaultMaxRounds = 15
+// DefaultMaxRounds is the breaker of gates and review loops (package
+// gate's, 15), and the most a spec may allow.
+const DefaultMaxRounds = gate.DefaultMaxRounds
 
 // Diff is the built-in artifact: the change under review.
 const Diff = "diff"
@@ -149,7 +149,7 @@ type Phase struct {
 	Name   string       `json:"name"`
 	Steps  []Step       `json:"steps"`
 	Line   int          `json:"-"`
-	path   string       // in keyLines, for validation errors
+	path   string       // in tomlpos.Lines, for validation errors
 }
 
 // Step is one step. Which fields mean something depends on Kind (see the
@@ -188,7 +188,7 @@ type Step struct {
 	Steps []Step `json:"steps,omitempty"`
 
 	Line int    `json:"-"` // the line of the step's table header in Source
-	path string // in keyLines, for validation errors
+	path string // in tomlpos.Lines, for validation errors
 }
 
 //go:embed default.toml
@@ -197,13 +197,7 @@ var defaultTOML []byte
 // DefaultSource names the embedded default in errors.
 const DefaultSource = "<built-in>/default.toml"
 
-var parsedDefault = sync.OnceValues(func() (*Spec, error) {
-	set, err := prompt.Embedded()
-	if err != nil {
-		return nil, err
-	}
-	return Parse(defaultTOML, DefaultSource, set)
-})
+var parsedDefault = sync.OnceValues(func() (*Spec, error) { return Parse(defaultTOML, DefaultSource, nil) })
 
 // Default is the embedded default spec. Its validity is a test's business:
 // an error here means a broken build.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -55,7 +56,7 @@ func (v *validator) phases(sp *Spec) {
 	seen := map[ledger.Phase]int{} // phase -> line of its number
 	last := ledger.Phase(0)
 	for _, p := range sp.Phases {
-		at := join(p.path, "number")
+		at := tomlpos.Join(p.path, "number")
 		switch {
 		case p.Number == 0:
 			v.errorf(p.path, "a phase needs a number (1-4)")
@@ -69,7 +70,7 @@ func (v *validator) phases(sp *Spec) {
 		case p.Number < last:
 			v.errorf(at, "phase %d comes after phase %d: phases go 1, 2, 3, 4 in order", p.Number, last)
 		}
-		seen[p.Number] = max(1, lineOf(v.lines, at))
+		seen[p.Number] = max(1, tomlpos.LineOf(v.lines, at))
 		last = max(last, p.Number)
 	}
 	for _, n := range ledger.Phases {
@@ -97,7 +98,7 @@ func (v *validator) phaseShape(p *Phase) {
 	}
 	if !p.Number.HasQualityGate() {
 		for _, g := range gates {
-			v.errorf(join(g.path, "kind"), "%s has no quality gate: it ends COMPLETE when its tasks are done", name)
+			v.errorf(tomlpos.Join(g.path, "kind"), "%s has no quality gate: it ends COMPLETE when its tasks are done", name)
 		}
 		if len(tasks) == 0 {
 			v.errorf(p.path, "%s needs a tasks step", name)
@@ -107,11 +108,11 @@ func (v *validator) phaseShape(p *Phase) {
 	}
 	for _, extra := range gates[min(1, len(gates)):] {
 		if p.Number.HasQualityGate() {
-			v.errorf(join(extra.path, "kind"), "%s has a second gate (the first at line %d): one gate gives a phase its verdict", name, gates[0].Line)
+			v.errorf(tomlpos.Join(extra.path, "kind"), "%s has a second gate (the first at line %d): one gate gives a phase its verdict", name, gates[0].Line)
 		}
 	}
 	for _, extra := range tasks[min(1, len(tasks)):] {
-		v.errorf(join(extra.path, "kind"), "%s has a second tasks step (the first at line %d)", name, tasks[0].Line)
+		v.errorf(tomlpos.Join(extra.path, "kind"), "%s has a second tasks step (the first at line %d)", name, tasks[0].Line)
 	}
 	if p.Number == ledger.Completion && len(gates) > 0 {
 		if last := &p.Steps[len(p.Steps)-1]; last != gates[len(gates)-1] {
@@ -123,7 +124,7 @@ func (v *validator) phaseShape(p *Phase) {
 func (v *validator) step(p *Phase, s *Step, parent *Step) {
 	v.id(s)
 	if parent != nil && !inTasks[s.Kind] {
-		v.errorf(join(s.path, "kind"), "%s steps cannot run per task (inside tasks: dispatch, review-loop, run and checkpoint)", s.Kind)
+		v.errorf(tomlpos.Join(s.path, "kind"), "%s steps cannot run per task (inside tasks: dispatch, review-loop, run and checkpoint)", s.Kind)
 	}
 	switch s.Kind {
 	case Dispatch:
@@ -132,7 +133,7 @@ func (v *validator) step(p *Phase, s *Step, parent *Step) {
 		v.inputs(s)
 		v.declare(s, parent)
 		if s.SkipIfExists && len(s.Outputs) == 0 {
-			v.errorf(join(s.path, "skip-if-exists"), "skip-if-exists needs outputs: it skips the step when they all exist")
+			v.errorf(tomlpos.Join(s.path, "skip-if-exists"), "skip-if-exists needs outputs: it skips the step when they all exist")
 		}
 	case Gate, ReviewLoop:
 		v.role(s, "role", s.Role)
@@ -142,17 +143,17 @@ func (v *validator) step(p *Phase, s *Step, parent *Step) {
 		v.inputs(s)
 		v.file(s, "artifact", s.Artifact)
 		if s.MaxRounds < 1 || s.MaxRounds > DefaultMaxRounds {
-			v.errorf(join(s.path, "max-rounds"), "max-rounds %d is out of range 1-%d", s.MaxRounds, DefaultMaxRounds)
+			v.errorf(tomlpos.Join(s.path, "max-rounds"), "max-rounds %d is out of range 1-%d", s.MaxRounds, DefaultMaxRounds)
 		}
 	case Run:
 		switch {
 		case s.Command == "":
 			v.errorf(s.path, "a run step needs a command (a shell command, %q, %q or %q)", CommandTest, CommandAcceptance, CommandFastGate)
 		case s.Command == CommandFastGate && parent == nil:
-			v.errorf(join(s.path, "command"), "command %q runs a task's fast gate: only inside tasks", CommandFastGate)
+			v.errorf(tomlpos.Join(s.path, "command"), "command %q runs a task's fast gate: only inside tasks", CommandFastGate)
 		}
 		if s.Expect != ExpectPass && s.Expect != ExpectFail {
-			v.errorf(join(s.path, "expect"), "expect %q is not %q or %q", s.Expect, ExpectPass, ExpectFail)
+			v.errorf(tomlpos.Join(s.path, "expect"), "expect %q is not %q or %q", s.Expect, ExpectPass, ExpectFail)
 		}
 	case Checkpoint:
 		name := s.Name
@@ -163,18 +164,18 @@ func (v *validator) step(p *Phase, s *Step, parent *Step) {
 		case s.Name == "":
 			v.errorf(s.path, "a checkpoint step needs a name")
 		case parent == nil && strings.Contains(s.Name, TaskPlaceholder):
-			v.errorf(join(s.path, "name"), "checkpoint name %q: %s is the task id, only inside tasks", s.Name, TaskPlaceholder)
+			v.errorf(tomlpos.Join(s.path, "name"), "checkpoint name %q: %s is the task id, only inside tasks", s.Name, TaskPlaceholder)
 		case !validReason.MatchString(name):
-			v.errorf(join(s.path, "name"), "checkpoint name %q: want letters, digits, '.', '_', '-' (and %s inside tasks)", s.Name, TaskPlaceholder)
+			v.errorf(tomlpos.Join(s.path, "name"), "checkpoint name %q: want letters, digits, '.', '_', '-' (and %s inside tasks)", s.Name, TaskPlaceholder)
 		}
 	case Tasks:
 		if p.Number != ledger.Execute {
-			v.errorf(join(s.path, "kind"), "a tasks step belongs in phase 3 (Execute), not phase %d", p.Number)
+			v.errorf(tomlpos.Join(s.path, "kind"), "a tasks step belongs in phase 3 (Execute), not phase %d", p.Number)
 		}
 		if s.From == "" {
 			v.errorf(s.path, "a tasks step needs from: the export holding the plan's task list")
 		} else if a, ok := v.artifacts[s.From]; !ok || !a.export {
-			v.errorf(join(s.path, "from"), "from %q is not an export of an earlier step (exports = [%q])", s.From, s.From)
+			v.errorf(tomlpos.Join(s.path, "from"), "from %q is not an export of an earlier step (exports = [%q])", s.From, s.From)
 		}
 		if len(s.Steps) == 0 {
 			v.errorf(s.path, "a tasks step needs steps ([[phases.steps.steps]]) to run per task")
@@ -186,7 +187,7 @@ func (v *validator) step(p *Phase, s *Step, parent *Step) {
 }
 
 func (v *validator) id(s *Step) {
-	at := join(s.path, "id")
+	at := tomlpos.Join(s.path, "id")
 	switch first, dup := v.ids[s.ID]; {
 	case s.ID == "":
 		v.errorf(s.path, "a step needs an id")
@@ -195,7 +196,7 @@ func (v *validator) id(s *Step) {
 	case dup:
 		v.errorf(at, "duplicate step id %q (first at line %d)", s.ID, first)
 	default:
-		v.ids[s.ID] = lineOf(v.lines, at)
+		v.ids[s.ID] = tomlpos.LineOf(v.lines, at)
 	}
 }
 
@@ -204,7 +205,7 @@ func (v *validator) role(s *Step, key, role string) {
 	case role == "":
 		v.errorf(s.path, "a %s step needs a %s", s.Kind, key)
 	case !validName.MatchString(role):
-		v.errorf(join(s.path, key), "%s %q: want lower-case letters, digits and dashes", key, role)
+		v.errorf(tomlpos.Join(s.path, key), "%s %q: want lower-case letters, digits and dashes", key, role)
 	}
 }
 
@@ -213,7 +214,7 @@ func (v *validator) template(s *Step, key, name string) {
 	case name == "":
 		v.errorf(s.path, "a %s step needs a %s", s.Kind, key)
 	case !v.templates.Has(name):
-		v.errorf(join(s.path, key), "unknown template %q (there are: %s)", name, strings.Join(v.templates.Names(), ", "))
+		v.errorf(tomlpos.Join(s.path, key), "unknown template %q (there are: %s)", name, strings.Join(v.templates.Names(), ", "))
 	}
 }
 
@@ -221,7 +222,7 @@ func (v *validator) template(s *Step, key, name string) {
 func (v *validator) inputs(s *Step) {
 	for _, in := range s.Inputs {
 		if _, ok := v.artifacts[in]; !ok && in != Diff {
-			v.errorf(join(s.path, "inputs"), "input %q is not an output or export of an earlier step (nor %q)", in, Diff)
+			v.errorf(tomlpos.Join(s.path, "inputs"), "input %q is not an output or export of an earlier step (nor %q)", in, Diff)
 		}
 	}
 }
@@ -234,9 +235,9 @@ func (v *validator) file(s *Step, key, name string) {
 		v.errorf(s.path, "a %s step needs an %s: the file it reviews (an earlier output, or %q)", s.Kind, key, Diff)
 	case name == Diff:
 	case !ok:
-		v.errorf(join(s.path, key), "%s %q is not an output of an earlier step (nor %q)", key, name, Diff)
+		v.errorf(tomlpos.Join(s.path, key), "%s %q is not an output of an earlier step (nor %q)", key, name, Diff)
 	case a.export:
-		v.errorf(join(s.path, key), "%s %q is an export, not a file to review", key, name)
+		v.errorf(tomlpos.Join(s.path, key), "%s %q is an export, not a file to review", key, name)
 	}
 }
 
@@ -247,20 +248,20 @@ func (v *validator) declare(s *Step, parent *Step) {
 		return
 	}
 	add := func(key, name string, export bool) {
-		at := join(s.path, key)
+		at := tomlpos.Join(s.path, key)
 		switch first, dup := v.artifacts[name]; {
 		case !validName.MatchString(name) || name == Diff:
 			v.errorf(at, "artifact name %q: want lower-case letters, digits and dashes, and not %q", name, Diff)
 		case dup:
 			v.errorf(at, "artifact %q is declared twice (first at line %d)", name, first.line)
 		default:
-			v.artifacts[name] = artifact{export: export, line: lineOf(v.lines, at)}
+			v.artifacts[name] = artifact{export: export, line: tomlpos.LineOf(v.lines, at)}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Outputs)) {
 		path := s.Outputs[name]
 		if !filepath.IsLocal(path) || filepath.ToSlash(filepath.Clean(path)) != path || isGitPath(path) {
-			v.errorf(join(s.path, "outputs"), "output %s = %q: want a clean relative path inside the work tree, outside .git", name, path)
+			v.errorf(tomlpos.Join(s.path, "outputs"), "output %s = %q: want a clean relative path inside the work tree, outside .git", name, path)
 		}
 		add("outputs", name, false)
 	}

@@ -1,18 +1,20 @@
-package spec
+// Package tomlpos finds the line of each key of a TOML document: BurntSushi's
+// decoder says which keys it met, not where, and an error must name its line.
+package tomlpos
 
 import (
 	"strconv"
 	"strings"
 )
 
-// keyLines maps every table and key of a TOML document to its line, for
+// Lines maps every table and key of a TOML document to its line, for
 // errors in what BurntSushi's decoder accepted (its MetaData has key order
 // but no positions). A path joins the keys with dots and an array of
 // tables' element index after its key: "phases.0.steps.2.kind". Keys inside
-// inline tables and inline arrays are not listed: lineOf falls back to the
+// inline tables and inline arrays are not listed: LineOf falls back to the
 // enclosing key. The scanner never fails: on text it does not understand
 // it skips to the next line.
-func keyLines(src []byte) map[string]int {
+func Lines(src []byte) map[string]int {
 	s := &scanner{src: src, line: 1, lines: map[string]int{}, arrays: map[string]int{}}
 	s.run()
 	return s.lines
@@ -81,7 +83,7 @@ func (s *scanner) header() {
 		s.record(s.table)
 		return
 	}
-	path := join(s.resolve(keys[:len(keys)-1]), keys[len(keys)-1])
+	path := Join(s.resolve(keys[:len(keys)-1]), keys[len(keys)-1])
 	idx, seen := s.arrays[path]
 	if seen {
 		idx++
@@ -97,7 +99,7 @@ func (s *scanner) header() {
 func (s *scanner) resolve(keys []string) string {
 	path := ""
 	for _, k := range keys {
-		path = join(path, k)
+		path = Join(path, k)
 		if idx, ok := s.arrays[path]; ok {
 			path += "." + strconv.Itoa(idx)
 		}
@@ -105,7 +107,8 @@ func (s *scanner) resolve(keys []string) string {
 	return path
 }
 
-func join(a, b string) string {
+// Join is the path of key b inside path a, as Lines names it.
+func Join(a, b string) string {
 	if a == "" {
 		return b
 	}
@@ -120,7 +123,7 @@ func (s *scanner) keyValue() {
 	}
 	path := s.table
 	for _, k := range keys {
-		path = join(path, k)
+		path = Join(path, k)
 	}
 	s.record(path)
 	s.pos++
@@ -238,9 +241,9 @@ func (s *scanner) str() {
 	}
 }
 
-// lineOf is the line of path, or of its nearest listed ancestor; 0 when
+// LineOf is the line of path, or of its nearest listed ancestor; 0 when
 // none is listed.
-func lineOf(lines map[string]int, path string) int {
+func LineOf(lines map[string]int, path string) int {
 	for {
 		if l, ok := lines[path]; ok {
 			return l

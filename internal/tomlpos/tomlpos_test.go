@@ -1,4 +1,4 @@
-package spec
+package tomlpos
 
 import (
 	"reflect"
@@ -38,13 +38,13 @@ number = 2
 		"phases.0.steps.1.extra": 19, "phases.0.steps.1.extra.k": 20,
 		"phases.1": 21, "phases.1.number": 22, "phases.1.steps": 23, "phases.1.steps.0": 23, "phases.1.steps.0.a.b": 24,
 	}
-	if got := keyLines([]byte(src)); !reflect.DeepEqual(got, want) {
-		t.Errorf("keyLines:\n got %v\nwant %v", got, want)
+	if got := Lines([]byte(src)); !reflect.DeepEqual(got, want) {
+		t.Errorf("Lines:\n got %v\nwant %v", got, want)
 	}
-	if got := lineOf(want, "phases.0.steps.0.outputs.more"); got != 11 {
+	if got := LineOf(want, "phases.0.steps.0.outputs.more"); got != 11 {
 		t.Errorf("an inline table's key falls back to its table's line: %d", got)
 	}
-	if got := lineOf(want, "nowhere"); got != 0 {
-		t.Errorf("lineOf(unknown) = %d", got)
+	if got := LineOf(want, "nowhere"); got != 0 {
+		t.Errorf("LineOf(unknown) = %d", got)
 	}
 }

@@ -1,5 +1,0 @@
-package spec
-
-import "flag"
-
-var update = flag.Bool("update", false, "rewrite testdata/default.golden")
