@@ -26,7 +26,7 @@ func shAgent(script string) agent.Agent {
 
 // newEngine is an engine on a new pipeline of a hermetic repository,
 // every role played by a.
-func newEngine(t *testing.T, a agent.Agent) *Engine {
+func newEngine(t testing.TB, a agent.Agent) *Engine {
 	t.Helper()
 	dir := gittest.Init(t)
 	t.Chdir(dir)
