@@ -86,11 +86,11 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		return engineError(out, err)
 	}
 	runner := e.Runner
-	var ownerErr error
 	runner.Started = func(pid int) {
 		o := newOwner(pid)
 		o.Deadline = time.Now().Add(agentTimeout(a) + runner.GracePeriod())
-		ownerErr = writeJSON(filepath.Join(dir, ownerFile), o)
+		// Not written, it leaves a successor the agent's environment to find it by.
+		writeJSON(filepath.Join(dir, ownerFile), o)
 	}
 	res, err := runner.Run(ctx, a, agent.Request{Prompt: d.Prompt, PromptFile: filepath.Join(dir, promptFile),
 		Output: filepath.Join(dir, reportFile), Workdir: e.Workdir, Pipeline: e.ID, Seq: seq, Role: d.Role,
@@ -108,9 +108,6 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		out.Output = res.Output
 	}
 	ex := exitOf(res, err)
-	if err == nil && ownerErr != nil {
-		ex = exitRecord{Status: "error", Summary: "recording the agent's process: " + ownerErr.Error()}
-	}
 	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
 	if out.Report == nil && out.Output != nil {
 		if err := os.WriteFile(filepath.Join(dir, stdoutFile), out.Output, 0o644); err != nil {

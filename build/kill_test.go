@@ -305,7 +305,7 @@ func assertNothingLeft(t *testing.T, repo *gitext.Repo, id string) {
 		}
 	}
 	for seq := 1; seq < 200; seq++ {
-		if procs := agentProcesses(id, seq); len(procs) > 0 {
+		if procs := agentProcesses(id, seq, repo.WorkTree); len(procs) > 0 {
 			t.Errorf("agent of dispatch %d still runs: %v", seq, procs)
 		}
 	}

@@ -44,16 +44,18 @@ func (o ownerRecord) alive() bool {
 }
 
 // agentProcesses are the running processes that carry dispatch seq of
-// pipeline id in their environment: its agent and whatever that started.
-// They find an agent that started in the moment before its owner record
-// was written. Processes of other users are not readable, nor ours.
-func agentProcesses(id string, seq int) []int {
+// pipeline id, working in workdir, in their environment: its agent and
+// whatever that started. They find an agent that started in the moment
+// before its owner record was written. Processes of other users are not
+// readable, nor ours.
+func agentProcesses(id string, seq int, workdir string) []int {
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
 	pipelineVar := []byte("\x00CRUCIBLE_PIPELINE=" + id + "\x00")
 	seqVar := []byte("\x00CRUCIBLE_SEQ=" + strconv.Itoa(seq) + "\x00")
+	workdirVar := []byte("\x00CRUCIBLE_WORKDIR=" + workdir + "\x00")
 	var out []int
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
@@ -65,7 +67,7 @@ func agentProcesses(id string, seq int) []int {
 			continue
 		}
 		env = append(append([]byte{0}, env...), 0) // every variable between NULs, the first too
-		if !bytes.Contains(env, pipelineVar) || !bytes.Contains(env, seqVar) {
+		if !bytes.Contains(env, pipelineVar) || !bytes.Contains(env, seqVar) || !bytes.Contains(env, workdirVar) {
 			continue
 		}
 		if state, _, ok := procStat(pid); ok && running(state) {

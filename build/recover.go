@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,49 +57,64 @@ func (e *Engine) Recover(ctx context.Context) ([]Recovered, error) {
 // settle finishes dispatch r from what its run directory and processes say.
 func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 	dir := e.RunDir(r.Seq)
-	out := Outcome{Seq: r.Seq, Recovered: Adopted}
 	if exists(filepath.Join(dir, waitingFile)) {
-		out.Status, out.Recovered = StatusWaiting, ""
-		return out, nil
+		return Outcome{Seq: r.Seq, Status: StatusWaiting}, nil
 	}
 	var ex exitRecord
 	ended, err := readJSON(filepath.Join(dir, exitFile), &ex)
 	if err != nil {
-		return out, fmt.Errorf("dispatch %d: %s: %w", r.Seq, exitFile, err)
+		return Outcome{}, fmt.Errorf("dispatch %d: %s: %w", r.Seq, exitFile, err)
 	}
-	timedOut := false
 	if !ended {
-		waited, late, err := e.waitForAgent(ctx, r)
-		if err != nil {
-			return out, err
+		if ex, err = e.await(ctx, r); err != nil {
+			return Outcome{}, err
 		}
-		if waited {
-			out.Recovered = Waited
+		// Kept, so that a resume killed before the finish is recorded settles it the same way.
+		if err := writeJSON(filepath.Join(dir, exitFile), ex); err != nil {
+			return Outcome{}, err
 		}
-		timedOut = late
 	}
-	if out.Report, err = readKept(dir, reportFile); err != nil {
-		return out, fmt.Errorf("dispatch %d: %w", r.Seq, err)
+	out := Outcome{Seq: r.Seq, Status: ex.Status, Summary: ex.Summary, Failure: ex.Failure, Recovered: ex.Recovered}
+	if out.Recovered == "" { // the engine's own record: it saw the agent end
+		out.Recovered = Adopted
+	}
+	if out.Report, err = readKept(dir, reportFile, maxReport); err != nil && !errors.Is(err, errNotKept) {
+		return Outcome{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
 	}
 	out.Output = out.Report
-	switch {
-	case ended:
-		out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
-		if out.Output == nil {
-			if out.Output, err = readKept(dir, stdoutFile); err != nil {
-				return out, fmt.Errorf("dispatch %d: %w", r.Seq, err)
-			}
+	if out.Output == nil {
+		if out.Output, err = readKept(dir, stdoutFile, maxStdout); err != nil {
+			return Outcome{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
 		}
-	case timedOut:
-		out.Status, out.Failure = "failed", "timeout"
-		out.Summary = "the agent did not finish within its timeout after the engine stopped: its process group was killed"
-	case out.Report != nil:
-		// Its exit status died with the engine: the report says how it went.
-		out.Status, out.Summary = "completed", fmt.Sprintf("report of %d bytes", len(out.Report))
-	default:
-		out.Status, out.Summary, out.Recovered = "error", InterruptedSummary, Interrupted
 	}
 	return out, e.finish(ctx, out)
+}
+
+// await is how dispatch r ended when the engine that ran it did not see
+// it end: it waits for the agent if it still runs, then reads its report.
+func (e *Engine) await(ctx context.Context, r Record) (exitRecord, error) {
+	waited, late, err := e.waitForAgent(ctx, r)
+	if err != nil {
+		return exitRecord{}, err
+	}
+	how := Adopted
+	if waited {
+		how = Waited
+	}
+	report, err := readKept(e.RunDir(r.Seq), reportFile, maxReport)
+	switch {
+	case late:
+		return exitRecord{Status: "failed", Failure: string(agent.TimedOut), Recovered: Waited,
+			Summary: "the agent did not finish within its timeout after the engine stopped: its process group was killed"}, nil
+	case errors.Is(err, errNotKept):
+		return exitRecord{Status: "failed", Failure: string(agent.BadReport), Recovered: how, Summary: "the agent's report " + err.Error()}, nil
+	case err != nil:
+		return exitRecord{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
+	case report != nil:
+		// Its exit status died with the engine: the report says how it went.
+		return exitRecord{Status: "completed", Summary: fmt.Sprintf("report of %d bytes", len(report)), Recovered: how}, nil
+	}
+	return exitRecord{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, nil
 }
 
 // waitForAgent waits for dispatch r's agent if it still runs, found by its
@@ -110,7 +126,7 @@ func (e *Engine) waitForAgent(ctx context.Context, r Record) (waited, late bool,
 		return false, false, fmt.Errorf("dispatch %d: %s: %w", r.Seq, ownerFile, err)
 	}
 	if o.PID == 0 {
-		procs := agentProcesses(e.ID, r.Seq)
+		procs := agentProcesses(e.ID, r.Seq, e.Workdir)
 		if len(procs) == 0 {
 			return false, false, nil
 		}
@@ -138,7 +154,7 @@ func (e *Engine) waitForAgent(ctx context.Context, r Record) (waited, late bool,
 	}
 	// What it left behind ends with it, as when the engine waits itself;
 	// found by their environment, not by a pid that may be another's now.
-	for _, pid := range agentProcesses(e.ID, r.Seq) {
+	for _, pid := range agentProcesses(e.ID, r.Seq, e.Workdir) {
 		if pgid, err := syscall.Getpgid(pid); err == nil {
 			e.Runner.Terminate(pgid)
 		}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func orphan(t *testing.T, e *Engine, seq int, script string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Env = append(os.Environ(), "CRUCIBLE_PIPELINE="+e.ID, "CRUCIBLE_SEQ="+strconv.Itoa(seq),
-		"CRUCIBLE_OUTPUT="+filepath.Join(e.RunDir(seq), reportFile))
+		"CRUCIBLE_OUTPUT="+filepath.Join(e.RunDir(seq), reportFile), "CRUCIBLE_WORKDIR="+e.Workdir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -58,20 +59,19 @@ const report = "status: completed\ndeviations: []\n"
 func TestRecover(t *testing.T) {
 	slowReport := `sleep 0.4; printf 'status: completed\ndeviations: []\n' >"$CRUCIBLE_OUTPUT"`
 	for _, c := range []struct {
-		name    string
-		leave   func(t *testing.T, e *Engine, seq int, dir string)
-		want    Outcome // Seq, Report and Waiting not compared
-		output  string
-		running bool // the agent still runs afterwards
+		name   string
+		leave  func(t *testing.T, e *Engine, seq int, dir string)
+		want   Outcome // Seq, Report and Waiting not compared
+		output string
 	}{
 		{"nothing left", func(*testing.T, *Engine, int, string) {},
-			Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, "", false},
+			Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, ""},
 		{"report left", func(t *testing.T, _ *Engine, _ int, dir string) { write(t, filepath.Join(dir, reportFile), report) },
-			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Adopted}, report, false},
+			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Adopted}, report},
 		{"exit record left", func(t *testing.T, _ *Engine, _ int, dir string) {
 			write(t, filepath.Join(dir, stdoutFile), "it broke\n")
 			write(t, filepath.Join(dir, exitFile), `{"status":"failed","summary":"the agent exited with status 2","failure":"exit"}`)
-		}, Outcome{Status: "failed", Summary: "the agent exited with status 2", Failure: "exit", Recovered: Adopted}, "it broke\n", false},
+		}, Outcome{Status: "failed", Summary: "the agent exited with status 2", Failure: "exit", Recovered: Adopted}, "it broke\n"},
 		{"agent running", func(t *testing.T, e *Engine, seq int, dir string) {
 			cmd := orphan(t, e, seq, slowReport)
 			o := newOwner(cmd.Process.Pid)
@@ -79,9 +79,9 @@ func TestRecover(t *testing.T) {
 			if err := writeJSON(filepath.Join(dir, ownerFile), o); err != nil {
 				t.Fatal(err)
 			}
-		}, Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, report, false},
+		}, Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, report},
 		{"agent running, its owner not recorded", func(t *testing.T, e *Engine, seq int, _ string) { orphan(t, e, seq, slowReport) },
-			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, report, false},
+			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, report},
 		{"agent past its deadline", func(t *testing.T, e *Engine, seq int, dir string) {
 			cmd := orphan(t, e, seq, "sleep 30")
 			o := newOwner(cmd.Process.Pid)
@@ -90,9 +90,18 @@ func TestRecover(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, Outcome{Status: "failed", Failure: "timeout", Recovered: Waited,
-			Summary: "the agent did not finish within its timeout after the engine stopped: its process group was killed"}, "", false},
+			Summary: "the agent did not finish within its timeout after the engine stopped: its process group was killed"}, ""},
+		{"report refused", func(t *testing.T, _ *Engine, _ int, dir string) {
+			if err := os.Symlink("/etc/passwd", filepath.Join(dir, reportFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, Outcome{Status: "failed", Failure: "bad-report", Recovered: Adopted, Summary: "the agent's report " + filepath.Join("RUNDIR", reportFile) +
+			": is a symbolic link; not adopted"}, ""},
+		{"settled by a resume killed before its finish", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, exitFile), `{"status":"error","summary":"`+InterruptedSummary+`","recovered":"interrupted"}`)
+		}, Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, ""},
 		{"manual", func(t *testing.T, _ *Engine, _ int, dir string) { write(t, filepath.Join(dir, waitingFile), "") },
-			Outcome{Status: StatusWaiting}, "", false},
+			Outcome{Status: StatusWaiting}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEngine(t, shAgent("exit 99"))
@@ -106,11 +115,12 @@ func TestRecover(t *testing.T) {
 				t.Fatalf("recovered %+v", got)
 			}
 			out := got[0].Outcome
+			c.want.Summary = strings.ReplaceAll(c.want.Summary, "RUNDIR", dir)
 			if out.Status != c.want.Status || out.Summary != c.want.Summary || out.Failure != c.want.Failure ||
 				out.Recovered != c.want.Recovered || string(out.Output) != c.output || got[0].Point != implement.Point {
 				t.Fatalf("recovered %+v\nwant %+v", got[0], c.want)
 			}
-			if procs := agentProcesses(e.ID, seq); len(procs) > 0 {
+			if procs := agentProcesses(e.ID, seq, e.Workdir); len(procs) > 0 {
 				t.Errorf("agent processes left running: %v", procs)
 			}
 			r := onlyRecord(t, e)

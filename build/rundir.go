@@ -20,9 +20,14 @@ const (
 	waitingFile = "waiting"     // a manual dispatch: a person answers
 )
 
-// maxKept bounds what is read back from a run directory: the agent
-// runner's own limits on reports and captured output.
-const maxKept = 16 << 20
+// Limits on what is read back from a run directory: the agent runner's
+// default limit on a report (a larger one is refused as bad), and more
+// than it keeps of stdout.
+const (
+	maxReport = 8 << 20
+	maxStdout = 16 << 20
+	maxRecord = 64 << 10
+)
 
 var errNotKept = errors.New("not adopted")
 
@@ -41,6 +46,8 @@ type exitRecord struct {
 	Status  string `json:"status"` // completed | failed | error
 	Summary string `json:"summary"`
 	Failure string `json:"failure,omitempty"`
+	// Recovered: how a resumed engine settled it, when it did.
+	Recovered string `json:"recovered,omitempty"`
 }
 
 func writeJSON(path string, v any) error {
@@ -53,7 +60,7 @@ func writeJSON(path string, v any) error {
 
 // readJSON reads path into v; ok is false when there is no such file.
 func readJSON(path string, v any) (ok bool, err error) {
-	b, err := fsutil.ReadRegular(path, maxKept, errNotKept)
+	b, err := fsutil.ReadRegular(path, maxRecord, errNotKept)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -63,9 +70,10 @@ func readJSON(path string, v any) (ok bool, err error) {
 	return true, json.Unmarshal(b, v)
 }
 
-// readKept reads a file of a run directory: nil when there is none.
-func readKept(dir, name string) ([]byte, error) {
-	b, err := fsutil.ReadRegular(filepath.Join(dir, name), maxKept, errNotKept)
+// readKept reads a file of a run directory, at most limit bytes: nil when
+// there is none.
+func readKept(dir, name string, limit int64) ([]byte, error) {
+	b, err := fsutil.ReadRegular(filepath.Join(dir, name), limit, errNotKept)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
