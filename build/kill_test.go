@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -177,23 +178,35 @@ func TestKilledEngineResumes(t *testing.T) {
 	}
 	log := filepath.Join(t.TempDir(), "agent.log")
 	rng := rand.New(rand.NewPCG(11, 12))
-	killed, finished := 0, false
+	killed, busy := 0, 0
 	for round := 0; killed < kills; round++ {
 		if round > 5*kills {
 			t.Fatalf("only %d kills in %d rounds", killed, round)
 		}
-		code, stderr := runEngine(t, dir, testID, tasks, log, time.Duration(rng.Int64N(int64(350*time.Millisecond))))
-		switch code {
-		case -1:
-			killed++
-		case 0:
-			finished = true
-		default:
-			t.Fatalf("engine exited %d: %s", code, stderr)
+		// Every third round two resumes race: one must refuse.
+		engines := 1 + min(1, round%3/2)
+		var wg sync.WaitGroup
+		codes, stderrs := make([]int, engines), make([]string, engines)
+		for i := range engines {
+			after := time.Duration(rng.Int64N(int64(350 * time.Millisecond)))
+			wg.Go(func() { codes[i], stderrs[i] = runEngine(t, dir, testID, tasks, log, after) })
 		}
-		if finished {
-			t.Fatalf("all %d tasks finished after %d kills: the kills came too late", tasks, killed)
+		wg.Wait()
+		for i, code := range codes {
+			switch code {
+			case -1:
+				killed++
+			case exitBusy:
+				busy++
+			case 0:
+				t.Fatalf("all %d tasks finished after %d kills: the kills came too late", tasks, killed)
+			default:
+				t.Fatalf("engine exited %d: %s", code, stderrs[i])
+			}
 		}
+	}
+	if busy == 0 {
+		t.Error("no resume was refused while another ran")
 	}
 	if code, stderr := runEngine(t, dir, testID, tasks, log, time.Minute); code != 0 {
 		t.Fatalf("the last resume exited %d: %s", code, stderr)
@@ -245,8 +258,8 @@ func TestKilledEngineResumes(t *testing.T) {
 			t.Errorf("task %s: %d step events", task, n)
 		}
 	}
-	t.Logf("%d kills; %d dispatches for %d tasks; settled on resume: %d waited for, %d adopted, %d interrupted and run again",
-		killed, len(recs), tasks, how[Waited], how[Adopted], how[Interrupted])
+	t.Logf("%d kills, %d resumes refused while another ran; %d dispatches for %d tasks; settled on resume: %d waited for, %d adopted, %d interrupted and run again",
+		killed, busy, len(recs), tasks, how[Waited], how[Adopted], how[Interrupted])
 
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
 	if problems, err := svc.Verify(t.Context(), testID); err != nil || len(problems) > 0 {
