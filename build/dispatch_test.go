@@ -28,7 +28,12 @@ func shAgent(script string) agent.Agent {
 // every role played by a.
 func newEngine(t testing.TB, a agent.Agent) *Engine {
 	t.Helper()
-	dir := gittest.Init(t)
+	return newEngineIn(t, gittest.Init(t), a)
+}
+
+// newEngineIn is newEngine in the repository at dir.
+func newEngineIn(t testing.TB, dir string, a agent.Agent) *Engine {
+	t.Helper()
 	t.Chdir(dir)
 	repo, err := gitext.Discover(context.Background())
 	if err != nil {
@@ -79,7 +84,18 @@ func onlyRecord(t *testing.T, e *Engine) Record {
 // the agent gets its run directory; the finish keeps the report, and the
 // run directory goes.
 func TestDispatchDurable(t *testing.T) {
-	e := newEngine(t, shAgent(`cat >/dev/null; printf 'status: completed\n' >"$CRUCIBLE_OUTPUT"; echo "seq $CRUCIBLE_SEQ task $CRUCIBLE_TASK in $CRUCIBLE_PROMPT"`))
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			gittest.Hermetic(t)
+			dir := t.TempDir()
+			gittest.Git(t, dir, "init", "-q", "-b", "main", "--object-format="+format)
+			gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+			dispatchDurable(t, newEngineIn(t, dir, shAgent(`cat >/dev/null; printf 'status: completed\n' >"$CRUCIBLE_OUTPUT"`)))
+		})
+	}
+}
+
+func dispatchDurable(t *testing.T, e *Engine) {
 	out, err := e.Dispatch(t.Context(), implement)
 	if err != nil {
 		t.Fatal(err)
