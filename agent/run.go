@@ -129,6 +129,16 @@ type Waiting struct {
 	Finish     []string // git crucible dispatch finish <seq> --status completed --output <Output> --pipeline <id>
 }
 
+// WaitingFor is what a person is to do to answer req: also after a
+// resume, for a manual dispatch an earlier engine left waiting.
+func WaitingFor(req Request) *Waiting {
+	finish := []string{"git", "crucible", "dispatch", "finish", strconv.Itoa(req.Seq), "--status", "completed", "--output", req.Output}
+	if req.Pipeline != "" {
+		finish = append(finish, "--pipeline", req.Pipeline)
+	}
+	return &Waiting{PromptFile: req.PromptFile, Output: req.Output, Finish: finish}
+}
+
 func (w *Waiting) Error() string {
 	return "waiting for a person to answer: the prompt is in " + w.PromptFile
 }
@@ -181,11 +191,7 @@ func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) 
 		return res, err
 	}
 	if a.Kind == Manual {
-		finish := []string{"git", "crucible", "dispatch", "finish", strconv.Itoa(req.Seq), "--status", "completed", "--output", req.Output}
-		if req.Pipeline != "" {
-			finish = append(finish, "--pipeline", req.Pipeline)
-		}
-		return res, &Waiting{PromptFile: req.PromptFile, Output: req.Output, Finish: finish}
+		return res, WaitingFor(req)
 	}
 	argv := a.Argv()
 	lastMessage := ""

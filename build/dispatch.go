@@ -92,9 +92,10 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		// Not written, it leaves a successor the agent's environment to find it by.
 		writeJSON(filepath.Join(dir, ownerFile), o)
 	}
-	res, err := runner.Run(ctx, a, agent.Request{Prompt: d.Prompt, PromptFile: filepath.Join(dir, promptFile),
-		Output: filepath.Join(dir, reportFile), Workdir: e.Workdir, Pipeline: e.ID, Seq: seq, Role: d.Role,
-		Template: d.Template, Phase: int(d.Point.Phase), Task: d.Point.Task, Round: d.Point.Round})
+	req := e.request(seq)
+	req.Prompt, req.Role, req.Template = d.Prompt, d.Role, d.Template
+	req.Phase, req.Task, req.Round = int(d.Point.Phase), d.Point.Task, d.Point.Round
+	res, err := runner.Run(ctx, a, req)
 	var waiting *agent.Waiting
 	if errors.As(err, &waiting) {
 		out.Status, out.Waiting = StatusWaiting, waiting
@@ -118,6 +119,13 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		return engineError(out, err)
 	}
 	return out
+}
+
+// request is the protocol's request of dispatch seq, its paths and ids.
+func (e *Engine) request(seq int) agent.Request {
+	dir := e.RunDir(seq)
+	return agent.Request{PromptFile: filepath.Join(dir, promptFile), Output: filepath.Join(dir, reportFile),
+		Workdir: e.Workdir, Pipeline: e.ID, Seq: seq}
 }
 
 // exitOf is how an agent's run ended, from what the runner returned.

@@ -58,7 +58,7 @@ func (e *Engine) Recover(ctx context.Context) ([]Recovered, error) {
 func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 	dir := e.RunDir(r.Seq)
 	if exists(filepath.Join(dir, waitingFile)) {
-		return Outcome{Seq: r.Seq, Status: StatusWaiting}, nil
+		return Outcome{Seq: r.Seq, Status: StatusWaiting, Waiting: agent.WaitingFor(e.request(r.Seq))}, nil
 	}
 	var ex exitRecord
 	ended, err := readJSON(filepath.Join(dir, exitFile), &ex)

@@ -128,6 +128,10 @@ func TestRecover(t *testing.T) {
 				if r.Finished() || !exists(dir) {
 					t.Fatalf("a manual dispatch was settled: %+v", r)
 				}
+				if w := out.Waiting; w == nil || w.Output != filepath.Join(dir, reportFile) || w.PromptFile != filepath.Join(dir, promptFile) ||
+					strings.Join(w.Finish, " ") != "git crucible dispatch finish 1 --status completed --output "+w.Output+" --pipeline "+e.ID {
+					t.Fatalf("waiting %+v", w)
+				}
 				return
 			}
 			if r.Status != c.want.Status || r.Recovered != c.want.Recovered || r.Failure != c.want.Failure || exists(dir) {
