@@ -52,7 +52,7 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-const report = "status: completed\ndeviations: []\n"
+const completedReport = "status: completed\ndeviations: []\n"
 
 // TestRecover: each way a killed engine can leave a dispatch is settled
 // without running it again, as what was left allows.
@@ -66,8 +66,8 @@ func TestRecover(t *testing.T) {
 	}{
 		{"nothing left", func(*testing.T, *Engine, int, string) {},
 			Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, ""},
-		{"report left", func(t *testing.T, _ *Engine, _ int, dir string) { write(t, filepath.Join(dir, reportFile), report) },
-			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Adopted}, report},
+		{"report left", func(t *testing.T, _ *Engine, _ int, dir string) { write(t, filepath.Join(dir, reportFile), completedReport) },
+			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Adopted}, completedReport},
 		{"exit record left", func(t *testing.T, _ *Engine, _ int, dir string) {
 			write(t, filepath.Join(dir, stdoutFile), "it broke\n")
 			write(t, filepath.Join(dir, exitFile), `{"status":"failed","summary":"the agent exited with status 2","failure":"exit"}`)
@@ -79,9 +79,9 @@ func TestRecover(t *testing.T) {
 			if err := writeJSON(filepath.Join(dir, ownerFile), o); err != nil {
 				t.Fatal(err)
 			}
-		}, Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, report},
+		}, Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, completedReport},
 		{"agent running, its owner not recorded", func(t *testing.T, e *Engine, seq int, _ string) { orphan(t, e, seq, slowReport) },
-			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, report},
+			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Waited}, completedReport},
 		{"agent past its deadline", func(t *testing.T, e *Engine, seq int, dir string) {
 			cmd := orphan(t, e, seq, "sleep 30")
 			o := newOwner(cmd.Process.Pid)

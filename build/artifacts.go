@@ -1,0 +1,278 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// walker is one walk's view of the chain, reloaded after every step.
+type walker struct {
+	e     *Engine
+	opts  WalkOptions
+	sp    *spec.Spec
+	state *pipeline.State
+	steps map[spec.Point]pipeline.StepData
+	recs  []Record
+	// exports are the report exports so far, the newest report's value of
+	// each key: read again from the kept reports on every reload, so the
+	// chain stays their only source.
+	exports   map[string]any
+	handedOff map[ledger.Phase]bool
+	events    []pipeline.Event
+	// taskNumbers is each plan task's 1-based position in the plan's
+	// order: CRUCIBLE_TASK of its commits.
+	taskNumbers map[string]int
+}
+
+// refresh reloads the chain: state, step events, dispatches, exports.
+func (w *walker) refresh(ctx context.Context) error {
+	st, _, err := w.e.Service.Load(ctx, w.e.ID)
+	if err != nil {
+		return err
+	}
+	events, err := w.e.events(ctx)
+	if err != nil {
+		return err
+	}
+	if w.steps, err = StepsOf(events); err != nil {
+		return err
+	}
+	recs, err := Records(events)
+	if err != nil {
+		return err
+	}
+	w.handedOff = map[ledger.Phase]bool{}
+	for _, ev := range events {
+		if ev.Type == pipeline.TypeHandoff {
+			var d pipeline.HandoffData
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				return err
+			}
+			w.handedOff[d.From] = true
+		}
+	}
+	if w.exports == nil || len(recs) != len(w.recs) || !slices.Equal(finishedSeqs(recs), finishedSeqs(w.recs)) {
+		if w.exports, err = w.readExports(ctx, recs); err != nil {
+			return err
+		}
+	}
+	w.state, w.recs, w.events = st, recs, events
+	return nil
+}
+
+func finishedSeqs(recs []Record) []int {
+	var out []int
+	for _, r := range recs {
+		if r.Finished() {
+			out = append(out, r.Seq)
+		}
+	}
+	return out
+}
+
+// readExports merges the exports of every completed task report, oldest
+// first: a later report carrying a key supersedes it.
+func (w *walker) readExports(ctx context.Context, recs []Record) (map[string]any, error) {
+	out := map[string]any{}
+	for _, r := range recs {
+		if r.Status != "completed" || r.Output == "" || !w.taskReport(r) {
+			continue
+		}
+		b, err := w.e.Service.ReadKept(ctx, w.e.ID, r.Output)
+		if err != nil {
+			return nil, err
+		}
+		t, err := report.ParseTask(b)
+		if err != nil {
+			continue // a report the walk refused when it ran: it exports nothing
+		}
+		for k, v := range t.Exports {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// taskReport reports whether dispatch r writes a task report: a dispatch
+// step's agent, or a gate's or loop's fixer.
+func (w *walker) taskReport(r Record) bool {
+	l, ok := w.sp.Find(r.Point.Step)
+	if !ok {
+		return false
+	}
+	return l.Step.Kind == spec.Dispatch || l.Step.Rounds() && r.Role == l.Step.Fixer && r.Point.Round > 0 && r.Role != l.Step.Role
+}
+
+// done reports whether the step at p is done.
+func (w *walker) done(p spec.Point) bool {
+	p.Round = 0
+	return w.steps[p].Status == pipeline.StepDone
+}
+
+// at lists the dispatches recorded at p's step and task, every round.
+func (w *walker) at(p spec.Point) []Record {
+	var out []Record
+	for _, r := range w.recs {
+		if r.Point.Phase == p.Phase && r.Point.Step == p.Step && r.Point.Task == p.Task {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// artifactPath is the work-tree path of file artifact name, "" when it
+// is not one (an export, or unknown).
+func (w *walker) artifactPath(name string) string {
+	if name == "design" && w.opts.Design != "" {
+		return w.opts.Design
+	}
+	if p := w.sp.Producer(name); p != nil {
+		return p.Outputs[name]
+	}
+	return ""
+}
+
+// inputs maps each input of st to a path or an export's value.
+func (w *walker) inputs(ctx context.Context, st *spec.Step, task *report.PlanTask) (map[string]string, error) {
+	in := map[string]string{}
+	for _, name := range st.Inputs {
+		if name == spec.Diff {
+			path, err := w.diff(ctx, st, task)
+			if err != nil {
+				return nil, err
+			}
+			in[name] = path
+			continue
+		}
+		if path := w.artifactPath(name); path != "" {
+			in[name] = path
+			continue
+		}
+		if v, ok := w.exports[name]; ok {
+			in[name] = exportText(v)
+		}
+	}
+	return in, nil
+}
+
+// exportText is an export's value as a prompt shows it: a string as it
+// is, anything else as YAML.
+func exportText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// diff writes the change under review for st to a file of the engine's
+// and returns its path: in a task, the change since the task began (its
+// pre-task checkpoint's HEAD); elsewhere the pipeline's since its baseline.
+func (w *walker) diff(ctx context.Context, st *spec.Step, task *report.PlanTask) (string, error) {
+	base := w.state.Baseline
+	name := st.ID
+	if task != nil {
+		name += "-" + task.ID
+		if h := w.taskBase(task.ID); h != "" {
+			base = h
+		}
+	}
+	args := []string{"diff", "--no-color", "--no-ext-diff"}
+	if base != "" {
+		args = append(args, base)
+	}
+	out, err := w.e.Service.Repo.Git(ctx, args...)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(w.e.runs(), "diff", name+".patch")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, out, 0o644)
+}
+
+// taskBase is HEAD when task's first checkpoint was taken, "" when unknown.
+func (w *walker) taskBase(task string) string {
+	for _, ev := range w.events {
+		if ev.Type != pipeline.TypeStep {
+			continue
+		}
+		var d pipeline.StepData
+		if pipeline.DecodeData(ev, &d) == nil && d.Task == task && strings.HasPrefix(d.Result, headPrefix) {
+			return strings.TrimPrefix(d.Result, headPrefix)
+		}
+	}
+	return ""
+}
+
+// headPrefix starts a task checkpoint's step result: the HEAD it was
+// taken at, where the task's diff starts.
+const headPrefix = "head "
+
+// handoff is what the handoff out of phase from carries forward.
+func (w *walker) handoff(from ledger.Phase) pipeline.HandoffData {
+	d := pipeline.HandoffData{From: from, To: from + 1, Path: pipeline.HandoffPath(from)}
+	for _, loc := range w.sp.Walk() {
+		if loc.Phase > from {
+			break
+		}
+		for _, name := range sortedKeys(loc.Step.Outputs) {
+			d.Inputs = append(d.Inputs, pipeline.HandoffInput{Name: name, Value: w.artifactPath(name)})
+		}
+		for _, name := range loc.Step.Exports {
+			if v, ok := w.exports[name]; ok && name != "tasks" {
+				d.Inputs = append(d.Inputs, pipeline.HandoffInput{Name: name, Value: exportText(v)})
+			}
+		}
+	}
+	for _, j := range w.state.View.Journal.Decisions {
+		if j.Type == "approval" || j.Type == "escalation" {
+			d.Decisions = append(d.Decisions, pipeline.HandoffDecision{Text: j.Type + ": " + j.Choice, Reason: j.Reason})
+		}
+	}
+	d.Constraints = []string{"Goal: " + pipeline.LedgerGoal(w.state.Goal)}
+	if w.opts.Test != "" {
+		d.Constraints = append(d.Constraints, "The project's tests must pass: "+w.opts.Test)
+	}
+	return d
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+var interopHandoff pipeline.HandoffRenderer = interop.RenderHandoff
+
+// yamlReport is a task report carrying v as its exports.tasks: the one
+// shape report.Task.Plan reads task lists from.
+func yamlReport(name string, v any) ([]byte, error) {
+	b, err := yaml.Marshal(map[string]any{"status": "completed", "deviations": []string{}, "exports": map[string]any{"tasks": v}})
+	if err != nil {
+		return nil, fmt.Errorf("export %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// oneLine is s on one line, as the ledger holds reasons.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

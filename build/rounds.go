@@ -1,0 +1,214 @@
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/git-crucible/git-crucible/gate"
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// judge is what gates and review loops share: package gate's Gate and Review.
+type judge interface {
+	Round(report.Findings) gate.Decision
+	Trajectory() []string
+}
+
+// rounds runs a gate or review loop: a fresh dispatch of its role each
+// round, judged by package gate; on Continue the fixer, then the next
+// round. Rounds already in the chain are adopted and judged again, so a
+// resume goes on at the round it stopped in.
+func (w *walker) rounds(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+	var j judge
+	var g *gate.Gate
+	if st.Kind == spec.Gate {
+		g = gate.New(st.MaxRounds)
+		j = g
+	} else {
+		j = gate.NewReview(st.MaxRounds)
+	}
+	for round := 1; ; round++ {
+		p.Round = round
+		d, err := w.data(ctx, p, st, task)
+		if err != nil {
+			return stepEnd{}, err
+		}
+		d.MaxRounds = max(st.MaxRounds, 1)
+		if d.Artifact, err = w.artifact(ctx, st, task); err != nil {
+			return stepEnd{}, err
+		}
+		d.Report.Format = prompt.ReportFindings
+		out, end, err := w.dispatch(ctx, p, st.Role, st.Template, d)
+		if err != nil || end != nil {
+			return deref(end), err
+		}
+		f, err := report.ParseFindings(out.Report)
+		if err != nil || out.Report == nil {
+			return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s): no findings: %v", out.Seq, st.Role, err)), nil
+		}
+		dec := j.Round(f)
+		switch dec.Action {
+		case gate.Pass:
+			return w.conclude(ctx, p, st, g, dec, d.Artifact)
+		case gate.Escalate:
+			return w.conclude(ctx, p, st, g, dec, d.Artifact)
+		}
+		if err := w.journal(ctx, out.Seq, dec.Journal); err != nil {
+			return stepEnd{}, err
+		}
+		fd := d
+		fd.Findings, fd.Report.Format = &f, prompt.ReportTask
+		if prod := w.sp.Producer(st.Artifact); prod != nil {
+			fd.Exports = prod.Exports
+		}
+		fixed, end, err := w.dispatch(ctx, p, st.Fixer, st.FixTemplate, fd)
+		if err != nil || end != nil {
+			return deref(end), err
+		}
+		if task != nil {
+			if err := w.commitTask(ctx, task, fixed.Seq, st.Fixer); err != nil {
+				return stepEnd{}, err
+			}
+		}
+		if _, end := w.parsedTask(p, fixed); end != nil {
+			return *end, nil
+		}
+	}
+}
+
+// journal records a round's decisions once: not again when a resume
+// judges a round whose decisions followed its dispatch already.
+func (w *walker) journal(ctx context.Context, seq int, entries []pipeline.DecisionData) error {
+	if len(entries) == 0 || w.decided(seq, entries[0]) {
+		return nil
+	}
+	drafts := make([]pipeline.Draft, len(entries))
+	for i, d := range entries {
+		drafts[i] = pipeline.Draft{Type: pipeline.TypeDecision, Data: d}
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, drafts...); err != nil {
+		return err
+	}
+	return w.refresh(ctx)
+}
+
+// decided reports whether decision d is in the chain after dispatch seq's finish.
+func (w *walker) decided(seq int, d pipeline.DecisionData) bool {
+	after := false
+	for _, ev := range w.events {
+		switch ev.Type {
+		case pipeline.TypeDispatchFinish:
+			var f pipeline.DispatchFinish
+			if pipeline.DecodeData(ev, &f) == nil && f.Seq == seq {
+				after = true
+			}
+		case pipeline.TypeDecision:
+			var got pipeline.DecisionData
+			if after && pipeline.DecodeData(ev, &got) == nil && got.Type == d.Type && got.Choice == d.Choice {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// conclude ends a gate or loop that passed or escalated: its journal, a
+// gate's verdict, and the ledger's PASS (a gate) or FAIL (an escalation),
+// in one record, unless the ledger has it already.
+func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *gate.Gate, dec gate.Decision, art prompt.Artifact) (stepEnd, error) {
+	end := done(dec.Verdict)
+	if dec.Action == gate.Escalate {
+		end = stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s escalated (%s): %s", st.ID, dec.Verdict, dec.Reason))
+		end.result = dec.Verdict
+		end.stop.Suggestion = dec.Suggestion
+	}
+	status := w.state.Gates.Ledger.Entry(p.Phase).Status
+	if status != ledger.InProgress {
+		return end, nil // concluded before a resume
+	}
+	var drafts []pipeline.Draft
+	for _, d := range dec.Journal {
+		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeDecision, Data: d})
+	}
+	if g != nil {
+		v, err := w.verdict(p, g, art)
+		if err != nil {
+			return stepEnd{}, err
+		}
+		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeVerdict, Data: v})
+	}
+	switch {
+	case dec.Action == gate.Escalate:
+		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase),
+			Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(dec.Reason)}})
+	case g != nil:
+		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.PassGate),
+			Data: pipeline.LedgerData{Phase: p.Phase, Artifact: art.Path}})
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, drafts...); err != nil {
+		return stepEnd{}, err
+	}
+	return end, w.refresh(ctx)
+}
+
+// escalate records an escalation that is not a gate's (a RED test that
+// is GREEN): the journal entry, and the phase's FAIL.
+func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) error {
+	if w.state.Gates.Ledger.Entry(p.Phase).Status != ledger.InProgress {
+		return nil
+	}
+	_, _, err := w.e.Service.Record(ctx, w.e.ID,
+		pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
+			Choice: p.Step + " escalated", Reason: stop.Reason, Alternatives: stop.Suggestion}},
+		pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase), Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(stop.Reason)}})
+	if err != nil {
+		return err
+	}
+	return w.refresh(ctx)
+}
+
+// verdict is the gate.verdict of a finished gate: its marker, completed
+// with what the engine knows (phase, pipeline, artifact hash, time).
+func (w *walker) verdict(p spec.Point, g *gate.Gate, art prompt.Artifact) (pipeline.VerdictData, error) {
+	m := g.Marker()
+	m.Phase, m.PipelineID, m.RunID = p.Phase, w.e.ID, fmt.Sprintf("%s-%d", w.e.ID, w.nextSeq()-1)
+	now, err := pipeline.Now()
+	if err != nil {
+		return pipeline.VerdictData{}, err
+	}
+	m.Timestamp = now
+	path := art.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(w.e.Workdir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return pipeline.VerdictData{}, fmt.Errorf("the gate's artifact: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	m.ArtifactHash = hex.EncodeToString(sum[:])
+	parsed, err := interop.ParseMarker(interop.RenderMarker(m))
+	if err != nil {
+		return pipeline.VerdictData{}, fmt.Errorf("the gate's verdict marker: %w", err)
+	}
+	return parsed.VerdictData(w.e.ID, p.Phase)
+}
+
+// artifact is what a gate or loop examines: a file artifact's path, or
+// the diff the engine writes.
+func (w *walker) artifact(ctx context.Context, st *spec.Step, task *report.PlanTask) (prompt.Artifact, error) {
+	if st.Artifact == spec.Diff {
+		path, err := w.diff(ctx, st, task)
+		return prompt.Artifact{Name: spec.Diff, Path: path}, err
+	}
+	return prompt.Artifact{Name: st.Artifact, Path: w.artifactPath(st.Artifact)}, nil
+}

@@ -1,0 +1,296 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/checkpoint"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// step runs the step st at p (task is the plan task inside a tasks step,
+// nil elsewhere).
+func (w *walker) step(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+	switch st.Kind {
+	case spec.Checkpoint:
+		return w.checkpoint(ctx, st, task)
+	case spec.Dispatch:
+		return w.dispatchStep(ctx, p, st, task)
+	case spec.Gate, spec.ReviewLoop:
+		return w.rounds(ctx, p, st, task)
+	case spec.Run:
+		return w.run(ctx, p, st, task)
+	case spec.Approve:
+		return w.approve(ctx, p, st)
+	}
+	return stepEnd{}, fmt.Errorf("step %s: kind %q cannot run here", st.ID, st.Kind)
+}
+
+// checkpoint takes the step's working-tree checkpoint. Its result is the
+// HEAD it was taken at: a task's diff starts there.
+func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+	id := ""
+	if task != nil {
+		id = task.ID
+	}
+	sh, err := checkpoint.Open(ctx, w.e.Service.Repo)
+	if err != nil {
+		return stepEnd{}, err
+	}
+	reason := st.CheckpointName(id)
+	r, err := sh.Create(ctx, reason, "git crucible build", w.e.ID)
+	if err != nil {
+		return stepEnd{}, fmt.Errorf("checkpoint %s: %w", reason, err)
+	}
+	if !r.Unchanged {
+		if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeCheckpoint, Data: pipeline.CheckpointData{
+			ID: r.ID, Reason: reason, Source: r.Source, Branch: r.Branch, Head: r.Head}}); err != nil {
+			return stepEnd{}, err
+		}
+	}
+	return done(headPrefix + r.Head), nil
+}
+
+// dispatchStep runs a dispatch step: skipped when its outputs exist (or
+// --design supplies them), else its agent's report must say completed.
+func (w *walker) dispatchStep(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+	if w.opts.Design != "" && w.sp.Producer("design") == st {
+		return done("skipped: the design is " + w.opts.Design), nil
+	}
+	if st.SkipIfExists && len(st.Outputs) > 0 && w.outputsExist(st) {
+		return done("skipped: its outputs exist"), nil
+	}
+	d, err := w.data(ctx, p, st, task)
+	if err != nil {
+		return stepEnd{}, err
+	}
+	d.Outputs, d.Exports = st.Outputs, st.Exports
+	d.Report.Format = prompt.ReportTask
+	out, end, err := w.dispatch(ctx, p, st.Role, st.Template, d)
+	if err != nil || end != nil {
+		return deref(end), err
+	}
+	if task != nil {
+		if err := w.commitTask(ctx, task, out.Seq, st.Role); err != nil {
+			return stepEnd{}, err
+		}
+	}
+	if _, end := w.parsedTask(p, out); end != nil {
+		return *end, nil
+	}
+	return done(fmt.Sprintf("dispatch %d completed", out.Seq)), nil
+}
+
+func deref(e *stepEnd) stepEnd {
+	if e == nil {
+		return stepEnd{}
+	}
+	return *e
+}
+
+// outputsExist reports whether every output file of st is in the work tree.
+func (w *walker) outputsExist(st *spec.Step) bool {
+	for _, path := range st.Outputs {
+		if _, err := os.Stat(filepath.Join(w.e.Workdir, path)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// parsedTask reads a task agent's report: one that is missing, does not
+// parse or says failed fails the step.
+func (w *walker) parsedTask(p spec.Point, out Outcome) (report.Task, *stepEnd) {
+	t, err := report.ParseTask(out.Report)
+	switch {
+	case out.Report == nil:
+		err = errors.New("it wrote no report")
+	case err == nil && t.Status == report.Failed:
+		err = fmt.Errorf("it reports failure: %s", t.Error)
+	}
+	if err != nil {
+		end := stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s): %v", out.Seq, p.Step, err))
+		return t, &end
+	}
+	return t, nil
+}
+
+// data is the prompt data every dispatch of st at p shares.
+func (w *walker) data(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (prompt.Data, error) {
+	in, err := w.inputs(ctx, st, task)
+	if err != nil {
+		return prompt.Data{}, err
+	}
+	ph := w.sp.Phase(p.Phase)
+	return prompt.Data{Goal: w.state.Goal, Mode: w.state.Mode, Pipeline: w.e.ID, Phase: int(p.Phase), PhaseName: ph.Name,
+		Step: st.ID, Round: p.Round, Inputs: in, Task: task, TestCommand: w.opts.Test}, nil
+}
+
+// dispatch runs role at p (its round set for gates and loops), or adopts
+// what the chain has there already: a finished dispatch is never run
+// again; an interrupted or cancelled one is run again as its retry. It
+// returns the outcome of a completed dispatch, or how the step ends when
+// the agent failed or waits.
+func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template string, d prompt.Data) (Outcome, *stepEnd, error) {
+	var last *Record
+	for _, r := range w.at(p) {
+		if r.Point.Round == p.Round && r.Role == role {
+			last = &r
+		}
+	}
+	var retry *int
+	var out Outcome
+	switch {
+	case last != nil && !last.Finished():
+		// Recover left it waiting: a manual agent not finished yet.
+		end := stopped(p, pipeline.StepWaiting, WalkWaiting, fmt.Sprintf("dispatch %d (%s) waits for its agent", last.Seq, role))
+		end.stop.Waiting = &Outcome{Seq: last.Seq, Status: StatusWaiting}
+		return out, &end, nil
+	case last != nil && (last.Recovered == Interrupted || last.Failure == string(agent.Cancelled)):
+		retry = &last.Seq
+	case last != nil:
+		adopted, err := w.adopt(ctx, *last)
+		if err != nil {
+			return out, nil, err
+		}
+		out = adopted
+	}
+	if last == nil || retry != nil {
+		d.Role, d.Report.Path = role, ""
+		seq := w.nextSeq()
+		d.Report.Path = w.e.request(seq).Output
+		text, err := w.opts.Templates.Render(template, d)
+		if err != nil {
+			return out, nil, err
+		}
+		out, err = w.e.Dispatch(ctx, DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry})
+		if rerr := w.refresh(ctx); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return out, nil, err
+		}
+		if out.Seq != seq {
+			return out, nil, fmt.Errorf("dispatch %d was told to report at seq %d's path", out.Seq, seq)
+		}
+	}
+	switch out.Status {
+	case "completed":
+		return out, nil, nil
+	case StatusWaiting:
+		end := stopped(p, pipeline.StepWaiting, WalkWaiting, fmt.Sprintf("dispatch %d (%s) waits for a person", out.Seq, role))
+		end.stop.Waiting = &out
+		return out, &end, nil
+	}
+	end := stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s) %s: %s", out.Seq, role, out.Status, out.Summary))
+	return out, &end, nil
+}
+
+// nextSeq is the seq the pipeline's next dispatch gets.
+func (w *walker) nextSeq() int { return w.state.Dispatch.Last + 1 }
+
+// adopt is the outcome of a finished dispatch, its output read from the chain.
+func (w *walker) adopt(ctx context.Context, r Record) (Outcome, error) {
+	out := Outcome{Seq: r.Seq, Status: r.Status, Summary: r.Summary, Failure: r.Failure, Recovered: r.Recovered}
+	if r.Output == "" {
+		return out, nil
+	}
+	b, err := w.e.Service.ReadKept(ctx, w.e.ID, r.Output)
+	if err != nil {
+		return out, err
+	}
+	out.Output = b
+	if !strings.HasPrefix(r.Summary, "no report") {
+		out.Report = b
+	}
+	return out, nil
+}
+
+// run runs a run step's command with sh -c in the work tree. Its output
+// is kept in the pipeline's run directory (runs/<id>/run/<step>.log). A run
+// step is code: the command slice runs only a built-in or trusted spec.
+func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+	command := st.Command
+	switch command {
+	case spec.CommandTest:
+		command = w.opts.Test
+	case spec.CommandAcceptance:
+		command = w.opts.Test
+		if v, ok := w.exports[spec.AcceptanceCommand].(string); ok && strings.TrimSpace(v) != "" {
+			command = v
+		}
+	case spec.CommandFastGate:
+		command = ""
+		if task != nil {
+			command = task.FastGate
+		}
+		if command == "" {
+			return done("skipped: no fast gate"), nil
+		}
+	}
+	if strings.TrimSpace(command) == "" {
+		return stopped(p, pipeline.StepFailed, WalkFailed,
+			fmt.Sprintf("%s: no test command: set [project] test beside the agents, or git config crucible.test", st.ID)), nil
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = w.e.Workdir
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return stepEnd{}, fmt.Errorf("%s: %w", st.ID, err)
+	}
+	if ctx.Err() != nil {
+		return stepEnd{}, ctx.Err()
+	}
+	name := st.ID
+	if task != nil {
+		name += "-" + task.ID
+	}
+	log := filepath.Join(w.e.runs(), "run", name+".log")
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		return stepEnd{}, err
+	}
+	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
+		return stepEnd{}, err
+	}
+	code := cmd.ProcessState.ExitCode()
+	result := fmt.Sprintf("exit %d: %s", code, command)
+	switch want := st.Expect; {
+	case want == spec.ExpectFail && code == 0:
+		end := stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s: %s passes; it must fail before the change (RED)", st.ID, command))
+		end.stop.Suggestion = "Make the acceptance tests test the goal, so that they fail before it is built."
+		return end, w.escalate(ctx, p, end.stop)
+	case want == spec.ExpectFail, code == 0:
+		return done(result), nil
+	}
+	return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("%s: %s failed (exit %d); its output is in %s", st.ID, command, code, log)), nil
+}
+
+// approve records the approval with Yes; without it the walk waits.
+func (w *walker) approve(ctx context.Context, p spec.Point, st *spec.Step) (stepEnd, error) {
+	if !w.opts.Yes {
+		end := stopped(p, pipeline.StepWaiting, WalkWaiting, "waiting for approval")
+		end.stop.Message = st.Message
+		if w.steps[p].Status == pipeline.StepWaiting {
+			end.status = "" // recorded already: stop without recording it again
+		}
+		return end, nil
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
+		Type: "approval", Choice: fmt.Sprintf("Phase %d approved: %s", p.Phase, st.ID), Reason: "build --yes"}}); err != nil {
+		return stepEnd{}, err
+	}
+	return done("approved"), nil
+}

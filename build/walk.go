@@ -1,0 +1,149 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// WalkOptions configure a walk.
+type WalkOptions struct {
+	Spec *spec.Spec
+	Goal string
+	// Yes approves the approval pause (build --yes); without it the walk
+	// stops there, waiting.
+	Yes bool
+	// Design is a design document the user supplies (build --design FILE):
+	// the artifact "design" is at this work-tree path and the step that
+	// produces it is skipped.
+	Design string
+	// Templates renders the prompts; nil is the built-in set.
+	Templates *prompt.Set
+	// Test is the project's test command; "" takes the agents' config's.
+	Test string
+	// Executor walks a plan's tasks; nil is Serial.
+	Executor Executor
+}
+
+// Walk statuses.
+const (
+	WalkDone      = "done"      // the pipeline's four phases are closed
+	WalkWaiting   = "waiting"   // for a person: the approval, a manual agent
+	WalkEscalated = "escalated" // a gate or loop escalated, or a RED test is GREEN
+	WalkFailed    = "failed"    // a step failed: an agent, a run
+)
+
+// WalkResult is where a walk stopped, and why.
+type WalkResult struct {
+	Status string
+	Point  spec.Point // the step it stopped at; zero when done
+	Reason string     // one sentence: why it stopped
+	// Suggestion is, on escalation, one sentence on what a person can do.
+	Suggestion string
+	// Waiting is a manual dispatch's instructions, when it waits for one.
+	Waiting *Outcome
+	// Message is the approval step's message, when it waits for approval.
+	Message string
+}
+
+// stepEnd is how one step ended: done lets the walk go on.
+type stepEnd struct {
+	status string // pipeline.StepDone, StepFailed, StepEscalated, StepWaiting
+	result string // what RecordStep keeps: short
+	stop   WalkResult
+}
+
+func done(result string) stepEnd { return stepEnd{status: pipeline.StepDone, result: result} }
+
+// Walk walks opts.Spec from where the pipeline's chain says it stands to
+// the end, or to a stop: an approval without Yes, a manual agent, a
+// failure, an escalation. Every step ends with RecordStep, and each checks
+// what the chain has already, so a walk killed anywhere resumes with Walk
+// (after Recover) without dispatching a finished step again.
+func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error) {
+	if opts.Spec == nil {
+		return WalkResult{}, errors.New("a walk needs a spec")
+	}
+	w := &walker{e: e, opts: opts, sp: opts.Spec}
+	if w.opts.Templates == nil {
+		set, err := prompt.Embedded()
+		if err != nil {
+			return WalkResult{}, err
+		}
+		w.opts.Templates = set
+	}
+	if w.opts.Test == "" && e.Agents != nil {
+		w.opts.Test = e.Agents.Test
+	}
+	if w.opts.Executor == nil {
+		w.opts.Executor = Serial{}
+	}
+	if err := w.refresh(ctx); err != nil {
+		return WalkResult{}, err
+	}
+	for _, ph := range w.sp.Phases {
+		for i := range ph.Steps {
+			st := &ph.Steps[i]
+			p := spec.Point{Phase: ph.Number, Step: st.ID}
+			if w.done(p) {
+				continue
+			}
+			if err := w.enterPhase(ctx, ph.Number); err != nil {
+				return WalkResult{}, err
+			}
+			var end stepEnd
+			var err error
+			if st.Kind == spec.Tasks {
+				end, err = w.tasks(ctx, p, st)
+			} else {
+				end, err = w.step(ctx, p, st, nil)
+			}
+			if err != nil || end.status == "" {
+				return end.stop, err
+			}
+			if err := w.record(ctx, p, end); err != nil {
+				return WalkResult{}, err
+			}
+			if end.status != pipeline.StepDone {
+				return end.stop, nil
+			}
+		}
+	}
+	return WalkResult{Status: WalkDone}, nil
+}
+
+// record records the end of the step at p, and reloads the chain.
+func (w *walker) record(ctx context.Context, p spec.Point, end stepEnd) error {
+	if err := w.e.RecordStep(ctx, p, end.status, end.result); err != nil {
+		return err
+	}
+	return w.refresh(ctx)
+}
+
+// stopped is a step that stops the walk at p.
+func stopped(p spec.Point, status, walk, reason string) stepEnd {
+	return stepEnd{status: status, result: reason, stop: WalkResult{Status: walk, Point: p, Reason: reason}}
+}
+
+// enterPhase begins phase n in the ledger when it has not begun, after
+// the handoff out of the phase before it.
+func (w *walker) enterPhase(ctx context.Context, n ledger.Phase) error {
+	if w.state.Gates.Ledger.Entry(n).Status != ledger.NotStarted {
+		return nil
+	}
+	if n > ledger.Design && !w.handedOff[n-1] {
+		if _, _, err := w.e.Service.WriteHandoff(ctx, w.e.ID, w.handoff(n-1), interopHandoff); err != nil {
+			return fmt.Errorf("handoff out of Phase %d: %w", n-1, err)
+		}
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.LedgerType(ledger.Begin),
+		Data: pipeline.LedgerData{Phase: n}}); err != nil {
+		return fmt.Errorf("begin Phase %d: %w", n, err)
+	}
+	return w.refresh(ctx)
+}

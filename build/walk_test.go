@@ -1,0 +1,146 @@
+package build
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// sampleEngine is an engine on a new pipeline of a repository holding the
+// sample project, committed, its agents the scripted agent playing
+// scenario (configured in <git-dir>/crucible/agents.toml), its dispatches
+// logged to the returned file.
+func sampleEngine(t *testing.T, scenario string) (*Engine, string) {
+	t.Helper()
+	gittest.Hermetic(t)
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	if err := os.CopyFS(dir, os.DirFS("../testdata/agent/sample")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "sample")
+	scripted, err := filepath.Abs("../testdata/agent/scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "dispatches")
+	t.Setenv("SCRIPTED_LOG", log)
+	conf := "[agents.scripted]\nkind = \"command\"\ncommand = [\"sh\", \"" + scripted + "\", \"--scenario\", \"" + scenario + "\"]\n" +
+		"timeout = \"1m\"\n[roles]\ndefault = \"scripted\"\n[project]\ntest = \"sh test/unit.sh\"\n"
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "crucible"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, ".git", "crucible", "agents.toml"), conf)
+	t.Chdir(dir)
+	repo, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := pipeline.Open(repo)
+	t.Cleanup(func() { svc.Close() })
+	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "greet takes a name", Mode: "feature", ID: testID}); err != nil {
+		t.Fatal(err)
+	}
+	agents, err := agent.Load(t.Context(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(svc, testID, agents, repo.WorkTree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Runner.Grace = 100 * time.Millisecond
+	t.Cleanup(e.Close)
+	return e, log
+}
+
+func walk(t *testing.T, e *Engine, yes bool) WalkResult {
+	t.Helper()
+	sp, err := spec.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Walk(t.Context(), WalkOptions{Spec: sp, Goal: "greet takes a name", Yes: yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// statuses is the ledger's four phases' statuses.
+func statuses(t *testing.T, e *Engine) []ledger.Status {
+	t.Helper()
+	st, _, err := e.Service.Load(t.Context(), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ledger.Status
+	for _, p := range ledger.Phases {
+		out = append(out, st.Gates.Ledger.Entry(p).Status)
+	}
+	return out
+}
+
+func logLines(t *testing.T, log string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// TestWalkHappy: a walk with Yes runs the four phases of the default spec
+// with the scripted agent: the ledger closes them PASS, PASS, COMPLETE,
+// PASS, the design gate takes three rounds, each task's commit carries its
+// task and seq, and the chain verifies.
+func TestWalkHappy(t *testing.T) {
+	e, log := sampleEngine(t, "happy")
+	res := walk(t, e, true)
+	if res.Status != WalkDone {
+		t.Fatalf("walk: %+v", res)
+	}
+	want := []ledger.Status{ledger.Pass, ledger.Pass, ledger.Complete, ledger.Pass}
+	if got := statuses(t, e); !equalStatuses(got, want) {
+		t.Errorf("ledger %v, want %v", got, want)
+	}
+	var redTeam1 int
+	for _, l := range logLines(t, log) {
+		if strings.Contains(l, " red-team phase=1 ") {
+			redTeam1++
+		}
+	}
+	if redTeam1 != 3 {
+		t.Errorf("design gate rounds %d, want 3:\n%s", redTeam1, strings.Join(logLines(t, log), "\n"))
+	}
+	if problems, err := e.Service.Verify(t.Context(), e.ID); err != nil || len(problems) != 0 {
+		t.Errorf("verify: %v %v", problems, err)
+	}
+	subjects := gittest.Git(t, e.Workdir, "log", "--format=%s", "-3")
+	if subjects != "Test the name argument (task 2)\nTake the name argument (task 1)\nsample" {
+		t.Errorf("commits:\n%s", subjects)
+	}
+}
+
+func equalStatuses(a, b []ledger.Status) bool {
+	return strings.Join(statusStrings(a), ",") == strings.Join(statusStrings(b), ",")
+}
+
+func statusStrings(s []ledger.Status) []string {
+	var out []string
+	for _, x := range s {
+		out = append(out, string(x))
+	}
+	return out
+}
