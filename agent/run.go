@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +32,14 @@ type Request struct {
 	Phase      int
 	Task       string // "" outside tasks
 	Round      int    // gate or review round, 1-based; 0 outside them
+	// StdoutFile and StderrFile, when set, are files the agent's stdout
+	// and stderr go to instead of pipes: they outlive the engine, so that
+	// Adopt can read the answer of an agent that outlived it. They must
+	// not exist. Read back, they are bounded as pipes are (head and tail).
+	StdoutFile, StderrFile string
+	// LastMessageFile is where codex writes its last message
+	// (--output-last-message); "" for a temporary file.
+	LastMessageFile string
 }
 
 // Env is the protocol's environment for the dispatch.
@@ -56,8 +62,16 @@ func (r Request) check() error {
 			return fmt.Errorf("dispatch %d: the %s path %q is not absolute", r.Seq, name, p)
 		}
 	}
-	if _, err := os.Lstat(r.Output); !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("dispatch %d: %s exists already: it would be taken for the agent's report", r.Seq, r.Output)
+	for what, p := range map[string]string{"report": r.Output, "stdout": r.StdoutFile, "stderr": r.StderrFile, "last message": r.LastMessageFile} {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("dispatch %d: the %s path %q is not absolute", r.Seq, what, p)
+		}
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("dispatch %d: %s exists already: it would be taken for the agent's %s", r.Seq, p, what)
+		}
 	}
 	return nil
 }
@@ -194,14 +208,16 @@ func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) 
 		return res, WaitingFor(req)
 	}
 	argv := a.Argv()
-	lastMessage := ""
+	lastMessage := req.LastMessageFile
 	if a.Kind == Codex {
-		dir, err := os.MkdirTemp("", "crucible-codex-")
-		if err != nil {
-			return res, err
+		if lastMessage == "" {
+			dir, err := os.MkdirTemp("", "crucible-codex-")
+			if err != nil {
+				return res, err
+			}
+			defer os.RemoveAll(dir)
+			lastMessage = filepath.Join(dir, "last-message")
 		}
-		defer os.RemoveAll(dir)
-		lastMessage = filepath.Join(dir, "last-message")
 		argv = append(slices.Clip(argv), "--output-last-message", lastMessage, "-")
 	}
 	res.Argv = argv
@@ -215,26 +231,63 @@ func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) 
 	if failure != nil && failure.Kind == TimedOut {
 		failure.Detail = fmt.Sprintf("the agent did not finish within its timeout of %s: its process group was killed", timeout)
 	}
-	report, reportFailure := readReport(req.Output, r.maxReport())
-	res.Report = report
-	switch a.Kind {
+	_, answerFailure := r.answer(&res, req.Output, lastMessage)
+	if f := firstFailure(failure, answerFailure); f != nil {
+		return res, f
+	}
+	return res, nil
+}
+
+// Adopt reads what agent a, run for req with its output in files, left
+// when the one who ran it did not see it end (an engine killed while it
+// ran): its report, its stdout and stderr (head and tail, as Run keeps
+// them), its answer derived as Run derives it. Its exit status is lost
+// (ExitCode -1): answered says whether what it left shows it finished:
+// a report, claude's result (an error too), codex's last message. An
+// agent that answered badly gives a *Failure, as from Run.
+func (r *Runner) Adopt(a Agent, req Request) (res Result, answered bool, err error) {
+	res = Result{Agent: a.Name, Kind: a.Kind, ExitCode: -1}
+	var refused [2]*Failure
+	for i, s := range []struct {
+		file string
+		kept *Captured
+	}{{req.StdoutFile, &res.Stdout}, {req.StderrFile, &res.Stderr}} {
+		if *s.kept, err = readCaptured(s.file, r.maxCapture()); errors.As(err, &refused[i]) {
+			err = nil
+		}
+		if err != nil {
+			return res, false, err
+		}
+	}
+	answered, f := r.answer(&res, req.Output, req.LastMessageFile)
+	if f = firstFailure(refused[0], refused[1], f); f != nil {
+		return res, answered, f
+	}
+	return res, answered, nil
+}
+
+// answer reads the report at output and derives res's answer from what
+// the agent printed, or, for codex, wrote at lastMessage; answered says
+// whether the agent gave one of its own (see Adopt).
+func (r *Runner) answer(res *Result, output, lastMessage string) (answered bool, f *Failure) {
+	report, f := readReport(output, r.maxReport())
+	res.Report, answered = report, report != nil
+	switch res.Kind {
 	case Claude:
 		out, usage, claudeFailure := readClaude(res.Stdout)
 		res.Output, res.Usage = out, usage
-		reportFailure = firstFailure(reportFailure, claudeFailure)
+		answered = answered || claudeFailure == nil || claudeFailure.Kind == AgentError
+		f = firstFailure(f, claudeFailure)
 	case Codex:
-		if msg, f := readReport(lastMessage, r.maxReport()); f == nil && msg != nil {
-			res.Output = msg
+		if msg, bad := readReport(lastMessage, r.maxReport()); bad == nil && msg != nil {
+			res.Output, answered = msg, true
 		} else {
 			res.Output = res.Stdout.Bytes() // codex exec prints its last message on stdout too
 		}
 	default:
 		res.Output = res.Stdout.Bytes()
 	}
-	if f := firstFailure(failure, reportFailure); f != nil {
-		return res, f
-	}
-	return res, nil
+	return answered, f
 }
 
 var errTimeout = errors.New("agent timeout")
@@ -264,14 +317,13 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 	cmd.Env = environ(a, req)
 	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := newCapture(r.maxCapture()), newCapture(r.maxCapture())
-	drain, err := pipeTo(cmd, stdout, stderr)
+	collect, err := outputsTo(cmd, r.maxCapture(), req.StdoutFile, req.StderrFile)
 	if err != nil {
 		return nil, err
 	}
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
-		drain(0)
+		res.Stdout, res.Stderr, _ = collect(0) // nothing ran to write them
 		return &Failure{Kind: NotStarted, Detail: fmt.Sprintf("could not start %s: %v", res.Argv[0], err)}, nil
 	}
 	if r.Started != nil {
@@ -294,8 +346,13 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 	}
 	res.Duration = time.Since(begin)
 	r.Terminate(pgid) // what it left behind in its group ends with it
-	drain(r.GracePeriod())
-	res.Stdout, res.Stderr = stdout.result(), stderr.result()
+	var refused *Failure
+	if res.Stdout, res.Stderr, err = collect(r.GracePeriod()); errors.As(err, &refused) {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	if cmd.ProcessState == nil {
 		return nil, fmt.Errorf("waiting for %s: %w", res.Argv[0], waitErr)
 	}
@@ -310,7 +367,7 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 	case res.ExitCode != 0:
 		failure = &Failure{Kind: ExitStatus, ExitCode: res.ExitCode}
 	}
-	return failure, nil
+	return firstFailure(failure, refused), nil
 }
 
 // Terminate sends process group pgid SIGTERM, waits for it to empty for
@@ -369,45 +426,6 @@ func signalName(s syscall.Signal) string {
 		}
 	}
 	return fmt.Sprintf("%d (%s)", int(s), s)
-}
-
-// pipeTo gives cmd pipes of our own for stdout and stderr, so that Wait
-// returns when the agent exits even if something it started still holds
-// them; drain waits for them to close, at most wait, then closes them.
-func pipeTo(cmd *exec.Cmd, outs ...*capture) (drain func(wait time.Duration), err error) {
-	var readers []*os.File
-	var wg sync.WaitGroup
-	for i, c := range outs {
-		rd, wr, err := os.Pipe()
-		if err != nil {
-			for _, f := range readers {
-				f.Close()
-			}
-			return nil, err
-		}
-		readers = append(readers, rd)
-		if i == 0 {
-			cmd.Stdout = wr
-		} else {
-			cmd.Stderr = wr
-		}
-		wg.Go(func() { io.Copy(c, rd) })
-	}
-	return func(wait time.Duration) {
-		for _, f := range []any{cmd.Stdout, cmd.Stderr} {
-			f.(*os.File).Close() // the child has its own copies
-		}
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(wait):
-		}
-		for _, f := range readers {
-			f.Close()
-		}
-		<-done
-	}, nil
 }
 
 // environ is the agent's environment: ours, without what would pin its

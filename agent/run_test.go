@@ -188,24 +188,35 @@ func TestLeftBehind(t *testing.T) {
 }
 
 // TestHugeStdout: only the head and tail are kept, with the count of
-// what was cut.
+// what was cut, from a pipe as from a file, which keeps it all.
 func TestHugeStdout(t *testing.T) {
-	r := Runner{MaxCapture: 1000}
-	res, err := r.Run(t.Context(), Agent{Kind: Command, Command: []string{"seq", "1000000"}}, request(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var all strings.Builder
 	for i := 1; i <= 1000000; i++ {
 		fmt.Fprintf(&all, "%d\n", i)
 	}
 	s := all.String()
-	out := res.Stdout
-	if string(out.Head) != s[:500] || string(out.Tail) != s[len(s)-500:] || out.Cut != int64(len(s)-1000) {
-		t.Errorf("head %q... tail ...%q cut %d", out.Head[:20], out.Tail[480:], out.Cut)
-	}
-	if want := s[:500] + fmt.Sprintf("\n[git-crucible: %d bytes cut here]\n", len(s)-1000) + s[len(s)-500:]; string(out.Bytes()) != want {
-		t.Error("Bytes does not say what was cut")
+	for _, toFile := range []bool{false, true} {
+		t.Run(fmt.Sprint("file=", toFile), func(t *testing.T) {
+			r := Runner{MaxCapture: 1000}
+			req := request(t)
+			if toFile {
+				req.StdoutFile = filepath.Join(t.TempDir(), "stdout")
+			}
+			res, err := r.Run(t.Context(), Agent{Kind: Command, Command: []string{"seq", "1000000"}}, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := res.Stdout
+			if string(out.Head) != s[:500] || string(out.Tail) != s[len(s)-500:] || out.Cut != int64(len(s)-1000) {
+				t.Errorf("head %q... tail ...%q cut %d", out.Head[:20], out.Tail[480:], out.Cut)
+			}
+			if want := s[:500] + fmt.Sprintf("\n[git-crucible: %d bytes cut here]\n", len(s)-1000) + s[len(s)-500:]; string(out.Bytes()) != want {
+				t.Error("Bytes does not say what was cut")
+			}
+			if kept, _ := os.ReadFile(req.StdoutFile); toFile && string(kept) != s {
+				t.Errorf("the stdout file holds %d bytes, want %d", len(kept), len(s))
+			}
+		})
 	}
 }
 
@@ -228,6 +239,26 @@ func TestCaptureWrites(t *testing.T) {
 			}
 			if string(got.Head) != string(wantHead) || string(got.Tail) != string(wantTail) || got.Cut != int64(len(data)-len(wantHead)-len(wantTail)) {
 				t.Errorf("step %d limit %d: %q %q %d", step, limit, got.Head, got.Tail, got.Cut)
+			}
+		}
+	}
+}
+
+// TestReadCaptured: a stream read back from a file keeps what a capture
+// of the same limit keeps of it, whatever their sizes.
+func TestReadCaptured(t *testing.T) {
+	data := []byte("abcdefghijklmnopqrstuvwxyz0123456789")
+	for _, size := range []int{0, 1, 5, 20, 36} {
+		for _, limit := range []int{1, 4, 10, 40, 100} {
+			path := filepath.Join(t.TempDir(), "stdout")
+			if err := os.WriteFile(path, data[:size], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := newCapture(limit)
+			c.Write(data[:size])
+			got, err := readCaptured(path, limit)
+			if want := c.result(); err != nil || string(got.Head) != string(want.Head) || string(got.Tail) != string(want.Tail) || got.Cut != want.Cut {
+				t.Errorf("size %d limit %d: %+v, %v; want %+v", size, limit, got, err, want)
 			}
 		}
 	}
@@ -336,4 +367,75 @@ func TestStartedTellsThePid(t *testing.T) {
 	if got := strings.TrimSpace(string(res.Output)); got != strconv.Itoa(pid) || pgid != pid {
 		t.Fatalf("Started got pid %d (group %d); the agent says its pid is %s", pid, pgid, got)
 	}
+}
+
+// TestAdopt: what an agent left in its files gives the answer Run derived
+// from them, and whether it shows the agent finished; an agent's output
+// file that is not a regular file is refused.
+func TestAdopt(t *testing.T) {
+	fakeCLIs(t)
+	claude, codex := Agent{Name: "c", Kind: Claude}, Agent{Name: "x", Kind: Codex}
+	for _, c := range []struct {
+		name     string
+		agent    Agent
+		mode     string // FAKE_CLAUDE
+		answered bool
+		fail     FailureKind
+	}{
+		{"claude", claude, "", true, ""},
+		{"claude array", claude, "array", true, ""},
+		{"claude report", claude, "report", true, ""},
+		{"claude error", claude, "error", true, AgentError},
+		{"claude garbage", claude, "garbage", false, BadOutput},
+		{"codex", codex, "", true, ""},
+		{"command", Agent{Kind: Command, Command: []string{"echo", "partial"}}, "", false, ""},
+		{"command report", Agent{Kind: Command, Command: []string{"sh", "-c", `echo done; echo report >"$CRUCIBLE_OUTPUT"`}}, "", true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("FAKE_CLAUDE", c.mode)
+			req := request(t)
+			dir := filepath.Dir(req.Output)
+			req.StdoutFile, req.StderrFile, req.LastMessageFile = filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr"), filepath.Join(dir, "last")
+			var r Runner
+			live, liveErr := r.Run(t.Context(), c.agent, req)
+			res, answered, err := r.Adopt(c.agent, req)
+			if c.fail != "" {
+				failure(t, liveErr, c.fail)
+				failure(t, err, c.fail)
+			} else if liveErr != nil || err != nil {
+				t.Fatal(liveErr, err)
+			}
+			if answered != c.answered || res.ExitCode != -1 {
+				t.Errorf("answered %v exit %d", answered, res.ExitCode)
+			}
+			if len(live.Stdout.Bytes()) == 0 || string(res.Stdout.Bytes()) != string(live.Stdout.Bytes()) ||
+				string(res.Stderr.Bytes()) != string(live.Stderr.Bytes()) || string(res.Output) != string(live.Output) ||
+				string(res.Report) != string(live.Report) || fmt.Sprint(res.Usage) != fmt.Sprint(live.Usage) {
+				t.Errorf("adopted %+v\nran %+v", res, live)
+			}
+		})
+	}
+	t.Run("codex without its last message", func(t *testing.T) {
+		req := request(t)
+		req.StdoutFile, req.LastMessageFile = filepath.Join(t.TempDir(), "stdout"), filepath.Join(t.TempDir(), "last")
+		if err := os.WriteFile(req.StdoutFile, []byte("half a mess"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var r Runner
+		if res, answered, err := r.Adopt(codex, req); answered || err != nil || string(res.Output) != "half a mess" {
+			t.Errorf("adopted %+v answered %v err %v", res, answered, err)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		req := request(t)
+		req.StdoutFile = filepath.Join(t.TempDir(), "stdout")
+		if err := os.Symlink("/etc/passwd", req.StdoutFile); err != nil {
+			t.Fatal(err)
+		}
+		var r Runner
+		res, answered, err := r.Adopt(claude, req)
+		if f := failure(t, err, BadOutput); answered || len(res.Stdout.Bytes()) != 0 || f.Detail != "the agent's output "+req.StdoutFile+" is a symbolic link; not read" {
+			t.Errorf("adopted %+v answered %v: %v", res, answered, err)
+		}
+	})
 }

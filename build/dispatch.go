@@ -89,6 +89,7 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	runner.Started = func(pid int) {
 		o := newOwner(pid)
 		o.Deadline = time.Now().Add(agentTimeout(a) + runner.GracePeriod())
+		o.Kind = a.Kind
 		// Not written, it leaves a successor the agent's environment to find it by.
 		writeJSON(filepath.Join(dir, ownerFile), o)
 	}
@@ -110,22 +111,20 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	}
 	ex := exitOf(res, err)
 	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
-	if out.Report == nil && out.Output != nil {
-		if err := os.WriteFile(filepath.Join(dir, stdoutFile), out.Output, 0o644); err != nil {
-			return engineError(out, err)
-		}
-	}
-	if err := writeJSON(filepath.Join(dir, exitFile), ex); err != nil {
+	if err := keep(dir, res, ex); err != nil {
 		return engineError(out, err)
 	}
 	return out
 }
 
-// request is the protocol's request of dispatch seq, its paths and ids.
+// request is the protocol's request of dispatch seq, its paths and ids:
+// the agent's output goes to files of its run directory, where a
+// successor finds the answer of an agent that outlived its engine.
 func (e *Engine) request(seq int) agent.Request {
 	dir := e.RunDir(seq)
 	return agent.Request{PromptFile: filepath.Join(dir, promptFile), Output: filepath.Join(dir, reportFile),
-		Workdir: e.Workdir, Pipeline: e.ID, Seq: seq}
+		Workdir: e.Workdir, Pipeline: e.ID, Seq: seq, StdoutFile: filepath.Join(dir, stdoutFile),
+		StderrFile: filepath.Join(dir, stderrFile), LastMessageFile: filepath.Join(dir, lastMessageFile)}
 }
 
 // exitOf is how an agent's run ended, from what the runner returned.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
@@ -30,6 +31,7 @@ const (
 	engineEnv = "BUILD_TEST_ENGINE"     // the pipeline id
 	countEnv  = "BUILD_TEST_DISPATCHES" // how many tasks it dispatches
 	logEnv    = "BUILD_TEST_AGENT_LOG"  // where its agent logs every real start
+	claudeEnv = "BUILD_TEST_CLAUDE"     // set: its agent is a claude (on PATH), not killAgent
 )
 
 // exitBusy is the test engine's exit status when another holds the lock.
@@ -78,7 +80,11 @@ func walkTasks(ctx context.Context, id string) error {
 	}
 	svc := pipeline.Open(repo)
 	defer svc.Close()
-	e, err := Open(svc, id, config(shAgent(killAgent)), repo.WorkTree)
+	a := shAgent(killAgent)
+	if os.Getenv(claudeEnv) != "" {
+		a = agent.Agent{Name: "claude", Kind: agent.Claude, Timeout: time.Minute}
+	}
+	e, err := Open(svc, id, config(a), repo.WorkTree)
 	if err != nil {
 		return err
 	}
@@ -135,6 +141,12 @@ func walkTasks(ctx context.Context, id string) error {
 // engine's exit status (-1 when killed) and its stderr.
 func runEngine(t *testing.T, dir, id string, n int, log string, after time.Duration) (int, string) {
 	t.Helper()
+	return runEngineUntil(t, dir, id, n, log, time.After(after))
+}
+
+// runEngineUntil is runEngine, killed when kill fires.
+func runEngineUntil(t *testing.T, dir, id string, n int, log string, kill <-chan time.Time) (int, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), engineEnv+"="+id, countEnv+"="+strconv.Itoa(n), logEnv+"="+log)
@@ -148,7 +160,7 @@ func runEngine(t *testing.T, dir, id string, n int, log string, after time.Durat
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(after):
+	case <-kill:
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
@@ -264,6 +276,63 @@ func TestKilledEngineResumes(t *testing.T) {
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
 	if problems, err := svc.Verify(t.Context(), testID); err != nil || len(problems) > 0 {
 		t.Fatalf("verify: %v %v", problems, err)
+	}
+	assertNothingLeft(t, repo, testID)
+}
+
+// TestKilledEngineAdoptsClaude: an engine killed while its claude works
+// loses nothing: the agent, in its own process group, prints its result
+// into its run directory, and the resume waits for it and takes that
+// result rather than running it again.
+func TestKilledEngineAdoptsClaude(t *testing.T) {
+	bin, err := filepath.Abs("../agent/testdata/bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "agent.log")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_CLAUDE_LOG", log)
+	t.Setenv("FAKE_CLAUDE_SLEEP", "1")
+	t.Setenv(claudeEnv, "1")
+	dir := gittest.Init(t)
+	t.Chdir(dir)
+	repo, err := gitext.Discover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := pipeline.Open(repo)
+	defer svc.Close()
+	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "kill test", Mode: "feature", ID: testID}); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan time.Time, 1) // once claude runs
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, _ := os.ReadFile(log); len(b) > 0 {
+				started <- time.Now()
+				return
+			}
+		}
+	}()
+	if code, stderr := runEngineUntil(t, dir, testID, 1, log, started); code != -1 {
+		t.Fatalf("the engine was to be killed while claude ran; it exited %d: %s", code, stderr)
+	}
+	if code, stderr := runEngine(t, dir, testID, 1, log, time.Minute); code != 0 {
+		t.Fatalf("the resume exited %d: %s", code, stderr)
+	}
+	recs, err := Records(chainOf(t, svc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Status != "completed" || recs[0].Recovered != Waited {
+		t.Fatalf("dispatches %+v", recs)
+	}
+	out, err := svc.ReadKept(t.Context(), testID, recs[0].Output)
+	if want := "seq 1 implementer, 7 prompt bytes, args: -p --output-format json"; err != nil || string(out) != want {
+		t.Errorf("kept output %q, %v; want %q", out, err, want)
+	}
+	if starts := agentStarts(t, log); starts[1] != 1 || len(starts) != 1 {
+		t.Errorf("claude's starts by dispatch: %v", starts)
 	}
 	assertNothingLeft(t, repo, testID)
 }

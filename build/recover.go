@@ -66,11 +66,8 @@ func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("dispatch %d: %s: %w", r.Seq, exitFile, err)
 	}
 	if !ended {
-		if ex, err = e.await(ctx, r); err != nil {
-			return Outcome{}, err
-		}
 		// Kept, so that a resume killed before the finish is recorded settles it the same way.
-		if err := writeJSON(filepath.Join(dir, exitFile), ex); err != nil {
+		if ex, err = e.await(ctx, r); err != nil {
 			return Outcome{}, err
 		}
 	}
@@ -83,7 +80,7 @@ func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 	}
 	out.Output = out.Report
 	if out.Output == nil {
-		if out.Output, err = readKept(dir, stdoutFile, maxStdout); err != nil {
+		if out.Output, err = readKept(dir, outputFile, maxOutput); err != nil {
 			return Outcome{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
 		}
 	}
@@ -91,40 +88,47 @@ func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 }
 
 // await is how dispatch r ended when the engine that ran it did not see
-// it end: it waits for the agent if it still runs, then reads its report.
+// it end: it waits for the agent if it still runs, then takes the answer
+// it left in its run directory, as the engine would have, and keeps it.
 func (e *Engine) await(ctx context.Context, r Record) (exitRecord, error) {
-	waited, late, err := e.waitForAgent(ctx, r)
+	dir := e.RunDir(r.Seq)
+	var o ownerRecord
+	if _, err := readJSON(filepath.Join(dir, ownerFile), &o); err != nil {
+		return exitRecord{}, fmt.Errorf("dispatch %d: %s: %w", r.Seq, ownerFile, err)
+	}
+	waited, late, err := e.waitForAgent(ctx, r, o)
 	if err != nil {
 		return exitRecord{}, err
 	}
-	how := Adopted
-	if waited {
-		how = Waited
+	a := e.agentFor(r.Role)
+	if o.Kind != "" {
+		a.Kind = o.Kind
 	}
-	report, err := readKept(e.RunDir(r.Seq), reportFile, maxReport)
+	res, answered, err := e.Runner.Adopt(a, e.request(r.Seq))
+	// Its exit status died with the engine: what it left says how it went.
+	ex := exitOf(res, err)
+	ex.Recovered = Adopted
+	if waited {
+		ex.Recovered = Waited
+	}
+	var f *agent.Failure
 	switch {
 	case late:
-		return exitRecord{Status: "failed", Failure: string(agent.TimedOut), Recovered: Waited,
-			Summary: "the agent did not finish within its timeout after the engine stopped: its process group was killed"}, nil
-	case errors.Is(err, errNotKept):
-		return exitRecord{Status: "failed", Failure: string(agent.BadReport), Recovered: how, Summary: "the agent's report " + err.Error()}, nil
-	case err != nil:
+		ex = exitRecord{Status: "failed", Failure: string(agent.TimedOut), Recovered: Waited,
+			Summary: "the agent did not finish within its timeout after the engine stopped: its process group was killed"}
+	case err != nil && !errors.As(err, &f):
 		return exitRecord{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
-	case report != nil:
-		// Its exit status died with the engine: the report says how it went.
-		return exitRecord{Status: "completed", Summary: fmt.Sprintf("report of %d bytes", len(report)), Recovered: how}, nil
+	case f != nil && f.Kind == agent.BadReport:
+	case !answered:
+		res, ex = agent.Result{}, exitRecord{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}
 	}
-	return exitRecord{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, nil
+	return ex, keep(dir, res, ex)
 }
 
 // waitForAgent waits for dispatch r's agent if it still runs, found by its
-// owner record or, had the engine died before writing that, by its
+// owner record o or, had the engine died before writing that, by its
 // environment. At its deadline its process group is killed (late).
-func (e *Engine) waitForAgent(ctx context.Context, r Record) (waited, late bool, err error) {
-	var o ownerRecord
-	if _, err := readJSON(filepath.Join(e.RunDir(r.Seq), ownerFile), &o); err != nil {
-		return false, false, fmt.Errorf("dispatch %d: %s: %w", r.Seq, ownerFile, err)
-	}
+func (e *Engine) waitForAgent(ctx context.Context, r Record, o ownerRecord) (waited, late bool, err error) {
 	if o.PID == 0 {
 		procs := agentProcesses(e.ID, r.Seq, e.Workdir)
 		if len(procs) == 0 {

@@ -54,6 +54,11 @@ func write(t *testing.T, path, content string) {
 
 const completedReport = "status: completed\ndeviations: []\n"
 
+// gone is the owner record of an agent of kind that has ended.
+func gone(kind string) string {
+	return `{"pid":2147483647,"start":"1","boot":"another boot","kind":"` + kind + `"}`
+}
+
 // TestRecover: each way a killed engine can leave a dispatch is settled
 // without running it again, as what was left allows.
 func TestRecover(t *testing.T) {
@@ -69,7 +74,7 @@ func TestRecover(t *testing.T) {
 		{"report left", func(t *testing.T, _ *Engine, _ int, dir string) { write(t, filepath.Join(dir, reportFile), completedReport) },
 			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Adopted}, completedReport},
 		{"exit record left", func(t *testing.T, _ *Engine, _ int, dir string) {
-			write(t, filepath.Join(dir, stdoutFile), "it broke\n")
+			write(t, filepath.Join(dir, outputFile), "it broke\n")
 			write(t, filepath.Join(dir, exitFile), `{"status":"failed","summary":"the agent exited with status 2","failure":"exit"}`)
 		}, Outcome{Status: "failed", Summary: "the agent exited with status 2", Failure: "exit", Recovered: Adopted}, "it broke\n"},
 		{"agent running", func(t *testing.T, e *Engine, seq int, dir string) {
@@ -96,7 +101,27 @@ func TestRecover(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, Outcome{Status: "failed", Failure: "bad-report", Recovered: Adopted, Summary: "the agent's report " + filepath.Join("RUNDIR", reportFile) +
-			": is a symbolic link; not adopted"}, ""},
+			": is a symbolic link; not read"}, ""},
+		{"claude's answer left", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, ownerFile), gone("claude"))
+			write(t, filepath.Join(dir, stdoutFile), `{"type":"result","subtype":"success","is_error":false,"result":"done it","num_turns":1}`+"\n")
+		}, Outcome{Status: "completed", Summary: "no report: its output is kept", Recovered: Adopted}, "done it"},
+		{"claude's error left", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, ownerFile), gone("claude"))
+			write(t, filepath.Join(dir, stdoutFile), `{"type":"result","subtype":"error_max_turns","is_error":true,"result":"gave up"}`)
+		}, Outcome{Status: "failed", Summary: "claude reported an error (error_max_turns)", Failure: "agent-error", Recovered: Adopted}, "gave up"},
+		{"claude cut off", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, ownerFile), gone("claude"))
+			write(t, filepath.Join(dir, stdoutFile), `{"type":"resu`)
+		}, Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, ""},
+		{"codex's last message left", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, ownerFile), gone("codex"))
+			write(t, filepath.Join(dir, stdoutFile), "working\n")
+			write(t, filepath.Join(dir, lastMessageFile), "all done\n")
+		}, Outcome{Status: "completed", Summary: "no report: its output is kept", Recovered: Adopted}, "all done\n"},
+		{"a command's stdout left", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, stdoutFile), "half of it")
+		}, Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, ""},
 		{"settled by a resume killed before its finish", func(t *testing.T, _ *Engine, _ int, dir string) {
 			write(t, filepath.Join(dir, exitFile), `{"status":"error","summary":"`+InterruptedSummary+`","recovered":"interrupted"}`)
 		}, Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, ""},

@@ -7,25 +7,29 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // The files of a run directory.
 const (
-	promptFile  = "prompt.md"   // CRUCIBLE_PROMPT
-	reportFile  = "output.yaml" // CRUCIBLE_OUTPUT
-	ownerFile   = "agent.json"  // the running agent: ownerRecord
-	exitFile    = "exit.json"   // how it ended: exitRecord
-	stdoutFile  = "stdout"      // its output when it wrote no report
-	waitingFile = "waiting"     // a manual dispatch: a person answers
+	promptFile      = "prompt.md"    // CRUCIBLE_PROMPT
+	reportFile      = "output.yaml"  // CRUCIBLE_OUTPUT
+	ownerFile       = "agent.json"   // the running agent: ownerRecord
+	exitFile        = "exit.json"    // how it ended: exitRecord
+	stdoutFile      = "stdout"       // the agent's stdout, which outlives the engine
+	stderrFile      = "stderr"       // the agent's stderr
+	lastMessageFile = "last-message" // codex's --output-last-message
+	outputFile      = "output"       // its answer when it wrote no report
+	waitingFile     = "waiting"      // a manual dispatch: a person answers
 )
 
 // Limits on what is read back from a run directory: the agent runner's
 // default limit on a report (a larger one is refused as bad), and more
-// than it keeps of stdout.
+// than it keeps of an answer.
 const (
 	maxReport = 8 << 20
-	maxStdout = 16 << 20
+	maxOutput = 16 << 20
 	maxRecord = 64 << 10
 )
 
@@ -38,6 +42,9 @@ type ownerRecord struct {
 	Start    string    `json:"start"` // its start time in clock ticks since boot (/proc/PID/stat)
 	Boot     string    `json:"boot"`
 	Deadline time.Time `json:"deadline"` // when its timeout and grace have passed
+	// Kind says how to read its answer, whatever the configuration says
+	// when a successor reads it.
+	Kind agent.Kind `json:"kind,omitempty"`
 }
 
 // exitRecord is how a dispatch's agent ended, as the engine saw it: what
@@ -78,6 +85,17 @@ func readKept(dir, name string, limit int64) ([]byte, error) {
 		return nil, nil
 	}
 	return b, err
+}
+
+// keep leaves in dir how dispatch's agent ended: its answer, when it
+// wrote no report, then its exit record, which says the rest is there.
+func keep(dir string, res agent.Result, ex exitRecord) error {
+	if res.Report == nil && res.Output != nil {
+		if err := os.WriteFile(filepath.Join(dir, outputFile), res.Output, 0o644); err != nil {
+			return err
+		}
+	}
+	return writeJSON(filepath.Join(dir, exitFile), ex)
 }
 
 func exists(path string) bool {
