@@ -71,7 +71,9 @@ func TestRecover(t *testing.T) {
 	}{
 		{"nothing left", func(*testing.T, *Engine, int, string) {},
 			Outcome{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}, ""},
-		{"report left", func(t *testing.T, _ *Engine, _ int, dir string) { write(t, filepath.Join(dir, reportFile), completedReport) },
+		{"report left", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, reportFile), completedReport)
+		},
 			Outcome{Status: "completed", Summary: "report of 33 bytes", Recovered: Adopted}, completedReport},
 		{"exit record left", func(t *testing.T, _ *Engine, _ int, dir string) {
 			write(t, filepath.Join(dir, outputFile), "it broke\n")

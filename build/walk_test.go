@@ -144,3 +144,81 @@ func statusStrings(s []ledger.Status) []string {
 	}
 	return out
 }
+
+// TestWalkStagnate: a design gate that does not improve escalates at
+// round 2: the walk says so with the gate's suggestion, the ledger fails
+// Phase 1, and health is RED.
+func TestWalkStagnate(t *testing.T) {
+	e, _ := sampleEngine(t, "stagnate")
+	res := walk(t, e, true)
+	want := spec.Point{Phase: ledger.Design, Step: "design-gate", Round: 2}
+	if res.Status != WalkEscalated || res.Point != want || res.Suggestion == "" ||
+		!strings.Contains(res.Reason, "STAGNATION") {
+		t.Fatalf("walk: %+v", res)
+	}
+	got := statuses(t, e)
+	if got[0] != ledger.Fail || got[1] != ledger.NotStarted {
+		t.Errorf("ledger %v", got)
+	}
+	st, _, err := e.Service.Load(t.Context(), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.View.Health.Level != pipeline.Red {
+		t.Errorf("health %+v", st.View.Health)
+	}
+	pr, err := e.Progress(t.Context(), mustDefault(t), nil)
+	if err != nil || pr.Steps[spec.Point{Phase: ledger.Design, Step: "design-gate"}].Status != pipeline.StepEscalated {
+		t.Errorf("progress %+v, %v", pr, err)
+	}
+}
+
+// TestWalkResumeAtApproval: without Yes the walk stops at the approval,
+// waiting, and a second walk without Yes stops there again recording
+// nothing; with Yes it goes on to the end without dispatching again
+// anything the first walk dispatched.
+func TestWalkResumeAtApproval(t *testing.T) {
+	e, log := sampleEngine(t, "happy")
+	res := walk(t, e, false)
+	if res.Status != WalkWaiting || res.Point != (spec.Point{Phase: ledger.Design, Step: "approve"}) || res.Message == "" {
+		t.Fatalf("walk: %+v", res)
+	}
+	before := logLines(t, log)
+	events, err := e.events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := walk(t, e, false); again.Status != WalkWaiting {
+		t.Fatalf("walk again: %+v", again)
+	}
+	if after, err := e.events(t.Context()); err != nil || len(after) != len(events) {
+		t.Errorf("a second wait recorded %d events", len(after)-len(events))
+	}
+	if res := walk(t, e, true); res.Status != WalkDone {
+		t.Fatalf("resume: %+v", res)
+	}
+	lines := logLines(t, log)
+	seen := map[string]bool{}
+	for _, l := range lines {
+		_, l, _ = strings.Cut(l, " ") // its seq
+		if seen[l] {
+			t.Errorf("dispatched twice: %s", l)
+		}
+		seen[l] = true
+	}
+	if strings.Join(lines[:len(before)], "\n") != strings.Join(before, "\n") {
+		t.Errorf("the resume changed the log's start")
+	}
+	if got := statuses(t, e); got[3] != ledger.Pass {
+		t.Errorf("ledger %v", got)
+	}
+}
+
+func mustDefault(t *testing.T) *spec.Spec {
+	t.Helper()
+	sp, err := spec.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
