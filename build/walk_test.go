@@ -2,16 +2,21 @@ package build
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/spec"
 )
@@ -25,6 +30,7 @@ func sampleEngine(t *testing.T, scenario string) (*Engine, string) {
 	gittest.Hermetic(t)
 	dir := t.TempDir()
 	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	installHooks(t, dir)
 	if err := os.CopyFS(dir, os.DirFS("../testdata/agent/sample")); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +69,31 @@ func sampleEngine(t *testing.T, scenario string) (*Engine, string) {
 	e.Runner.Grace = 100 * time.Millisecond
 	t.Cleanup(e.Close)
 	return e, log
+}
+
+var hookBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "walk-hook-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, hooks.HookBinary)
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/git-crucible-hook").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// installHooks installs git-crucible's hooks in the repository at dir,
+// so that the engine's task commits get their trailers and provenance.
+func installHooks(t *testing.T, dir string) {
+	t.Helper()
+	bin, err := hookBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hooks.Install(filepath.Join(dir, ".git", "hooks"), hooks.Defaults(false), bin, hooks.Refuse); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func walk(t *testing.T, e *Engine, yes bool) WalkResult {
@@ -124,12 +155,43 @@ func TestWalkHappy(t *testing.T) {
 	if redTeam1 != 3 {
 		t.Errorf("design gate rounds %d, want 3:\n%s", redTeam1, strings.Join(logLines(t, log), "\n"))
 	}
+	st, _, err := e.Service.Load(t.Context(), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.View.Metrics.GateRounds; r["1"] != 3 || r["2"] != 1 || r["4"] != 1 {
+		t.Errorf("gate rounds %v", r)
+	}
+	events, err := e.events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handoffs []string
+	for _, ev := range events {
+		if ev.Type == pipeline.TypeHandoff {
+			var d pipeline.HandoffData
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				t.Fatal(err)
+			}
+			handoffs = append(handoffs, fmt.Sprintf("%d-%d:%d", d.From, d.To, len(d.Inputs)))
+		}
+	}
+	// Inputs: design, acceptance-command; then plan too; then the same.
+	if got := strings.Join(handoffs, " "); got != "1-2:2 2-3:3 3-4:3" {
+		t.Errorf("handoffs %s", got)
+	}
 	if problems, err := e.Service.Verify(t.Context(), e.ID); err != nil || len(problems) != 0 {
 		t.Errorf("verify: %v %v", problems, err)
 	}
-	subjects := gittest.Git(t, e.Workdir, "log", "--format=%s", "-3")
-	if subjects != "Test the name argument (task 2)\nTake the name argument (task 1)\nsample" {
-		t.Errorf("commits:\n%s", subjects)
+	commits := gittest.Git(t, e.Workdir, "log", "-3",
+		"--format=%s|%(trailers:key=Crucible-Phase,key=Crucible-Task,key=Crucible-Seq,valueonly,separator=%x2C)")
+	// Dispatches 1-10 are phases 1 and 2 (the design gate's three rounds
+	// and two fixes among them); task 1's implementer is 11, its review 12.
+	if commits != "Test the name argument (task 2)|3,2,13\nTake the name argument (task 1)|3,1,11\nsample|" {
+		t.Errorf("commits:\n%s", commits)
+	}
+	if list := gittest.Git(t, e.Workdir, "notes", "--ref="+notes.ProvenanceRef, "list"); len(strings.Fields(list)) != 4 {
+		t.Errorf("provenance notes:\n%s", list)
 	}
 }
 
