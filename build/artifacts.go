@@ -34,6 +34,8 @@ type walker struct {
 	// taskNumbers is each plan task's 1-based position in the plan's
 	// order: CRUCIBLE_TASK of its commits.
 	taskNumbers map[string]int
+	// waiting are the manual dispatches Recover left waiting, by seq.
+	waiting map[int]Outcome
 }
 
 // refresh reloads the chain: state, step events, dispatches, exports.

@@ -153,8 +153,15 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 	switch {
 	case last != nil && !last.Finished():
 		// Recover left it waiting: a manual agent not finished yet.
-		end := stopped(p, pipeline.StepWaiting, WalkWaiting, fmt.Sprintf("dispatch %d (%s) waits for its agent", last.Seq, role))
-		end.stop.Waiting = &Outcome{Seq: last.Seq, Status: StatusWaiting}
+		end := stopped(p, pipeline.StepWaiting, WalkWaiting, fmt.Sprintf("dispatch %d (%s) waits for a person", last.Seq, role))
+		o, ok := w.waiting[last.Seq]
+		if !ok {
+			o = Outcome{Seq: last.Seq, Status: StatusWaiting}
+		}
+		end.stop.Waiting = &o
+		if q := (spec.Point{Phase: p.Phase, Step: p.Step, Task: p.Task}); w.steps[q].Status == pipeline.StepWaiting {
+			end.status = "" // recorded already: stop without recording it again
+		}
 		return out, &end, nil
 	case last != nil && (last.Recovered == Interrupted || last.Failure == string(agent.Cancelled)):
 		retry = &last.Seq

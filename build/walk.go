@@ -64,7 +64,7 @@ func done(result string) stepEnd { return stepEnd{status: pipeline.StepDone, res
 // the end, or to a stop: an approval without Yes, a manual agent, a
 // failure, an escalation. Every step ends with RecordStep, and each checks
 // what the chain has already, so a walk killed anywhere resumes with Walk
-// (after Recover) without dispatching a finished step again.
+// without dispatching a finished step again: Walk runs Recover first.
 func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error) {
 	if opts.Spec == nil {
 		return WalkResult{}, errors.New("a walk needs a spec")
@@ -82,6 +82,16 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 	}
 	if w.opts.Executor == nil {
 		w.opts.Executor = Serial{}
+	}
+	recovered, err := e.Recover(ctx)
+	if err != nil {
+		return WalkResult{}, err
+	}
+	w.waiting = map[int]Outcome{}
+	for _, r := range recovered {
+		if r.Outcome.Status == StatusWaiting {
+			w.waiting[r.Seq] = r.Outcome
+		}
 	}
 	if err := w.refresh(ctx); err != nil {
 		return WalkResult{}, err

@@ -284,3 +284,35 @@ func mustDefault(t *testing.T) *spec.Spec {
 	}
 	return sp
 }
+
+// TestWalkFails: an agent that fails, writes garbage or no report fails
+// its step, as does a task that breaks its fast gate; the walk stops
+// there with the step's failure recorded and the phase still in progress.
+func TestWalkFails(t *testing.T) {
+	design := spec.Point{Phase: ledger.Design, Step: "design"}
+	for _, c := range []struct {
+		scenario string
+		at       spec.Point
+		reason   string
+	}{
+		{"fails", design, "dispatch 1 (design-writer) failed: "},
+		{"garbage", design, "dispatch 1 (design): report: line 1: "},
+		{"noreport", design, "dispatch 1 (design): it wrote no report"},
+		{"breaks", spec.Point{Phase: ledger.Execute, Step: "task-check", Task: "1"}, "task-check: sh test/unit.sh failed (exit 1)"},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			e, _ := sampleEngine(t, c.scenario)
+			res := walk(t, e, true)
+			if res.Status != WalkFailed || res.Point != c.at || !strings.HasPrefix(res.Reason, c.reason) {
+				t.Fatalf("walk: %+v", res)
+			}
+			pr, err := e.Progress(t.Context(), mustDefault(t), []string{"1", "2"})
+			if err != nil || pr.Next != c.at || pr.Steps[c.at].Status != pipeline.StepFailed {
+				t.Errorf("progress %+v, %v", pr, err)
+			}
+			if got := statuses(t, e)[c.at.Phase-1]; got != ledger.InProgress {
+				t.Errorf("Phase %d is %s", c.at.Phase, got)
+			}
+		})
+	}
+}
