@@ -316,3 +316,46 @@ func TestWalkFails(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkManual: a manual design writer stops the walk waiting, with the
+// person's instructions, again on a resume before it is answered (nothing
+// recorded twice); once its dispatch is finished the walk adopts it and
+// goes on.
+func TestWalkManual(t *testing.T) {
+	e, _ := sampleEngine(t, "happy")
+	e.Agents.Agents["person"] = agent.Agent{Name: "person", Kind: agent.Manual}
+	e.Agents.Roles["design-writer"] = agent.Binding{Agent: "person"}
+	at := spec.Point{Phase: ledger.Design, Step: "design"}
+	res := walk(t, e, true)
+	if res.Status != WalkWaiting || res.Point != at || res.Waiting == nil || res.Waiting.Waiting == nil ||
+		res.Waiting.Seq != 1 || res.Waiting.Waiting.Output == "" {
+		t.Fatalf("walk: %+v", res)
+	}
+	events, err := e.events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := walk(t, e, true)
+	if again.Status != WalkWaiting || again.Waiting == nil || again.Waiting.Waiting == nil ||
+		again.Waiting.Waiting.Output != res.Waiting.Waiting.Output {
+		t.Fatalf("walk again: %+v", again)
+	}
+	if after, err := e.events(t.Context()); err != nil || len(after) != len(events) {
+		t.Errorf("a second wait recorded %d events", len(after)-len(events))
+	}
+	if err := os.MkdirAll(filepath.Join(e.Workdir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(e.Workdir, "docs", "design.md"), "# Design\n")
+	if _, err := e.Service.FinishDispatch(t.Context(), e.ID, 1, pipeline.FinishRequest{Status: "completed",
+		Output: []byte(completedReport)}); err != nil {
+		t.Fatal(err)
+	}
+	if res := walk(t, e, true); res.Status != WalkDone {
+		t.Fatalf("resume: %+v", res)
+	}
+	recs, err := e.Dispatches(t.Context())
+	if err != nil || recs[0].Role != "design-writer" || recs[1].Role != "red-team" {
+		t.Errorf("dispatches %+v, %v", recs[:2], err)
+	}
+}
