@@ -21,6 +21,9 @@ import (
 	"github.com/git-crucible/git-crucible/spec"
 )
 
+// scriptedAgent is the scripted agent's path: tests run in their repositories.
+var scriptedAgent, _ = filepath.Abs("../testdata/agent/scripted")
+
 // sampleEngine is an engine on a new pipeline of a repository holding the
 // sample project, committed, its agents the scripted agent playing
 // scenario (configured in <git-dir>/crucible/agents.toml), its dispatches
@@ -36,13 +39,9 @@ func sampleEngine(t *testing.T, scenario string) (*Engine, string) {
 	}
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "sample")
-	scripted, err := filepath.Abs("../testdata/agent/scripted")
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := filepath.Join(t.TempDir(), "dispatches")
 	t.Setenv("SCRIPTED_LOG", log)
-	conf := "[agents.scripted]\nkind = \"command\"\ncommand = [\"sh\", \"" + scripted + "\", \"--scenario\", \"" + scenario + "\"]\n" +
+	conf := "[agents.scripted]\nkind = \"command\"\ncommand = [\"sh\", \"" + scriptedAgent + "\", \"--scenario\", \"" + scenario + "\"]\n" +
 		"timeout = \"1m\"\n[roles]\ndefault = \"scripted\"\n[project]\ntest = \"sh test/unit.sh\"\n"
 	if err := os.MkdirAll(filepath.Join(dir, ".git", "crucible"), 0o755); err != nil {
 		t.Fatal(err)
@@ -357,5 +356,55 @@ func TestWalkManual(t *testing.T) {
 	recs, err := e.Dispatches(t.Context())
 	if err != nil || recs[0].Role != "design-writer" || recs[1].Role != "red-team" {
 		t.Errorf("dispatches %+v, %v", recs[:2], err)
+	}
+}
+
+// TestWalkResumeMidGate: a walk cancelled while the design gate's second
+// round runs resumes at that round: the cancelled dispatch is run again as
+// its retry, and nothing before it is dispatched again; the gate still
+// passes at round 3.
+func TestWalkResumeMidGate(t *testing.T) {
+	dir := t.TempDir()
+	happy, err := os.ReadFile("../testdata/agent/scenarios/happy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "happy"), string(happy))
+	write(t, filepath.Join(dir, "slow"), "[red-team phase=1 round=2]\nsleep 60\n\ninclude happy\n")
+	e, log := sampleEngine(t, filepath.Join(dir, "slow"))
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		defer cancel()
+		for ctx.Err() == nil {
+			if b, _ := os.ReadFile(log); strings.Contains(string(b), "red-team phase=1 task= round=2") {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	if _, err := e.Walk(ctx, WalkOptions{Spec: mustDefault(t), Goal: "greet takes a name", Yes: true}); err == nil {
+		t.Fatal("a cancelled walk returned no error")
+	}
+	e.Agents.Agents["scripted"] = agent.Agent{Name: "scripted", Kind: agent.Command, Timeout: time.Minute,
+		Command: []string{"sh", scriptedAgent, "--scenario", filepath.Join(dir, "happy")}}
+	if res := walk(t, e, true); res.Status != WalkDone {
+		t.Fatalf("resume: %+v", res)
+	}
+	recs, err := e.Dispatches(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs[:8] {
+		retry := ""
+		if r.RetryOf != nil {
+			retry = fmt.Sprintf(" retry of %d", *r.RetryOf)
+		}
+		got = append(got, fmt.Sprintf("%d %s %d %s%s", r.Seq, r.Role, r.Point.Round, r.Status, retry))
+	}
+	want := "1 design-writer 0 completed|2 red-team 1 completed|3 fixer 1 completed|4 red-team 2 error|" +
+		"5 red-team 2 completed retry of 4|6 fixer 2 completed|7 red-team 3 completed|8 test-writer 0 completed"
+	if strings.Join(got, "|") != want {
+		t.Errorf("dispatches:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
 	}
 }
