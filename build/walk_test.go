@@ -408,3 +408,25 @@ func TestWalkResumeMidGate(t *testing.T) {
 		t.Errorf("dispatches:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
 	}
 }
+
+// TestWalkDesignGiven: with Design the design writer is not dispatched;
+// the gate examines the file given.
+func TestWalkDesignGiven(t *testing.T) {
+	e, log := sampleEngine(t, "happy")
+	write(t, filepath.Join(e.Workdir, "mine.md"), "# My design\n")
+	res, err := e.Walk(t.Context(), WalkOptions{Spec: mustDefault(t), Goal: "greet takes a name", Design: "mine.md"})
+	if err != nil || res.Status != WalkWaiting {
+		t.Fatalf("walk: %+v, %v", res, err)
+	}
+	if lines := logLines(t, log); strings.Contains(lines[0], "design-writer") {
+		t.Errorf("the design writer ran: %s", lines[0])
+	}
+	pr, err := e.Progress(t.Context(), mustDefault(t), nil)
+	if err != nil || pr.Steps[spec.Point{Phase: ledger.Design, Step: "design"}].Result != "skipped: the design is mine.md" {
+		t.Errorf("progress %+v, %v", pr.Steps, err)
+	}
+	st, _, err := e.Service.Load(t.Context(), e.ID)
+	if err != nil || st.Gates.Ledger.Entry(ledger.Design).Artifact != "mine.md" {
+		t.Errorf("ledger %+v, %v", st.Gates.Ledger.Entry(ledger.Design), err)
+	}
+}
