@@ -26,9 +26,11 @@ type walker struct {
 	steps map[spec.Point]pipeline.StepData
 	recs  []Record
 	// exports are the report exports so far, the newest report's value of
-	// each key: read again from the kept reports on every reload, so the
-	// chain stays their only source.
+	// each key (exportSeq: the dispatch it came from), read from the kept
+	// reports of dispatches as they finish: the chain is their only source.
 	exports   map[string]any
+	exportSeq map[string]int
+	read      map[int]bool // dispatches whose reports were read
 	handedOff map[ledger.Phase]bool
 	events    []pipeline.Event
 	// taskNumbers is each plan task's 1-based position in the plan's
@@ -65,46 +67,42 @@ func (w *walker) refresh(ctx context.Context) error {
 			w.handedOff[d.From] = true
 		}
 	}
-	if w.exports == nil || len(recs) != len(w.recs) || !slices.Equal(finishedSeqs(recs), finishedSeqs(w.recs)) {
-		if w.exports, err = w.readExports(ctx, recs); err != nil {
-			return err
-		}
+	if err := w.readExports(ctx, recs); err != nil {
+		return err
 	}
 	w.state, w.recs, w.events = st, recs, events
 	return nil
 }
 
-func finishedSeqs(recs []Record) []int {
-	var out []int
-	for _, r := range recs {
-		if r.Finished() {
-			out = append(out, r.Seq)
-		}
+// readExports merges the exports of the task reports completed since it
+// last ran: a report of a later dispatch carrying a key supersedes it.
+func (w *walker) readExports(ctx context.Context, recs []Record) error {
+	if w.exports == nil {
+		w.exports, w.exportSeq, w.read = map[string]any{}, map[string]int{}, map[int]bool{}
 	}
-	return out
-}
-
-// readExports merges the exports of every completed task report, oldest
-// first: a later report carrying a key supersedes it.
-func (w *walker) readExports(ctx context.Context, recs []Record) (map[string]any, error) {
-	out := map[string]any{}
 	for _, r := range recs {
+		if !r.Finished() || w.read[r.Seq] {
+			continue
+		}
+		w.read[r.Seq] = true
 		if r.Status != "completed" || r.Output == "" || !w.taskReport(r) {
 			continue
 		}
 		b, err := w.e.Service.ReadKept(ctx, w.e.ID, r.Output)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		t, err := report.ParseTask(b)
 		if err != nil {
 			continue // a report the walk refused when it ran: it exports nothing
 		}
 		for k, v := range t.Exports {
-			out[k] = v
+			if r.Seq > w.exportSeq[k] {
+				w.exports[k], w.exportSeq[k] = v, r.Seq
+			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // taskReport reports whether dispatch r writes a task report: a dispatch

@@ -56,11 +56,8 @@ func (w *walker) rounds(ctx context.Context, p spec.Point, st *spec.Step, task *
 			return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s): no findings: %v", out.Seq, st.Role, err)), nil
 		}
 		dec := j.Round(f)
-		switch dec.Action {
-		case gate.Pass:
-			return w.conclude(ctx, p, st, g, dec, d.Artifact)
-		case gate.Escalate:
-			return w.conclude(ctx, p, st, g, dec, d.Artifact)
+		if dec.Action != gate.Continue {
+			return w.conclude(ctx, p, st, g, dec, d.Artifact, out.Seq)
 		}
 		if err := w.journal(ctx, out.Seq, dec.Journal); err != nil {
 			return stepEnd{}, err
@@ -124,15 +121,15 @@ func (w *walker) decided(seq int, d pipeline.DecisionData) bool {
 // conclude ends a gate or loop that passed or escalated: its journal, a
 // gate's verdict, and the ledger's PASS (a gate) or FAIL (an escalation),
 // in one record, unless the ledger has it already.
-func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *gate.Gate, dec gate.Decision, art prompt.Artifact) (stepEnd, error) {
+func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *gate.Gate, dec gate.Decision, art prompt.Artifact, seq int) (stepEnd, error) {
 	end := done(dec.Verdict)
 	if dec.Action == gate.Escalate {
 		end = stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s escalated (%s): %s", st.ID, dec.Verdict, dec.Reason))
 		end.result = dec.Verdict
 		end.stop.Suggestion = dec.Suggestion
 	}
-	status := w.state.Gates.Ledger.Entry(p.Phase).Status
-	if status != ledger.InProgress {
+	if w.state.Gates.Ledger.Entry(p.Phase).Status != ledger.InProgress ||
+		g == nil && dec.Action == gate.Pass && len(dec.Journal) > 0 && w.decided(seq, dec.Journal[0]) {
 		return end, nil // concluded before a resume
 	}
 	var drafts []pipeline.Draft
@@ -140,7 +137,7 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeDecision, Data: d})
 	}
 	if g != nil {
-		v, err := w.verdict(p, g, art)
+		v, err := w.verdict(p, g, art, seq)
 		if err != nil {
 			return stepEnd{}, err
 		}
@@ -178,9 +175,10 @@ func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) er
 
 // verdict is the gate.verdict of a finished gate: its marker, completed
 // with what the engine knows (phase, pipeline, artifact hash, time).
-func (w *walker) verdict(p spec.Point, g *gate.Gate, art prompt.Artifact) (pipeline.VerdictData, error) {
+// Its run id names the last round's dispatch.
+func (w *walker) verdict(p spec.Point, g *gate.Gate, art prompt.Artifact, seq int) (pipeline.VerdictData, error) {
 	m := g.Marker()
-	m.Phase, m.PipelineID, m.RunID = p.Phase, w.e.ID, fmt.Sprintf("%s-%d", w.e.ID, w.nextSeq()-1)
+	m.Phase, m.PipelineID, m.RunID = p.Phase, w.e.ID, fmt.Sprintf("%s-%d", w.e.ID, seq)
 	now, err := pipeline.Now()
 	if err != nil {
 		return pipeline.VerdictData{}, err

@@ -173,9 +173,8 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		out = adopted
 	}
 	if last == nil || retry != nil {
-		d.Role, d.Report.Path = role, ""
 		seq := w.nextSeq()
-		d.Report.Path = w.e.request(seq).Output
+		d.Role, d.Report.Path = role, w.e.request(seq).Output
 		text, err := w.opts.Templates.Render(template, d)
 		if err != nil {
 			return out, nil, err
