@@ -158,16 +158,16 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 }
 
 // escalate records an escalation that is not a gate's (a RED test that
-// is GREEN): the journal entry, and the phase's FAIL.
+// is GREEN): the journal entry, which turns health RED, and the phase's
+// FAIL while it is in progress (a phase whose gate passed stays PASS).
 func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) error {
-	if w.state.Gates.Ledger.Entry(p.Phase).Status != ledger.InProgress {
-		return nil
+	drafts := []pipeline.Draft{{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
+		Choice: p.Step + " escalated", Reason: stop.Reason, Alternatives: stop.Suggestion}}}
+	if w.state.Gates.Ledger.Entry(p.Phase).Status == ledger.InProgress {
+		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase),
+			Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(stop.Reason)}})
 	}
-	_, _, err := w.e.Service.Record(ctx, w.e.ID,
-		pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
-			Choice: p.Step + " escalated", Reason: stop.Reason, Alternatives: stop.Suggestion}},
-		pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase), Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(stop.Reason)}})
-	if err != nil {
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, drafts...); err != nil {
 		return err
 	}
 	return w.refresh(ctx)

@@ -430,3 +430,30 @@ func TestWalkDesignGiven(t *testing.T) {
 		t.Errorf("ledger %+v, %v", st.Gates.Ledger.Entry(ledger.Design), err)
 	}
 }
+
+// TestWalkGreenAcceptance: acceptance tests that pass before the change
+// escalate: the walk stops there and health is RED; Phase 1, whose gate
+// passed, stays PASS.
+func TestWalkGreenAcceptance(t *testing.T) {
+	dir := t.TempDir()
+	happy, err := os.ReadFile("../testdata/agent/scenarios/happy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "happy"), string(happy))
+	write(t, filepath.Join(dir, "green"), "[test-writer phase=1]\nreport\nstatus: completed\ndeviations: []\n"+
+		"exports:\n  acceptance-command: \"true\"\n.\n\ninclude happy\n")
+	e, _ := sampleEngine(t, filepath.Join(dir, "green"))
+	res := walk(t, e, true)
+	if res.Status != WalkEscalated || res.Point != (spec.Point{Phase: ledger.Design, Step: "acceptance-red"}) ||
+		res.Reason != "acceptance-red: true passes; it must fail before the change (RED)" || res.Suggestion == "" {
+		t.Fatalf("walk: %+v", res)
+	}
+	st, _, err := e.Service.Load(t.Context(), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Gates.Ledger.Entry(ledger.Design).Status; got != ledger.Pass || st.View.Health.Level != pipeline.Red {
+		t.Errorf("Phase 1 %s, health %+v", got, st.View.Health)
+	}
+}
