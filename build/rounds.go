@@ -148,8 +148,14 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase),
 			Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(dec.Reason)}})
 	case g != nil:
+		// The ledger names a file artifact by its work-tree path, the
+		// diff by its name: its file is the engine's, not the user's.
+		name := art.Path
+		if art.Name == spec.Diff {
+			name = spec.Diff
+		}
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.PassGate),
-			Data: pipeline.LedgerData{Phase: p.Phase, Artifact: art.Path}})
+			Data: pipeline.LedgerData{Phase: p.Phase, Artifact: name}})
 	}
 	if _, _, err := w.e.Service.Record(ctx, w.e.ID, drafts...); err != nil {
 		return stepEnd{}, err
