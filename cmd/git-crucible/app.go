@@ -18,6 +18,8 @@ const (
 	exitRefused = cliexit.ExitRefused
 	exitFatal   = cliexit.ExitFatal
 	exitUsage   = cliexit.ExitUsage
+	// exitEscalated: build stopped on an escalation, for a person to decide.
+	exitEscalated = 2
 )
 
 // The errors that choose an exit status, as packages return them too.
@@ -41,6 +43,7 @@ var exitStatuses = []struct {
 }{
 	{exitOK, "success"},
 	{exitRefused, "refused: a gate is blocked, a transition is illegal, or a check or verify found problems"},
+	{exitEscalated, "escalated: build stopped for a person to decide (a gate stagnated or regressed, a RED test passed)"},
 	{exitFatal, "fatal: not a git repository, no such pipeline, or git failed"},
 	{exitUsage, "usage error"},
 }
@@ -75,7 +78,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		OnUsageError:           func(c *cli.Context, err error, _ bool) error { return flagError(err) },
 		CommandNotFound:        func(c *cli.Context, name string) {},
 		Commands: []*cli.Command{
-			initCommand(), startCommand(), statusCommand(), ledgerCommand(), gateCommand(),
+			initCommand(), startCommand(), buildCommand(), statusCommand(), ledgerCommand(), gateCommand(),
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
 			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
 			checkpointCommand(), resolveCommand(), fetchCommand(), pushCommand(), syncCommand(),

@@ -80,6 +80,11 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 				return err
 			}
 			env.Setenv("MANPAGES", man) // the manual as install.sh installs it
+			scripted, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "scripted"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("SCRIPTED", scripted) // the scripted agent, for build's scenarios
 			return setup(env)
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly},

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/trust"
+)
+
+func buildCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "build",
+		Usage:     "run the four-phase pipeline with the configured agents, gates and handoffs",
+		ArgsUsage: `"<goal>"`,
+		Description: "Starts a pipeline on the current branch and walks its spec (--spec FILE, else\n" +
+			spec.OverridePath + " once trusted with 'git crucible trust', else the built-in one: see\n" +
+			"'git crucible spec'): each step's agent is dispatched, gates run their rounds, the ledger,\n" +
+			"handoffs, checkpoints and the journal are recorded. It stops at the approval pause unless\n" +
+			"--yes, at a manual agent, at a failure, or at an escalation (exit status 2, health RED).\n" +
+			"A branch whose pipeline is not finished needs --resume (go on where it stopped, without\n" +
+			"running a finished dispatch again) or --fresh (abandon it and start anew).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "yes", Usage: "approve the design: go on past the approval pause"},
+			&cli.BoolFlag{Name: "resume", Usage: "go on with the branch's unfinished pipeline"},
+			&cli.BoolFlag{Name: "fresh", Usage: "abandon the branch's unfinished pipeline and start anew"},
+			&cli.StringFlag{Name: "design", Usage: "use the design document `FILE` (a work-tree path) instead of writing one"},
+			&cli.StringFlag{Name: "spec", Usage: "walk the pipeline spec `FILE` instead of the work tree's or the built-in one"},
+			&cli.StringFlag{Name: "mode", Value: "feature", Usage: "pipeline `MODE`: feature or refactor"},
+		},
+		Action: buildAction,
+	}
+}
+
+func buildAction(c *cli.Context) error {
+	resume, fresh := c.Bool("resume"), c.Bool("fresh")
+	switch {
+	case resume && fresh:
+		return usageErrorf("--resume and --fresh cannot be used together")
+	case resume && c.NArg() > 0:
+		return usageErrorf("--resume goes on with the pipeline's own goal: give no goal")
+	case !resume && c.NArg() != 1:
+		return usageErrorf(`want exactly one argument, the goal: git crucible build "<goal>"`)
+	}
+	return withRepo(c, func(s *session) error {
+		repo := s.svc.Repo
+		if repo.WorkTree == "" {
+			return &refused{Err: errors.New("build needs a work tree for its agents")}
+		}
+		sp, err := buildSpec(s, c.String("spec"))
+		if err != nil {
+			return err
+		}
+		agents, err := agent.Load(c.Context, repo)
+		if err != nil {
+			return err
+		}
+		if agents.Refused != nil {
+			return withHints(&refused{Err: agents.Refused}, "review it, then trust it with: git crucible trust "+agent.TrackedFile)
+		}
+		id, err := buildPipeline(c, s, resume, fresh)
+		if err != nil {
+			return err
+		}
+		e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		res, err := e.Walk(c.Context, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design")})
+		var none *agent.NotConfiguredError
+		if errors.As(err, &none) {
+			return withHints(err, "configure an agent for it: git crucible help agents")
+		}
+		if err != nil {
+			return err
+		}
+		return printWalk(s, id, res)
+	})
+}
+
+// buildSpec is the spec to walk: a work tree's own override runs only in
+// the content the user trusted, for its run steps are commands.
+func buildSpec(s *session, file string) (*spec.Spec, error) {
+	work := s.svc.Repo.WorkTree
+	if file == "" {
+		override := filepath.Join(work, spec.OverridePath)
+		if content, err := os.ReadFile(override); err == nil {
+			if err := trust.Check(s.svc.Repo, spec.OverridePath, content); err != nil {
+				return nil, withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+spec.OverridePath)
+			}
+		}
+	}
+	return effectiveSpec(work, file)
+}
+
+// buildPipeline is the pipeline to walk: the branch's unfinished one with
+// --resume, else a new one (--fresh abandons the unfinished one).
+func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, error) {
+	if resume {
+		return s.pipelineID(c.Context)
+	}
+	opts := pipeline.StartOptions{Goal: c.Args().First(), Mode: c.String("mode"), Fresh: fresh}
+	if err := opts.Validate(); err != nil {
+		return "", usageErrorf("%v", err)
+	}
+	st, abandoned, err := s.svc.Start(c.Context, opts)
+	var active *pipeline.ActiveError
+	if errors.As(err, &active) {
+		return "", withHints(&refused{Err: err}, "go on with it: git crucible build --resume",
+			`or abandon it and start anew: git crucible build --fresh "<goal>"`)
+	}
+	if err != nil {
+		return "", err
+	}
+	if abandoned != "" {
+		fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
+	}
+	fmt.Fprintf(s.err(), "Started pipeline %s on branch '%s'\n", st.ID, st.Branch)
+	return st.ID, nil
+}
+
+// printWalk says where the walk stopped and how to go on.
+func printWalk(s *session, id string, res build.WalkResult) error {
+	at := fmt.Sprintf("Phase %d, step %s", res.Point.Phase, res.Point.Step)
+	if res.Point.Task != "" {
+		at += ", task " + res.Point.Task
+	}
+	switch res.Status {
+	case build.WalkDone:
+		fmt.Fprintf(s.out(), "Pipeline %s: the four phases are closed\n", id)
+		return nil
+	case build.WalkWaiting:
+		fmt.Fprintf(s.out(), "Pipeline %s waits at %s: %s\n", id, at, res.Reason)
+		if res.Message != "" {
+			fmt.Fprintln(s.out(), res.Message)
+			fmt.Fprintln(s.err(), "hint: approve and go on with: git crucible build --resume --yes")
+		}
+		if w := res.Waiting; w != nil && w.Waiting != nil {
+			fmt.Fprintf(s.out(), "The prompt is %s; write the report to %s, then run:\n  %s\n", w.Waiting.PromptFile, w.Waiting.Output, shellJoin(w.Waiting.Finish))
+			fmt.Fprintln(s.err(), "hint: then go on with: git crucible build --resume")
+		}
+		return nil
+	case build.WalkEscalated:
+		fmt.Fprintf(s.err(), "error: pipeline %s escalated at %s: %s\n", id, at, res.Reason)
+		if res.Suggestion != "" {
+			fmt.Fprintf(s.err(), "hint: %s\n", res.Suggestion)
+		}
+		return &silentExit{Code: exitEscalated}
+	}
+	fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
+	fmt.Fprintln(s.err(), "hint: fix the cause, then go on with: git crucible build --resume")
+	return &silentExit{Code: exitRefused}
+}
+
+// shellJoin is args as one shell command line.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ")
+}
