@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,6 +68,9 @@ func buildAction(c *cli.Context) error {
 		if agents.Refused != nil {
 			return withHints(&refused{Err: agents.Refused}, "review it, then trust it with: git crucible trust "+agent.TrackedFile)
 		}
+		if err := resolveRoles(sp, agents); err != nil {
+			return err
+		}
 		id, err := buildPipeline(c, s, resume, fresh)
 		if err != nil {
 			return err
@@ -75,16 +80,35 @@ func buildAction(c *cli.Context) error {
 			return err
 		}
 		defer e.Close()
-		res, err := e.Walk(c.Context, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design")})
-		var none *agent.NotConfiguredError
-		if errors.As(err, &none) {
-			return withHints(err, "configure an agent for it: git crucible help agents")
+		// Ctrl-C and SIGTERM end the agent's group and leave the run
+		// resumable: its dispatch is finished as cancelled, to run again.
+		ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := e.Walk(ctx, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design")})
+		if ctx.Err() != nil && c.Context.Err() == nil {
+			return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
 		}
 		if err != nil {
 			return err
 		}
 		return printWalk(s, id, res)
 	})
+}
+
+// resolveRoles checks that every role sp dispatches has an agent, before
+// anything starts.
+func resolveRoles(sp *spec.Spec, agents *agent.Config) error {
+	for _, l := range sp.Walk() {
+		for _, role := range []string{l.Step.Role, l.Step.Fixer} {
+			if role == "" {
+				continue
+			}
+			if _, err := agents.Resolve(role); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // buildSpec is the spec to walk: a work tree's own override runs only in
