@@ -76,7 +76,9 @@ func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEn
 		return false, nil
 	})
 	if err != nil || stop != nil {
-		return deref(stop), err
+		end := deref(stop)
+		end.status = "" // the task's step recorded it: the tasks step goes on
+		return end, err
 	}
 	if w.state.Gates.Ledger.Entry(p.Phase).Status == ledger.InProgress {
 		if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.LedgerType(ledger.CompletePhase),

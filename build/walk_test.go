@@ -309,6 +309,9 @@ func TestWalkFails(t *testing.T) {
 			if err != nil || pr.Next != c.at || pr.Steps[c.at].Status != pipeline.StepFailed {
 				t.Errorf("progress %+v, %v", pr, err)
 			}
+			if st, ok := pr.Steps[spec.Point{Phase: ledger.Execute, Step: "tasks"}]; ok {
+				t.Errorf("the tasks step has a step event of its own: %+v", st)
+			}
 			if got := statuses(t, e)[c.at.Phase-1]; got != ledger.InProgress {
 				t.Errorf("Phase %d is %s", c.at.Phase, got)
 			}
