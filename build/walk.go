@@ -13,8 +13,8 @@ import (
 
 // WalkOptions configure a walk.
 type WalkOptions struct {
+	// Spec is the pipeline spec to walk; the goal is the pipeline's own.
 	Spec *spec.Spec
-	Goal string
 	// Yes approves the approval pause (build --yes); without it the walk
 	// stops there, waiting.
 	Yes bool

@@ -101,7 +101,7 @@ func walk(t *testing.T, e *Engine, yes bool) WalkResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Walk(t.Context(), WalkOptions{Spec: sp, Goal: "greet takes a name", Yes: yes})
+	res, err := e.Walk(t.Context(), WalkOptions{Spec: sp, Yes: yes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestWalkResumeMidGate(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	if _, err := e.Walk(ctx, WalkOptions{Spec: mustDefault(t), Goal: "greet takes a name", Yes: true}); err == nil {
+	if _, err := e.Walk(ctx, WalkOptions{Spec: mustDefault(t), Yes: true}); err == nil {
 		t.Fatal("a cancelled walk returned no error")
 	}
 	e.Agents.Agents["scripted"] = agent.Agent{Name: "scripted", Kind: agent.Command, Timeout: time.Minute,
@@ -417,7 +417,7 @@ func TestWalkResumeMidGate(t *testing.T) {
 func TestWalkDesignGiven(t *testing.T) {
 	e, log := sampleEngine(t, "happy")
 	write(t, filepath.Join(e.Workdir, "mine.md"), "# My design\n")
-	res, err := e.Walk(t.Context(), WalkOptions{Spec: mustDefault(t), Goal: "greet takes a name", Design: "mine.md"})
+	res, err := e.Walk(t.Context(), WalkOptions{Spec: mustDefault(t), Design: "mine.md"})
 	if err != nil || res.Status != WalkWaiting {
 		t.Fatalf("walk: %+v, %v", res, err)
 	}
