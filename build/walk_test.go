@@ -275,7 +275,7 @@ func TestWalkResumeAtApproval(t *testing.T) {
 	}
 }
 
-func mustDefault(t *testing.T) *spec.Spec {
+func mustDefault(t testing.TB) *spec.Spec {
 	t.Helper()
 	sp, err := spec.Default()
 	if err != nil {
