@@ -33,6 +33,7 @@ type walker struct {
 	read      map[int]bool // dispatches whose reports were read
 	handedOff map[ledger.Phase]bool
 	events    []pipeline.Event
+	tip       string // the chain commit events was read up to
 	// taskNumbers is each plan task's 1-based position in the plan's
 	// order: CRUCIBLE_TASK of its commits.
 	taskNumbers map[string]int
@@ -46,10 +47,10 @@ func (w *walker) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	events, err := w.e.events(ctx)
-	if err != nil {
+	if err := w.loadEvents(ctx); err != nil {
 		return err
 	}
+	events := w.events
 	if w.steps, err = StepsOf(events); err != nil {
 		return err
 	}
@@ -70,7 +71,43 @@ func (w *walker) refresh(ctx context.Context) error {
 	if err := w.readExports(ctx, recs); err != nil {
 		return err
 	}
-	w.state, w.recs, w.events = st, recs, events
+	w.state, w.recs = st, recs
+	return nil
+}
+
+// loadEvents brings w.events up to the chain's tip, reading only the
+// commits since the tip it read last (a whole chain costs a read per
+// commit, and the walk reloads after every step), or the whole chain when
+// that tip is no longer on it.
+func (w *walker) loadEvents(ctx context.Context) error {
+	var commits [][]pipeline.Event
+	tip, found := "", false
+	err := w.e.Service.Store.EventLog(ctx, w.e.ID, func(commit string, blob []byte) (bool, error) {
+		if tip == "" {
+			tip = commit
+		}
+		if commit == w.tip {
+			found = true
+			return false, nil
+		}
+		events, err := pipeline.DecodeEvents(blob)
+		if err != nil {
+			return false, fmt.Errorf("commit %s: %w", commit, err)
+		}
+		commits = append(commits, events)
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		w.events = nil
+	}
+	// As ChainEvents: the commits were visited newest first.
+	for i := len(commits) - 1; i >= 0; i-- {
+		w.events = append(w.events, commits[i]...)
+	}
+	w.tip = tip
 	return nil
 }
 
