@@ -1,11 +1,14 @@
 #!/bin/sh
-# Walks one pipeline through all four phases in a throw-away repository:
-# a blocked start, a quality-gate verdict, a skipped gate with its separate
-# acknowledgement, a commit the pre-commit hook refuses and one it lets
+# Part one walks a pipeline through all four phases by hand in a throw-away
+# repository: a blocked start, a quality-gate verdict, a skipped gate with its
+# separate acknowledgement, a commit the pre-commit hook refuses and one it lets
 # through with its provenance, a sync to a bare remote, and a clean verify.
+# Part two runs a whole pipeline with `git crucible build` on a small sample
+# project, every role played by the scripted agent (no network, no model).
 # Runs the git-crucible that ./install.sh installed (same PREFIX and GOBIN),
 # whatever else is on PATH. Every command it shows can be pasted into a shell.
 set -eu
+here="$(cd "$(dirname "$0")" && pwd)"
 bindir="$("$(dirname "$0")/install.sh" --print-bindir)"
 [ -x "$bindir/git-crucible" ] || { echo "error: $bindir/git-crucible is not installed; run ./install.sh first" >&2; exit 1; }
 PATH="$bindir:$PATH"
@@ -69,4 +72,34 @@ say git crucible sync origin
 say git crucible verify --range main
 say git crucible verify
 say git show "refs/crucible/pipelines/$id:ledger.md"
-printf '\nThe demo repository is %s (its remote: %s.remote.git)\n' "$repo" "$repo"
+
+printf '\n=== Part two: git crucible build, with the scripted agent playing every role\n'
+project="$repo.build"
+mkdir "$project"
+cp -R "$here/testdata/agent/sample/." "$project"
+cd "$project"
+git init -q -b main
+git add .
+git commit -q -m "sample project"
+say git crucible hooks install
+# The agents: the untracked per-repository config needs no trust.
+mkdir -p .git/crucible
+cat >.git/crucible/agents.toml <<EOF
+[agents.scripted]
+kind = "command"
+command = ["$here/testdata/agent/scripted", "--scenario", "happy"]
+[roles]
+default = "scripted"
+[project]
+test = "sh test/unit.sh"
+EOF
+say cat .git/crucible/agents.toml
+say git crucible build --yes "Greet by name: greet.sh takes a name"
+say git crucible status
+say git crucible metrics
+say git log --format='%h %s%n%(trailers:only,unfold)'
+say git crucible verify
+build_id="$(git crucible list --json | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n 1)"
+say git show "refs/crucible/pipelines/$build_id:ledger.md"
+
+printf '\nThe demo repositories are %s (its remote: %s.remote.git) and %s\n' "$repo" "$repo" "$project"
