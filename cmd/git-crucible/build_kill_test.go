@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+const killGoal = "greet takes a name"
+
+// TestKilledBuildResumes kills git-crucible build itself (with its git,
+// not its agents, which have their own process groups) with SIGKILL at
+// points spread over a whole walk of the default spec by the scripted
+// agent, at least 30 times, then lets a last --resume --yes finish. The
+// four phases close, git and the chain are sound, every dispatch finished
+// once, no agent ran twice for one dispatch unless its first run was
+// recorded interrupted and the second is its retry, each task is
+// committed once, and no lock is left.
+func TestKilledBuildResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real builds for several seconds")
+	}
+	const kills = 30
+	// One clean walk says how long a walk takes and how many events it
+	// records, to spread the kills over.
+	clean, cleanLog := sampleProject(t)
+	t0 := time.Now()
+	if out, ok := runOrKillProgram(t, clean, time.Minute, "git-crucible", "build", "--yes", killGoal); !ok {
+		t.Fatalf("a clean build failed: %s", out)
+	}
+	walk := time.Since(t0)
+	events := chainLength(t, clean)
+
+	dir, log := sampleProject(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	// The kill window adapts so that the walk's progress (its chain's
+	// length) keeps pace with the kills: kill k lands about k/kills of the
+	// way through the walk, wherever a loaded machine's pace puts it.
+	window := 2 * walk / kills
+	killed := 0
+	for round := 0; killed < kills; round++ {
+		if round > 3*kills {
+			t.Fatalf("only %d kills in %d rounds", killed, round)
+		}
+		args := []string{"build", "--resume", "--yes"}
+		if pipelineID(t, dir) == "" {
+			args = []string{"build", "--yes", killGoal}
+		}
+		out, ok := runOrKillProgram(t, dir, time.Duration(rng.Int64N(int64(window))), "git-crucible", args...)
+		if ok {
+			t.Fatalf("the walk finished after %d kills (window %v of a %v walk): the kills came too late\n%s", killed, window, walk, out)
+		}
+		killed++
+		done := float64(chainLength(t, dir)) / float64(events)
+		if done > float64(killed)/kills {
+			window = max(window*4/5, walk/200)
+		} else {
+			window = min(window*5/4, walk)
+		}
+	}
+	out, ok := runOrKillProgram(t, dir, time.Minute, "git-crucible", "build", "--resume", "--yes")
+	if !ok || !strings.Contains(out, ": the four phases are closed\n") {
+		t.Fatalf("the last resume: ok %v\n%s", ok, out)
+	}
+	id := pipelineID(t, dir)
+
+	ledger := gitCrucible(t, dir, "ledger")
+	var statuses []string
+	for _, l := range strings.Split(ledger, "\n") {
+		if s, found := strings.CutPrefix(l, "Status: "); found {
+			statuses = append(statuses, s)
+		}
+	}
+	if got := strings.Join(statuses, "/"); got != "PASS/PASS/COMPLETE/PASS" {
+		t.Errorf("ledger statuses %s, want PASS/PASS/COMPLETE/PASS\n%s", got, ledger)
+	}
+	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+id) {
+		t.Errorf("verify: %s", v)
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+
+	starts, finishes := dispatches(t, dir)
+	for seq, s := range starts {
+		if n := finishes[seq]; len(n) != 1 {
+			t.Errorf("dispatch %d (%s) has %d finishes", seq, s.Role, len(n))
+		}
+	}
+	for seq := range finishes {
+		if _, ok := starts[seq]; !ok {
+			t.Errorf("dispatch %d finished but never started", seq)
+		}
+	}
+	ran := agentLog(t, log)
+	for seq, lines := range ran {
+		if _, ok := starts[seq]; !ok {
+			t.Errorf("an agent ran for dispatch %d, which is not on the chain: %v", seq, lines)
+		}
+		if len(lines) > 1 {
+			t.Errorf("the agent of dispatch %d started %d times: %v", seq, len(lines), lines)
+		}
+	}
+	// A dispatch whose agent ran and was recorded interrupted is retried;
+	// its retry names it. Any other agent's run is the dispatch's result.
+	retried := map[int]int{}
+	for seq, s := range starts {
+		if s.RetryOf != nil {
+			retried[*s.RetryOf] = seq
+		}
+	}
+	how := map[string]int{}
+	for seq, fs := range finishes {
+		if len(fs) == 0 {
+			continue
+		}
+		f := fs[0]
+		how[f.Recovered]++
+		interrupted := f.Recovered == "interrupted"
+		if interrupted != (retried[seq] != 0) {
+			t.Errorf("dispatch %d finished %s (recovered %q), retried by %d", seq, f.Status, f.Recovered, retried[seq])
+		}
+		if !interrupted && f.Status != "completed" {
+			t.Errorf("dispatch %d finished %s: %s", seq, f.Status, f.Summary)
+		}
+	}
+	// An agent ran twice for one point of the walk only when its first
+	// dispatch was recorded interrupted and the second is its retry.
+	byPoint := map[string]int{}
+	for seq := 1; seq <= len(starts); seq++ {
+		lines := ran[seq]
+		if len(lines) == 0 {
+			continue
+		}
+		point := strings.SplitN(lines[0], " ", 2)[1]
+		if first, again := byPoint[point]; again && retried[first] != seq {
+			t.Errorf("the agent for %s ran for dispatch %d and again for %d, which is not its retry", point, first, seq)
+		}
+		byPoint[point] = seq
+	}
+	if len(byPoint) != len(agentLog(t, cleanLog)) {
+		t.Errorf("agents ran for %d points of the walk; a clean walk runs %d", len(byPoint), len(agentLog(t, cleanLog)))
+	}
+
+	tasks := gittest.Git(t, dir, "log", "--format=%(trailers:key=Crucible-Task,valueonly)")
+	count := map[string]int{}
+	for _, l := range strings.Fields(tasks) {
+		count[l]++
+	}
+	if count["1"] != 1 || count["2"] != 1 || len(count) != 2 {
+		t.Errorf("task commits by Crucible-Task: %v, want one each of 1 and 2", count)
+	}
+	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".lock") && path != filepath.Join(dir, ".git", "crucible", "shadow", "main", "crucible.lock") {
+			t.Errorf("lock left behind: %s", path)
+		}
+		return nil
+	})
+	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
+		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
+}
+
+// sampleProject is a repository holding the scripted agent's sample
+// project, committed, hooks installed, the scripted agent playing happy
+// for every role, with every agent start logged to the file it returns.
+func sampleProject(t *testing.T) (dir, log string) {
+	t.Helper()
+	dir = gittest.Init(t)
+	sample, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, os.DirFS(sample)); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "sample")
+	gitCrucible(t, dir, "hooks", "install")
+	scripted, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "scripted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = filepath.Join(t.TempDir(), "agents.log")
+	config := fmt.Sprintf("[agents.scripted]\nkind = \"command\"\ncommand = [\"sh\", %q, \"--scenario\", \"happy\"]\nenv = { SCRIPTED_LOG = %q }\n\n"+
+		"[roles]\ndefault = \"scripted\"\n\n[project]\ntest = \"sh test/unit.sh\"\n", scripted, log)
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "crucible"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git", "crucible", "agents.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, log
+}
+
+// pipelineID is the id of dir's pipeline, "" before one starts.
+func pipelineID(t *testing.T, dir string) string {
+	t.Helper()
+	return gittest.Git(t, dir, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/crucible/pipelines/")
+}
+
+// chainLength is how many events dir's pipeline recorded, 0 before it starts.
+func chainLength(t *testing.T, dir string) int {
+	t.Helper()
+	id := pipelineID(t, dir)
+	if id == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(gittest.Git(t, dir, "rev-list", "--count", "refs/crucible/pipelines/"+id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// dispatches are the starts and finishes on dir's chain, by seq.
+func dispatches(t *testing.T, dir string) (map[int]pipeline.DispatchStart, map[int][]pipeline.DispatchFinish) {
+	t.Helper()
+	var events []struct {
+		Type string          `json:"type"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json")), &events); err != nil {
+		t.Fatal(err)
+	}
+	starts, finishes := map[int]pipeline.DispatchStart{}, map[int][]pipeline.DispatchFinish{}
+	for _, e := range events {
+		switch e.Type {
+		case pipeline.TypeDispatchStart:
+			var d pipeline.DispatchStart
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if _, dup := starts[d.Seq]; dup {
+				t.Errorf("dispatch %d started twice", d.Seq)
+			}
+			starts[d.Seq] = d
+		case pipeline.TypeDispatchFinish:
+			var d pipeline.DispatchFinish
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			finishes[d.Seq] = append(finishes[d.Seq], d)
+		}
+	}
+	return starts, finishes
+}
+
+// agentLog is the scripted agent's log of its starts, by seq.
+func agentLog(t *testing.T, log string) map[int][]string {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ran := map[int][]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		seq, err := strconv.Atoi(strings.Fields(sc.Text())[0])
+		if err != nil {
+			t.Fatalf("agent log line %q", sc.Text())
+		}
+		ran[seq] = append(ran[seq], sc.Text())
+	}
+	return ran
+}
