@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,7 +38,7 @@ func TestKilledBuildResumes(t *testing.T) {
 	// records, to spread the kills over.
 	clean, cleanLog := sampleProject(t)
 	t0 := time.Now()
-	if out, ok := runOrKillProgram(t, clean, time.Minute, "git-crucible", "build", "--yes", killGoal); !ok {
+	if code, out := runBuild(t, clean, time.Minute, "--yes", killGoal); code != 0 {
 		t.Fatalf("a clean build failed: %s", out)
 	}
 	walk := time.Since(t0)
@@ -43,34 +46,35 @@ func TestKilledBuildResumes(t *testing.T) {
 
 	dir, log := sampleProject(t)
 	rng := rand.New(rand.NewPCG(21, 22))
-	// The kill window adapts so that the walk's progress (its chain's
-	// length) keeps pace with the kills: kill k lands about k/kills of the
-	// way through the walk, wherever a loaded machine's pace puts it.
-	window := 2 * walk / kills
+	// The kills keep pace with the walk's progress (its chain's length):
+	// a run ahead of that pace is killed before it gets far, so that kill k
+	// lands about k/kills of the way through the walk, whatever pace a
+	// loaded machine sets.
 	killed := 0
 	for round := 0; killed < kills; round++ {
 		if round > 3*kills {
 			t.Fatalf("only %d kills in %d rounds", killed, round)
 		}
-		args := []string{"build", "--resume", "--yes"}
+		args := []string{"--resume", "--yes"}
 		if pipelineID(t, dir) == "" {
-			args = []string{"build", "--yes", killGoal}
+			args = []string{"--yes", killGoal}
 		}
-		out, ok := runOrKillProgram(t, dir, time.Duration(rng.Int64N(int64(window))), "git-crucible", args...)
-		if ok {
-			t.Fatalf("the walk finished after %d kills (window %v of a %v walk): the kills came too late\n%s", killed, window, walk, out)
+		window := 3 * walk / (2 * kills)
+		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/(kills+3) {
+			window = walk / 100
 		}
-		killed++
-		done := float64(chainLength(t, dir)) / float64(events)
-		if done > float64(killed)/kills {
-			window = max(window*4/5, walk/200)
-		} else {
-			window = min(window*5/4, walk)
+		switch code, out := runBuild(t, dir, time.Duration(rng.Int64N(int64(window))), args...); code {
+		case -1:
+			killed++
+		case 0:
+			t.Fatalf("the walk finished after %d kills (of a %v walk): the kills came too late\n%s", killed, walk, out)
+		default:
+			t.Fatalf("after %d kills, build %s exited %d:\n%s", killed, strings.Join(args, " "), code, out)
 		}
+		settled(t, dir)
 	}
-	out, ok := runOrKillProgram(t, dir, time.Minute, "git-crucible", "build", "--resume", "--yes")
-	if !ok || !strings.Contains(out, ": the four phases are closed\n") {
-		t.Fatalf("the last resume: ok %v\n%s", ok, out)
+	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
+		t.Fatalf("the last resume exited %d:\n%s", code, out)
 	}
 	id := pipelineID(t, dir)
 
@@ -150,6 +154,56 @@ func TestKilledBuildResumes(t *testing.T) {
 		t.Errorf("agents ran for %d points of the walk; a clean walk runs %d", len(byPoint), len(agentLog(t, cleanLog)))
 	}
 
+	assertTasksCommittedOnce(t, dir)
+	// A first checkpoint killed while it made the shadow leaves its
+	// half-made .init-* directory, locks and all, in no one's way.
+	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".init-") {
+			return filepath.SkipDir
+		}
+		if err == nil && strings.HasSuffix(path, ".lock") && path != filepath.Join(dir, ".git", "crucible", "shadow", "main", "crucible.lock") {
+			t.Errorf("lock left behind: %s", path)
+		}
+		return nil
+	})
+	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
+		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
+}
+
+// runBuild runs git-crucible build args in dir, not through git, and
+// kills its process group after the given time unless it has ended. It
+// returns the exit status (-1 when killed) and stdout and stderr.
+func runBuild(t *testing.T, dir string, after time.Duration, args ...string) (code int, out string) {
+	t.Helper()
+	return runBuildUntil(t, dir, time.After(after), args...)
+}
+
+// runBuildUntil is runBuild, killed when kill fires.
+func runBuildUntil(t *testing.T, dir string, kill <-chan time.Time, args ...string) (code int, out string) {
+	t.Helper()
+	cmd := exec.Command("git-crucible", append([]string{"build"}, args...)...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-kill:
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // git-crucible and its git, not its agents
+		<-done
+	}
+	return cmd.ProcessState.ExitCode(), b.String()
+}
+
+// assertTasksCommittedOnce fails unless the sample's two tasks were
+// committed once each, as their Crucible-Task trailers say.
+func assertTasksCommittedOnce(t *testing.T, dir string) {
+	t.Helper()
 	tasks := gittest.Git(t, dir, "log", "--format=%(trailers:key=Crucible-Task,valueonly)")
 	count := map[string]int{}
 	for _, l := range strings.Fields(tasks) {
@@ -158,14 +212,19 @@ func TestKilledBuildResumes(t *testing.T) {
 	if count["1"] != 1 || count["2"] != 1 || len(count) != 2 {
 		t.Errorf("task commits by Crucible-Task: %v, want one each of 1 and 2", count)
 	}
-	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(path, ".lock") && path != filepath.Join(dir, ".git", "crucible", "shadow", "main", "crucible.lock") {
-			t.Errorf("lock left behind: %s", path)
+}
+
+// settled waits, a little, for a git that a killed build left moving
+// crucible's refs in its own process group to finish, so that the next
+// run sees whether the pipeline started.
+func settled(t *testing.T, dir string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		locks, _ := filepath.Glob(filepath.Join(dir, ".git", "refs", "crucible", "*", "*.lock"))
+		if len(locks) == 0 {
+			return
 		}
-		return nil
-	})
-	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
-		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
+	}
 }
 
 // sampleProject is a repository holding the scripted agent's sample
@@ -274,4 +333,45 @@ func agentLog(t *testing.T, log string) map[int][]string {
 		ran[seq] = append(ran[seq], sc.Text())
 	}
 	return ran
+}
+
+// TestKilledBuildMidCommit kills git-crucible build while git commits a
+// task, HEAD and the branch locked: the commit, in a process group of its
+// own, ends as git would have ended it, leaving no lock, and the resume
+// finishes the walk with each task committed once.
+func TestKilledBuildMidCommit(t *testing.T) {
+	dir, _ := sampleProject(t)
+	marker := filepath.Join(t.TempDir(), "committing")
+	// git runs the reference-transaction hook with "prepared" while it
+	// holds the locks of the refs it moves: HEAD's and the branch's.
+	slow := fmt.Sprintf("#!/bin/sh\n[ \"$1\" = prepared ] && grep -q ' refs/heads/main$' && { : >%q; sleep 0.5; }\nexit 0\n", marker)
+	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "reference-transaction"), []byte(slow), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	committing := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				committing <- time.Now()
+				return
+			}
+		}
+	}()
+	if code, out := runBuildUntil(t, dir, committing, "--yes", killGoal); code != -1 {
+		t.Fatalf("build was to be killed while git committed; it exited %d:\n%s", code, out)
+	}
+	for _, lock := range []string{"HEAD.lock", filepath.Join("refs", "heads", "main.lock")} {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, ".git", lock)); err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the killed build's commit left .git/%s", lock)
+			}
+		}
+	}
+	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
+		t.Fatalf("the resume exited %d:\n%s", code, out)
+	}
+	assertTasksCommittedOnce(t, dir)
 }
