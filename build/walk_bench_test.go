@@ -35,11 +35,11 @@ esac`, n))
 }
 
 // BenchmarkWalkTasks walks the default spec with an instant agent and a
-// plan of n tasks, a new pipeline each time. Its ns/task at 10 and at 40
+// plan of n tasks, a new pipeline each time. Its ns/task at 10 and at 100
 // tasks compare the walk's cost per task as plans grow: equal figures are
 // a cost linear in the plan.
 func BenchmarkWalkTasks(b *testing.B) {
-	for _, n := range []int{10, 40} {
+	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			gittest.Hermetic(b)
 			dir := gittest.Init(b)
