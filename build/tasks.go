@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/ledger"
@@ -122,6 +123,10 @@ func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int,
 	git := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = w.e.Workdir
+		// A process group of its own: git outlives a kill of the engine's
+		// group and ends as it would have, rather than dying with HEAD and
+		// the branch locked, which would stop every later commit.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Env = append(os.Environ(), enforce.EnvTask+"="+strconv.Itoa(w.taskNumbers[task.ID]),
 			enforce.EnvSeq+"="+strconv.Itoa(seq), enforce.EnvRole+"="+role)
 		out, err := cmd.CombinedOutput()

@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+const killGoal = "greet takes a name"
+
+// TestKilledBuildResumes kills git-crucible build itself (with its git,
+// not its agents, which have their own process groups) with SIGKILL at
+// points spread over a whole walk of the default spec by the scripted
+// agent, at least 30 times, then lets a last --resume --yes finish. The
+// four phases close, git and the chain are sound, every dispatch finished
+// once, no agent ran twice for one dispatch, nor for one point of the
+// walk unless the first dispatch was recorded interrupted and the second
+// is its retry, each task is committed once, and no lock is left.
+func TestKilledBuildResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real builds for several seconds")
+	}
+	const kills = 30
+	// One clean walk says how long a walk takes and how many events it
+	// records, to spread the kills over.
+	clean, cleanLog := sampleProject(t)
+	t0 := time.Now()
+	if code, out := runBuild(t, clean, time.Minute, "--yes", killGoal); code != 0 {
+		t.Fatalf("a clean build failed: %s", out)
+	}
+	walk := time.Since(t0)
+	events := chainLength(t, clean)
+
+	dir, log := sampleProject(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	// The kills keep pace with the walk's progress (its chain's length):
+	// a run ahead of that pace is killed before it gets far, so that kill k
+	// lands about k/kills of the way through the walk, whatever pace a
+	// loaded machine sets.
+	killed := 0
+	for killed < kills {
+		args := []string{"--resume", "--yes"}
+		if pipelineID(t, dir) == "" {
+			args = []string{"--yes", killGoal}
+		}
+		window := 3 * walk / (2 * kills)
+		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/(kills+3) {
+			window = walk / 100
+		}
+		switch code, out := runBuild(t, dir, time.Duration(rng.Int64N(int64(window))), args...); code {
+		case -1:
+			killed++
+		case 0:
+			t.Fatalf("the walk finished after %d kills (of a %v walk): the kills came too late\n%s", killed, walk, out)
+		default:
+			t.Fatalf("after %d kills, build %s exited %d:\n%s", killed, strings.Join(args, " "), code, out)
+		}
+		settled(t, dir)
+	}
+	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
+		t.Fatalf("the last resume exited %d:\n%s", code, out)
+	}
+	id := pipelineID(t, dir)
+
+	ledger := gitCrucible(t, dir, "ledger")
+	var statuses []string
+	for _, l := range strings.Split(ledger, "\n") {
+		if s, found := strings.CutPrefix(l, "Status: "); found {
+			statuses = append(statuses, s)
+		}
+	}
+	if got := strings.Join(statuses, "/"); got != "PASS/PASS/COMPLETE/PASS" {
+		t.Errorf("ledger statuses %s, want PASS/PASS/COMPLETE/PASS\n%s", got, ledger)
+	}
+	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+id) {
+		t.Errorf("verify: %s", v)
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+
+	starts, finishes := dispatches(t, dir)
+	for seq, s := range starts {
+		if n := finishes[seq]; len(n) != 1 {
+			t.Errorf("dispatch %d (%s) has %d finishes", seq, s.Role, len(n))
+		}
+	}
+	for seq := range finishes {
+		if _, ok := starts[seq]; !ok {
+			t.Errorf("dispatch %d finished but never started", seq)
+		}
+	}
+	ran := agentLog(t, log)
+	for seq, lines := range ran {
+		if _, ok := starts[seq]; !ok {
+			t.Errorf("an agent ran for dispatch %d, which is not on the chain: %v", seq, lines)
+		}
+		if len(lines) > 1 {
+			t.Errorf("the agent of dispatch %d started %d times: %v", seq, len(lines), lines)
+		}
+	}
+	// A dispatch recorded interrupted is retried, and its retry names it;
+	// every other dispatch completed.
+	retried := map[int]int{}
+	for seq, s := range starts {
+		if s.RetryOf != nil {
+			retried[*s.RetryOf] = seq
+		}
+	}
+	how := map[string]int{}
+	for seq, fs := range finishes {
+		if len(fs) == 0 {
+			continue
+		}
+		f := fs[0]
+		how[f.Recovered]++
+		interrupted := f.Recovered == "interrupted"
+		if interrupted != (retried[seq] != 0) {
+			t.Errorf("dispatch %d finished %s (recovered %q), retried by %d", seq, f.Status, f.Recovered, retried[seq])
+		}
+		if !interrupted && f.Status != "completed" {
+			t.Errorf("dispatch %d finished %s: %s", seq, f.Status, f.Summary)
+		}
+	}
+	// An agent ran twice for one point of the walk only when its first
+	// dispatch was recorded interrupted and the second is its retry.
+	byPoint := map[string]int{}
+	for _, seq := range slices.Sorted(maps.Keys(ran)) {
+		lines := ran[seq]
+		point := strings.SplitN(lines[0], " ", 2)[1]
+		if first, again := byPoint[point]; again && retried[first] != seq {
+			t.Errorf("the agent for %s ran for dispatch %d and again for %d, which is not its retry", point, first, seq)
+		}
+		byPoint[point] = seq
+	}
+	if len(byPoint) != len(agentLog(t, cleanLog)) {
+		t.Errorf("agents ran for %d points of the walk; a clean walk runs %d", len(byPoint), len(agentLog(t, cleanLog)))
+	}
+
+	assertTasksCommittedOnce(t, dir)
+	// A first checkpoint killed while it made the shadow leaves its
+	// half-made .init-* directory, locks and all, in no one's way.
+	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".init-") {
+			return filepath.SkipDir
+		}
+		if err == nil && strings.HasSuffix(path, ".lock") && path != filepath.Join(dir, ".git", "crucible", "shadow", "main", "crucible.lock") {
+			t.Errorf("lock left behind: %s", path)
+		}
+		return nil
+	})
+	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
+		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
+}
+
+// runBuild runs git-crucible build args in dir, not through git, and
+// kills its process group after the given time unless it has ended. It
+// returns the exit status (-1 when killed) and stdout and stderr.
+func runBuild(t *testing.T, dir string, after time.Duration, args ...string) (code int, out string) {
+	t.Helper()
+	return runBuildUntil(t, dir, time.After(after), args...)
+}
+
+// runBuildUntil is runBuild, killed when kill fires.
+func runBuildUntil(t *testing.T, dir string, kill <-chan time.Time, args ...string) (code int, out string) {
+	t.Helper()
+	cmd := exec.Command("git-crucible", append([]string{"build"}, args...)...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-kill:
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // git-crucible and its git, not its agents
+		<-done
+	}
+	return cmd.ProcessState.ExitCode(), b.String()
+}
+
+// assertTasksCommittedOnce fails unless the sample's two tasks were
+// committed once each, as their Crucible-Task trailers say.
+func assertTasksCommittedOnce(t *testing.T, dir string) {
+	t.Helper()
+	tasks := gittest.Git(t, dir, "log", "--format=%(trailers:key=Crucible-Task,valueonly)")
+	count := map[string]int{}
+	for _, l := range strings.Fields(tasks) {
+		count[l]++
+	}
+	if count["1"] != 1 || count["2"] != 1 || len(count) != 2 {
+		t.Errorf("task commits by Crucible-Task: %v, want one each of 1 and 2", count)
+	}
+}
+
+// settled waits, a little, for a git that a killed build left moving
+// crucible's refs in its own process group to finish, so that the next
+// run sees whether the pipeline started.
+func settled(t *testing.T, dir string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		locks, _ := filepath.Glob(filepath.Join(dir, ".git", "refs", "crucible", "*", "*.lock"))
+		if len(locks) == 0 {
+			return
+		}
+	}
+}
+
+// sampleProject is a repository holding the scripted agent's sample
+// project, committed, hooks installed, the scripted agent playing happy
+// for every role, with every agent start logged to the file it returns.
+func sampleProject(t *testing.T) (dir, log string) {
+	t.Helper()
+	dir = gittest.Init(t)
+	sample, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, os.DirFS(sample)); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "sample")
+	gitCrucible(t, dir, "hooks", "install")
+	scripted, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "scripted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = filepath.Join(t.TempDir(), "agents.log")
+	config := fmt.Sprintf("[agents.scripted]\nkind = \"command\"\ncommand = [\"sh\", %q, \"--scenario\", \"happy\"]\nenv = { SCRIPTED_LOG = %q }\n\n"+
+		"[roles]\ndefault = \"scripted\"\n\n[project]\ntest = \"sh test/unit.sh\"\n", scripted, log)
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "crucible"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git", "crucible", "agents.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, log
+}
+
+// pipelineID is the id of dir's pipeline, "" before one starts.
+func pipelineID(t *testing.T, dir string) string {
+	t.Helper()
+	return gittest.Git(t, dir, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/crucible/pipelines/")
+}
+
+// chainLength is how many events dir's pipeline recorded, 0 before it starts.
+func chainLength(t *testing.T, dir string) int {
+	t.Helper()
+	id := pipelineID(t, dir)
+	if id == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(gittest.Git(t, dir, "rev-list", "--count", "refs/crucible/pipelines/"+id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// dispatches are the starts and finishes on dir's chain, by seq.
+func dispatches(t *testing.T, dir string) (map[int]pipeline.DispatchStart, map[int][]pipeline.DispatchFinish) {
+	t.Helper()
+	var events []struct {
+		Type string          `json:"type"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json")), &events); err != nil {
+		t.Fatal(err)
+	}
+	starts, finishes := map[int]pipeline.DispatchStart{}, map[int][]pipeline.DispatchFinish{}
+	for _, e := range events {
+		switch e.Type {
+		case pipeline.TypeDispatchStart:
+			var d pipeline.DispatchStart
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if _, dup := starts[d.Seq]; dup {
+				t.Errorf("dispatch %d started twice", d.Seq)
+			}
+			starts[d.Seq] = d
+		case pipeline.TypeDispatchFinish:
+			var d pipeline.DispatchFinish
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			finishes[d.Seq] = append(finishes[d.Seq], d)
+		}
+	}
+	return starts, finishes
+}
+
+// agentLog is the scripted agent's log of its starts, by seq.
+func agentLog(t *testing.T, log string) map[int][]string {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ran := map[int][]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		seq, err := strconv.Atoi(strings.Fields(sc.Text())[0])
+		if err != nil {
+			t.Fatalf("agent log line %q", sc.Text())
+		}
+		ran[seq] = append(ran[seq], sc.Text())
+	}
+	return ran
+}
+
+// TestKilledBuildMidCommit kills git-crucible build while git commits a
+// task, HEAD and the branch locked: the commit, in a process group of its
+// own, ends as git would have ended it, leaving no lock, and the resume
+// finishes the walk with each task committed once.
+func TestKilledBuildMidCommit(t *testing.T) {
+	dir, _ := sampleProject(t)
+	marker := filepath.Join(t.TempDir(), "committing")
+	// git runs the reference-transaction hook with "prepared" while it
+	// holds the locks of the refs it moves: HEAD's and the branch's.
+	slow := fmt.Sprintf("#!/bin/sh\n[ \"$1\" = prepared ] && grep -q ' refs/heads/main$' && { : >%q; sleep 0.5; }\nexit 0\n", marker)
+	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "reference-transaction"), []byte(slow), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	committing := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				committing <- time.Now()
+				return
+			}
+		}
+	}()
+	if code, out := runBuildUntil(t, dir, committing, "--yes", killGoal); code != -1 {
+		t.Fatalf("build was to be killed while git committed; it exited %d:\n%s", code, out)
+	}
+	for _, lock := range []string{"HEAD.lock", filepath.Join("refs", "heads", "main.lock")} {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, ".git", lock)); err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the killed build's commit left .git/%s", lock)
+			}
+		}
+	}
+	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
+		t.Fatalf("the resume exited %d:\n%s", code, out)
+	}
+	assertTasksCommittedOnce(t, dir)
+}
