@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,7 +53,10 @@ func (w *walker) rounds(ctx context.Context, p spec.Point, st *spec.Step, task *
 			return deref(end), err
 		}
 		f, err := report.ParseFindings(out.Report)
-		if err != nil || out.Report == nil {
+		if out.Report == nil {
+			err = errors.New("it wrote no report")
+		}
+		if err != nil {
 			return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s): no findings: %v", out.Seq, st.Role, err)), nil
 		}
 		dec := j.Round(f)

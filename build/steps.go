@@ -163,7 +163,7 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 			end.status = "" // recorded already: stop without recording it again
 		}
 		return out, &end, nil
-	case last != nil && (last.Recovered == Interrupted || last.Failure == string(agent.Cancelled)):
+	case last != nil && (last.Recovered == Interrupted || last.Failure == string(agent.Cancelled) || w.failedAt(p, *last)):
 		retry = &last.Seq
 	case last != nil:
 		adopted, err := w.adopt(ctx, *last)
@@ -200,6 +200,18 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 	}
 	end := stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s) %s: %s", out.Seq, role, out.Status, out.Summary))
 	return out, &end, nil
+}
+
+// failedAt reports whether r is the dispatch the failed step at p stopped
+// at (its agent failed, or its report did not do): a resume runs it again,
+// for adopting it would fail the step again.
+func (w *walker) failedAt(p spec.Point, r Record) bool {
+	q := spec.Point{Phase: p.Phase, Step: p.Step, Task: p.Task}
+	if w.steps[q].Status != pipeline.StepFailed {
+		return false
+	}
+	recs := w.at(p)
+	return recs[len(recs)-1].Seq == r.Seq
 }
 
 // nextSeq is the seq the pipeline's next dispatch gets.

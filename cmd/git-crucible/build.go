@@ -66,7 +66,7 @@ func buildAction(c *cli.Context) error {
 			return err
 		}
 		if agents.Refused != nil {
-			return withHints(&refused{Err: agents.Refused}, "review it, then trust it with: git crucible trust "+agent.TrackedFile)
+			return agents.Refused // a refusal with its trust hint
 		}
 		if err := resolveRoles(sp, agents); err != nil {
 			return err
