@@ -34,16 +34,7 @@ func newEngine(t testing.TB, a agent.Agent) *Engine {
 // newEngineIn is newEngine in the repository at dir.
 func newEngineIn(t testing.TB, dir string, a agent.Agent) *Engine {
 	t.Helper()
-	t.Chdir(dir)
-	repo, err := gitext.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := pipeline.Open(repo)
-	t.Cleanup(func() { svc.Close() })
-	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "engine test", Mode: "feature", ID: testID}); err != nil {
-		t.Fatal(err)
-	}
+	repo, svc := startedIn(t, dir, "engine test")
 	e, err := Open(svc, testID, config(a), repo.WorkTree)
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +42,23 @@ func newEngineIn(t testing.TB, dir string, a agent.Agent) *Engine {
 	e.Runner.Grace = 100 * time.Millisecond
 	t.Cleanup(e.Close)
 	return e
+}
+
+// startedIn opens the repository at dir, made the current directory, and
+// starts pipeline testID there with goal.
+func startedIn(t testing.TB, dir, goal string) (*gitext.Repo, *pipeline.Service) {
+	t.Helper()
+	t.Chdir(dir)
+	repo, err := gitext.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := pipeline.Open(repo)
+	t.Cleanup(func() { svc.Close() })
+	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: goal, Mode: "feature", ID: testID}); err != nil {
+		t.Fatal(err)
+	}
+	return repo, svc
 }
 
 func config(a agent.Agent) *agent.Config {

@@ -178,16 +178,7 @@ func TestKilledEngineResumes(t *testing.T) {
 	}
 	const tasks, kills = 80, 30
 	dir := gittest.Init(t)
-	t.Chdir(dir)
-	repo, err := gitext.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := pipeline.Open(repo)
-	defer svc.Close()
-	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "kill test", Mode: "feature", ID: testID}); err != nil {
-		t.Fatal(err)
-	}
+	repo, svc := startedIn(t, dir, "kill test")
 	log := filepath.Join(t.TempDir(), "agent.log")
 	rng := rand.New(rand.NewPCG(11, 12))
 	killed, busy := 0, 0
@@ -295,16 +286,7 @@ func TestKilledEngineAdoptsClaude(t *testing.T) {
 	t.Setenv("FAKE_CLAUDE_SLEEP", "1")
 	t.Setenv(claudeEnv, "1")
 	dir := gittest.Init(t)
-	t.Chdir(dir)
-	repo, err := gitext.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := pipeline.Open(repo)
-	defer svc.Close()
-	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "kill test", Mode: "feature", ID: testID}); err != nil {
-		t.Fatal(err)
-	}
+	repo, svc := startedIn(t, dir, "kill test")
 	started := make(chan time.Time, 1) // once claude runs
 	go func() {
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

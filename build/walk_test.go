@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
@@ -47,16 +46,7 @@ func sampleEngine(t *testing.T, scenario string) (*Engine, string) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(dir, ".git", "crucible", "agents.toml"), conf)
-	t.Chdir(dir)
-	repo, err := gitext.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := pipeline.Open(repo)
-	t.Cleanup(func() { svc.Close() })
-	if _, _, err := svc.Start(t.Context(), pipeline.StartOptions{Goal: "greet takes a name", Mode: "feature", ID: testID}); err != nil {
-		t.Fatal(err)
-	}
+	repo, svc := startedIn(t, dir, "greet takes a name")
 	agents, err := agent.Load(t.Context(), repo)
 	if err != nil {
 		t.Fatal(err)
