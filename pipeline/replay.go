@@ -16,7 +16,7 @@ const TypeReplay = "replay"
 // ReplayData is the payload of replay.
 type ReplayData struct {
 	Session    string       `json:"session"` // replay_session of its dispatches
-	From       ledger.Phase `json:"from"`   // the phase boundary it resumes at
+	From       ledger.Phase `json:"from"`    // the phase boundary it resumes at
 	Checkpoint string       `json:"checkpoint,omitempty"`
 	// Mutations are the templates it swaps, "orig.md -> repl.md".
 	Mutations   []string `json:"mutations,omitempty"`
