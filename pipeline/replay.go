@@ -27,7 +27,7 @@ type ReplayData struct {
 
 // ReplayStatePath is where replay session's Compression State Block is
 // kept in the chain's tree.
-func ReplayStatePath(session string) string { return "replay/" + session + ".md" }
+func ReplayStatePath(session string) string { return replayDir + "/" + session + ".md" }
 
 func (d *ReplayData) check() error {
 	switch {

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/checkpoint"
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
+	"github.com/git-crucible/git-crucible/replay"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// staleAfter is how old a pipeline's start may be before a replay warns.
+const staleAfter = 7 * 24 * time.Hour
+
+// manyReplays is the resume count from which a replay advises smaller tasks.
+const manyReplays = 3
+
+func replayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "resume a crashed pipeline from its last verified phase boundary, or run it again from one",
+		ArgsUsage: "[<pipeline> | <scratch-dir> | <manifest.jsonl>]",
+		Description: "Reads the pipeline (--pipeline or the argument, else the branch's active one; a crucible\n" +
+			"scratch or dispatch directory, or a manifest.jsonl, is imported first) and finds where to resume:\n" +
+			"the first phase not complete (every dispatch in it completed, or retried to completion, and\n" +
+			"every spec step of it done), fallen back boundary by boundary past a phase whose completed\n" +
+			"work is missing (an implementer's commit on the branch, a red team's or reviewer's output),\n" +
+			"and past a pruned checkpoint. --from-phase N resumes at phase N's start instead (a warning\n" +
+			"when that redoes verified work); --from-seq N at the start of dispatch N's phase.\n" +
+			"--dry-run prints the Replay Plan (crucible's format) and changes nothing. Otherwise replay\n" +
+			"refuses on another branch than the pipeline's, asks (or takes --yes, which also approves the\n" +
+			"design when the replay walks past the approval), restores the boundary's checkpoint after a\n" +
+			"safety checkpoint, records the replay with its Compression State Block (printed, and kept in\n" +
+			"the chain as replay/<session>.md), reopens the ledger from that phase, and walks the pipeline\n" +
+			"from there as 'git crucible build' does: new dispatches append to the same manifest with\n" +
+			"replay_of and replay_session. A replay killed on the way goes on with 'git crucible build\n" +
+			"--resume', or is replayed again.",
+		Flags: commonFlags(
+			&cli.IntFlag{Name: "from-phase", Usage: "resume at the start of phase `N` (1-4) instead of the detected one"},
+			&cli.IntFlag{Name: "from-seq", Usage: "resume at the start of the phase of dispatch `N`"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the Replay Plan; change nothing"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "restore without asking; approve the design if the walk reaches the approval"},
+		),
+		Action: replayAction,
+	}
+}
+
+func replayAction(c *cli.Context) error {
+	if err := wantArgs(c, 1); err != nil {
+		return err
+	}
+	opts := replay.Options{FromPhase: ledger.Phase(c.Int("from-phase")), FromSeq: c.Int("from-seq")}
+	switch {
+	case c.IsSet("from-phase") && c.IsSet("from-seq"):
+		return usageErrorf("--from-phase and --from-seq cannot be used together")
+	case c.IsSet("from-phase") && !opts.FromPhase.Valid():
+		return usageErrorf("--from-phase %d: phases are 1 to 4", c.Int("from-phase"))
+	case c.IsSet("from-seq") && opts.FromSeq < 1:
+		return usageErrorf("--from-seq %d: dispatch seqs start at 1", c.Int("from-seq"))
+	case c.NArg() == 1 && c.String("pipeline") != "":
+		return usageErrorf("name the pipeline once: --pipeline or the argument")
+	case !c.Bool("dry-run") && !c.Bool("yes") && !isTerminal(os.Stdin):
+		return withHints(usageErrorf("replay asks before it restores the work tree, and there is no terminal to ask on"),
+			"pass --yes to replay without asking, or --dry-run to see what it would do")
+	}
+	return withRepo(c, func(s *session) error {
+		sp, err := buildSpec(s, "")
+		if err != nil {
+			return err
+		}
+		if c.Bool("dry-run") {
+			return replayDryRun(c, s, sp, opts)
+		}
+		return replayRun(c, s, sp, opts)
+	})
+}
+
+// replaySource resolves the argument: a pipeline, or a crucible manifest
+// (its path, "" for a pipeline).
+func replaySource(c *cli.Context, s *session) (id, manifest string, err error) {
+	arg := c.Args().First()
+	if arg != "" {
+		if _, statErr := os.Stat(arg); statErr == nil {
+			manifest, err = replay.Locate(arg)
+			if err != nil {
+				return "", "", withHints(err, "replay reads a pipeline id, a crucible scratch or dispatch directory, or a manifest.jsonl")
+			}
+			return "", manifest, nil
+		}
+		if refs.ValidateID(arg) != nil {
+			return "", "", withHints(fmt.Errorf("'%s' is neither a pipeline nor a file", arg), "see: git crucible list")
+		}
+		s.pipeline = arg
+	}
+	id, err = s.pipelineID(c.Context)
+	return id, "", err
+}
+
+// readSource reads pipeline id, or the manifest without importing it.
+func readSource(c *cli.Context, s *session, sp *spec.Spec, id, manifest string) (*replay.Source, *pipeline.State, error) {
+	if manifest != "" {
+		src, err := replay.FromManifest(manifest)
+		return src, nil, sourceError(err)
+	}
+	st, _, err := s.svc.Load(c.Context, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := s.svc.ChainEvents(c.Context, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := replay.FromEvents(st, events, sp)
+	return src, st, err
+}
+
+// sourceError gives a manifest replay cannot read its hint.
+func sourceError(err error) error {
+	var bad *replay.MalformedError
+	if errors.As(err, &bad) {
+		return withHints(&refused{Err: err}, "replay does not resume from a manifest it cannot read whole: a lost line may be a dispatch in flight",
+			"fix or remove that line, then run replay again")
+	}
+	if errors.Is(err, interop.ErrNoManifest) {
+		return &refused{Err: err}
+	}
+	return err
+}
+
+// detect finds the resume point of src, printing how it was reached.
+func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts replay.Options) (*replay.Resume, error) {
+	ev, err := replay.Gather(c.Context, s.svc.Repo, src)
+	if err != nil {
+		return nil, err
+	}
+	r, err := replay.Detect(src, sp, ev, opts)
+	var bad *replay.OverrideError
+	if errors.As(err, &bad) {
+		return nil, withHints(&refused{Err: err}, "see its dispatches: git crucible dispatch list --pipeline "+src.Pipeline)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(s.err(), "warning: %s\n", n)
+	}
+	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && time.Since(started) > staleAfter {
+		fmt.Fprintf(s.err(), "warning: pipeline %s started %s, more than 7 days ago: its state may be stale\n", src.Pipeline, src.Started)
+	}
+	if src.Replays >= manyReplays {
+		fmt.Fprintf(s.err(), "warning: pipeline %s was resumed %d times: split its work into smaller tasks, or find what keeps interrupting it\n",
+			src.Pipeline, src.Replays)
+	}
+	return r, nil
+}
+
+func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) error {
+	id, manifest, err := replaySource(c, s)
+	if err != nil {
+		return err
+	}
+	src, _, err := readSource(c, s, sp, id, manifest)
+	if err != nil {
+		return err
+	}
+	r, err := detect(c, s, sp, src, opts)
+	if err != nil {
+		return err
+	}
+	plan := &replay.Plan{Source: src, Resume: r, Mutations: []string{}}
+	if s.jsonOut() {
+		return s.printJSON(plan)
+	}
+	_, err = s.out().Write(plan.Markdown())
+	return err
+}
+
+func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) error {
+	repo := s.svc.Repo
+	if repo.WorkTree == "" {
+		return &refused{Err: errors.New("replay needs a work tree for its agents")}
+	}
+	id, manifest, err := replaySource(c, s)
+	if err != nil {
+		return err
+	}
+	agents, err := loadAgents(c, s, sp)
+	if err != nil {
+		return err
+	}
+	if manifest != "" {
+		// Read whole first: an import skips the lines it cannot read.
+		if _, err := replay.FromManifest(manifest); err != nil {
+			return sourceError(err)
+		}
+		r, err := interop.Import(c.Context, s.svc, filepath.Dir(manifest), s.pipeline)
+		if err != nil {
+			return err
+		}
+		id = r.Pipeline
+		fmt.Fprintf(s.err(), "Imported %s as pipeline %s\n", manifest, id)
+	}
+	src, st, err := readSource(c, s, sp, id, "")
+	if err != nil {
+		return err
+	}
+	r, err := detect(c, s, sp, src, opts)
+	if err != nil {
+		return err
+	}
+	if r.Phase == 0 {
+		fmt.Fprintf(s.out(), "Pipeline %s: every phase is complete and verified; nothing to resume\n", id)
+		fmt.Fprintln(s.err(), "hint: run it again from a phase with: git crucible replay --from-phase <N>")
+		return nil
+	}
+	if branch, _ := repo.HeadBranch(); src.Branch != "" && branch != src.Branch {
+		return &refused{Err: &wrongBranchError{want: src.Branch, have: branch}}
+	}
+	if r.Gone || r.Boundary.Checkpoint == "" {
+		return withHints(&refused{Err: fmt.Errorf("no checkpoint is left to restore the Phase %d boundary (%s) from", r.Phase, r.Boundary.Reason)},
+			"go on with the current tree instead: git crucible build --resume")
+	}
+	sh, err := checkpoint.Open(c.Context, repo)
+	if err != nil {
+		return err
+	}
+	cp, err := sh.Find(c.Context, r.Boundary.Checkpoint)
+	if err != nil {
+		return err
+	}
+	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	// An agent of the crashed run may still be running: it ends, or is
+	// ended, before the tree is restored under it.
+	if _, err := e.Recover(c.Context); err != nil {
+		return err
+	}
+	if _, err := restoreTo(c, s, sh, cp, nil, c.Bool("yes"), false); err != nil {
+		return err
+	}
+	session := fmt.Sprintf("replay-%d", src.Replays+1)
+	state := replay.CompressionState(st, src, r, sp)
+	if err := replay.Begin(c.Context, s.svc, id, pipeline.ReplayData{Session: session, From: r.Phase, Checkpoint: cp.ID}, state); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.err(), "Replaying pipeline %s from the Phase %d boundary (%s) as %s\n", id, r.Phase, cp.Reason, session)
+	if _, err := s.out().Write(state); err != nil {
+		return err
+	}
+	return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes")})
+}
+
+// wrongBranchError is the replay seed's branch guard, in its words.
+type wrongBranchError struct{ want, have string }
+
+func (e *wrongBranchError) Error() string {
+	return fmt.Sprintf("Pipeline was running on branch %s but you are on %s. Switch to %s before resuming"+
+		" — restoring a checkpoint from a different branch would contaminate your working directory.", e.want, e.have, e.want)
+}
