@@ -256,7 +256,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) e
 	if err := replay.Begin(c.Context, s.svc, id, pipeline.ReplayData{Session: session, From: r.Phase, Checkpoint: cp.ID}, state); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.err(), "Replaying pipeline %s from the Phase %d boundary (%s) as %s\n", id, r.Phase, cp.Reason, session)
+	fmt.Fprintf(s.err(), "Replaying pipeline %s from the Phase %d boundary (%s) as %s\n", id, r.Phase, r.Boundary.Reason, session)
 	if _, err := s.out().Write(state); err != nil {
 		return err
 	}
