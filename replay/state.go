@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/spec"
@@ -61,13 +63,51 @@ func CompressionState(st *pipeline.State, src *Source, r *Resume, sp *spec.Spec)
 	return b.Bytes()
 }
 
-// Begin records replay d of pipeline id: the replay event, which reopens
-// its phases, and the Compression State Block kept beside it in the tree.
-func Begin(ctx context.Context, svc *pipeline.Service, id string, d pipeline.ReplayData, state []byte) error {
+// Settle finishes every dispatch of pipeline id still in flight (the
+// engine's Recover settles its own first; these are an import's or an
+// outside orchestrator's) as an error, interrupted: a replay starts from
+// a run with nothing in flight. It returns their seqs.
+func Settle(ctx context.Context, svc *pipeline.Service, id, session string) ([]int, error) {
+	st, _, err := svc.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []int
+	for key := range st.Dispatch.InFlight {
+		seq, err := strconv.Atoi(key)
+		if err != nil {
+			return seqs, fmt.Errorf("dispatch %q in flight: %w", key, err)
+		}
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	for _, seq := range seqs {
+		if _, err := svc.FinishDispatch(ctx, id, seq, pipeline.FinishRequest{Status: "error",
+			Summary: "interrupted: settled by " + session}); err != nil {
+			return seqs, err
+		}
+	}
+	return seqs, nil
+}
+
+// Begin records replay d of src: the replay event, which reopens its
+// phases, with the Compression State Block kept beside it in the tree;
+// and the steps of the phases before it that src has not done (an
+// imported crucible run has none) as done, kept by the replay, so that
+// the walk starts at its boundary.
+func Begin(ctx context.Context, svc *pipeline.Service, src *Source, sp *spec.Spec, d pipeline.ReplayData, state []byte) error {
 	d.State = pipeline.ReplayStatePath(d.Session)
-	_, _, err := svc.Update(ctx, id, func(*pipeline.State, string) (*pipeline.Change, error) {
-		return &pipeline.Change{Files: map[string][]byte{d.State: state},
-			Drafts: []pipeline.Draft{{Type: pipeline.TypeReplay, Data: d}}}, nil
+	drafts := []pipeline.Draft{{Type: pipeline.TypeReplay, Data: d}}
+	for _, ph := range sp.Phases {
+		for _, st := range ph.Steps {
+			if p := (spec.Point{Phase: ph.Number, Step: st.ID}); ph.Number < d.From && src.Steps[p].Status != pipeline.StepDone {
+				drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeStep, Data: pipeline.StepData{Phase: p.Phase, Step: p.Step,
+					Status: pipeline.StepDone, Result: "kept by " + d.Session}})
+			}
+		}
+	}
+	_, _, err := svc.Update(ctx, src.Pipeline, func(*pipeline.State, string) (*pipeline.Change, error) {
+		return &pipeline.Change{Files: map[string][]byte{d.State: state}, Drafts: drafts}, nil
 	})
 	return err
 }

@@ -50,6 +50,7 @@ func replayCommand() *cli.Command {
 			&cli.IntFlag{Name: "from-seq", Usage: "resume at the start of the phase of dispatch `N`"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the Replay Plan; change nothing"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "restore without asking; approve the design if the walk reaches the approval"},
+			&cli.BoolFlag{Name: "current-tree", Usage: "resume on the work tree as it is, restoring no checkpoint (when none is left)"},
 		),
 		Action: replayAction,
 	}
@@ -69,7 +70,7 @@ func replayAction(c *cli.Context) error {
 		return usageErrorf("--from-seq %d: dispatch seqs start at 1", c.Int("from-seq"))
 	case c.NArg() == 1 && c.String("pipeline") != "":
 		return usageErrorf("name the pipeline once: --pipeline or the argument")
-	case !c.Bool("dry-run") && !c.Bool("yes") && !isTerminal(os.Stdin):
+	case !c.Bool("dry-run") && !c.Bool("yes") && !c.Bool("current-tree") && !isTerminal(os.Stdin):
 		return withHints(usageErrorf("replay asks before it restores the work tree, and there is no terminal to ask on"),
 			"pass --yes to replay without asking, or --dry-run to see what it would do")
 	}
@@ -203,6 +204,10 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) e
 		if _, err := replay.FromManifest(manifest); err != nil {
 			return sourceError(err)
 		}
+		if !c.Bool("current-tree") {
+			return withHints(&refused{Err: errors.New("a crucible run's checkpoints are in crucible's own shadow repository: replay has none to restore")},
+				"replay it on the work tree as it is: git crucible replay --current-tree "+shellQuote(c.Args().First()))
+		}
 		r, err := interop.Import(c.Context, s.svc, filepath.Dir(manifest), s.pipeline)
 		if err != nil {
 			return err
@@ -226,17 +231,11 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) e
 	if branch, _ := repo.HeadBranch(); src.Branch != "" && branch != src.Branch {
 		return &refused{Err: &wrongBranchError{want: src.Branch, have: branch}}
 	}
-	if r.Gone || r.Boundary.Checkpoint == "" {
+	current := c.Bool("current-tree")
+	if !current && (r.Gone || r.Boundary.Checkpoint == "") {
 		return withHints(&refused{Err: fmt.Errorf("no checkpoint is left to restore the Phase %d boundary (%s) from", r.Phase, r.Boundary.Reason)},
-			"go on with the current tree instead: git crucible build --resume")
-	}
-	sh, err := checkpoint.Open(c.Context, repo)
-	if err != nil {
-		return err
-	}
-	cp, err := sh.Find(c.Context, r.Boundary.Checkpoint)
-	if err != nil {
-		return err
+			"resume on the work tree as it is: git crucible replay --current-tree",
+			"or start over: git crucible replay --from-phase 1")
 	}
 	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {
@@ -248,12 +247,20 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) e
 	if _, err := e.Recover(c.Context); err != nil {
 		return err
 	}
-	if _, err := restoreTo(c, s, sh, cp, nil, c.Bool("yes"), false); err != nil {
-		return err
+	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase}
+	if !current {
+		if d.Checkpoint, err = restoreBoundary(c, s, r); err != nil {
+			return err
+		}
 	}
-	session := fmt.Sprintf("replay-%d", src.Replays+1)
+	if seqs, err := replay.Settle(c.Context, s.svc, id, d.Session); err != nil {
+		return err
+	} else if len(seqs) > 0 {
+		fmt.Fprintf(s.err(), "Settled %d dispatches left in flight as interrupted: %v\n", len(seqs), seqs)
+	}
+	session := d.Session
 	state := replay.CompressionState(st, src, r, sp)
-	if err := replay.Begin(c.Context, s.svc, id, pipeline.ReplayData{Session: session, From: r.Phase, Checkpoint: cp.ID}, state); err != nil {
+	if err := replay.Begin(c.Context, s.svc, src, sp, d, state); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.err(), "Replaying pipeline %s from the Phase %d boundary (%s) as %s\n", id, r.Phase, r.Boundary.Reason, session)
@@ -261,6 +268,20 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) e
 		return err
 	}
 	return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes")})
+}
+
+// restoreBoundary restores the resume point's checkpoint and returns its id.
+func restoreBoundary(c *cli.Context, s *session, r *replay.Resume) (string, error) {
+	sh, err := checkpoint.Open(c.Context, s.svc.Repo)
+	if err != nil {
+		return "", err
+	}
+	cp, err := sh.Find(c.Context, r.Boundary.Checkpoint)
+	if err != nil {
+		return "", err
+	}
+	_, err = restoreTo(c, s, sh, cp, nil, c.Bool("yes"), false)
+	return cp.ID, err
 }
 
 // wrongBranchError is the replay seed's branch guard, in its words.
