@@ -26,6 +26,7 @@ type DispatchSpec struct {
 	// replay_session.
 	ReplayOf      *int
 	ReplaySession string
+	Mutation      string // "orig.md -> repl.md" when the template was swapped
 }
 
 // Dispatch statuses an Outcome has besides pipeline.DispatchStatuses: a
@@ -68,7 +69,7 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 	}
 	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, Prompt: d.Prompt,
 		Step: d.Point.Step, TaskID: d.Point.Task, Round: d.Point.Round, RetryOf: d.RetryOf,
-		ReplayOf: d.ReplayOf, ReplaySession: d.ReplaySession}
+		ReplayOf: d.ReplayOf, ReplaySession: d.ReplaySession, Mutation: d.Mutation}
 	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {
 		req.Task = &n // crucible's manifest numbers its tasks
 	}

@@ -29,6 +29,12 @@ type ReplayData struct {
 // kept in the chain's tree.
 func ReplayStatePath(session string) string { return replayDir + "/" + session + ".md" }
 
+// ReplayTemplatePath is where replay session keeps the template it swapped
+// in for template name.
+func ReplayTemplatePath(session, name string) string {
+	return replayDir + "/" + session + "/" + name + ".md"
+}
+
 func (d *ReplayData) check() error {
 	switch {
 	case !d.From.Valid():

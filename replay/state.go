@@ -94,9 +94,17 @@ func Settle(ctx context.Context, svc *pipeline.Service, id, session string) ([]i
 // phases, with the Compression State Block kept beside it in the tree;
 // and the steps of the phases before it that src has not done (an
 // imported crucible run has none) as done, kept by the replay, so that
-// the walk starts at its boundary.
-func Begin(ctx context.Context, svc *pipeline.Service, src *Source, sp *spec.Spec, d pipeline.ReplayData, state []byte) error {
+// the walk starts at its boundary. The templates its mutations swap in
+// are kept too, by name, for the experiment to be read again.
+func Begin(ctx context.Context, svc *pipeline.Service, src *Source, sp *spec.Spec, d pipeline.ReplayData, state []byte, templates map[string][]byte) error {
 	d.State = pipeline.ReplayStatePath(d.Session)
+	files := map[string][]byte{d.State: state}
+	for name, text := range templates {
+		if err := pipeline.CheckName("template", name); err != nil {
+			return err
+		}
+		files[pipeline.ReplayTemplatePath(d.Session, name)] = text
+	}
 	drafts := []pipeline.Draft{{Type: pipeline.TypeReplay, Data: d}}
 	for _, ph := range sp.Phases {
 		for _, st := range ph.Steps {
@@ -107,7 +115,7 @@ func Begin(ctx context.Context, svc *pipeline.Service, src *Source, sp *spec.Spe
 		}
 	}
 	_, _, err := svc.Update(ctx, src.Pipeline, func(*pipeline.State, string) (*pipeline.Change, error) {
-		return &pipeline.Change{Files: map[string][]byte{d.State: state}, Drafts: drafts}, nil
+		return &pipeline.Change{Files: files, Drafts: drafts}, nil
 	})
 	return err
 }

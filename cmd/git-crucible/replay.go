@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -14,6 +16,7 @@ import (
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/replay"
 	"github.com/git-crucible/git-crucible/spec"
@@ -51,6 +54,8 @@ func replayCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the Replay Plan; change nothing"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "restore without asking; approve the design if the walk reaches the approval"},
 			&cli.BoolFlag{Name: "current-tree", Usage: "resume on the work tree as it is, restoring no checkpoint (when none is left)"},
+			&cli.StringSliceFlag{Name: "mutate", Usage: "dispatch template `ORIG` with the text of file REPL instead, as ORIG=REPL (repeatable)"},
+			&cli.StringFlag{Name: "template-ref", Usage: "read the templates of .crucible/templates at git revision `REV`"},
 		),
 		Action: replayAction,
 	}
@@ -79,11 +84,88 @@ func replayAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if c.Bool("dry-run") {
-			return replayDryRun(c, s, sp, opts)
+		t, err := replayTemplates(c, s)
+		if err != nil {
+			return err
 		}
-		return replayRun(c, s, sp, opts)
+		if c.Bool("dry-run") {
+			return replayDryRun(c, s, sp, opts, t)
+		}
+		return replayRun(c, s, sp, opts, t)
 	})
+}
+
+// templates are a replay's prompt templates: the built-in ones, those of
+// --template-ref's revision, then --mutate's swaps.
+type templates struct {
+	set       *prompt.Set
+	ref       string            // --template-ref's commit
+	mutations map[string]string // template name -> "orig.md -> repl.md"
+	swapped   map[string][]byte // template name -> the text swapped in
+}
+
+// list is the mutations, sorted.
+func (t *templates) list() []string {
+	out := []string{}
+	for _, m := range t.mutations {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// replayTemplates reads --template-ref and --mutate, refusing a mutation
+// that names no template or a replacement that cannot be read.
+func replayTemplates(c *cli.Context, s *session) (*templates, error) {
+	t := &templates{mutations: map[string]string{}, swapped: map[string][]byte{}}
+	overrides := map[string]prompt.Override{}
+	if rev := c.String("template-ref"); rev != "" {
+		out, err := s.svc.Repo.Git(c.Context, "rev-parse", "-q", "--verify", rev+"^{commit}")
+		if err != nil {
+			return nil, withHints(usageErrorf("--template-ref %s: not a commit", rev), "name a revision: a commit, a branch or a tag")
+		}
+		t.ref = strings.TrimSpace(string(out))
+		names, err := s.svc.Repo.Git(c.Context, "ls-tree", "--name-only", t.ref, prompt.OverrideDir+"/")
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range strings.Fields(string(names)) {
+			name, ok := strings.CutSuffix(filepath.Base(path), ".md")
+			if !ok {
+				continue
+			}
+			text, err := s.svc.Repo.Git(c.Context, "cat-file", "blob", t.ref+":"+path)
+			if err != nil {
+				return nil, err
+			}
+			overrides[name] = prompt.Override{Source: rev + ":" + path, Text: string(text)}
+		}
+	}
+	base, err := prompt.LoadWith("", overrides)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range c.StringSlice("mutate") {
+		orig, repl, ok := strings.Cut(m, "=")
+		name := strings.TrimSuffix(orig, ".md")
+		switch {
+		case !ok || name == "" || repl == "":
+			return nil, usageErrorf("--mutate %s: want ORIG=REPL, a template and a replacement file", m)
+		case !base.Has(name):
+			return nil, withHints(usageErrorf("--mutate %s: no template %q", m, name), "templates: "+strings.Join(base.Names(), ", "))
+		}
+		text, err := os.ReadFile(repl)
+		if err != nil {
+			return nil, withHints(&refused{Err: fmt.Errorf("--mutate %s: %w", m, err)}, "REPL is the file holding the template to dispatch instead")
+		}
+		overrides[name] = prompt.Override{Source: repl, Text: string(text)}
+		t.mutations[name] = name + ".md -> " + filepath.Base(repl)
+		t.swapped[name] = text
+	}
+	if t.set, err = prompt.LoadWith("", overrides); err != nil {
+		return nil, &refused{Err: err}
+	}
+	return t, nil
 }
 
 // replaySource resolves the argument: a pipeline, or a crucible manifest
@@ -165,7 +247,7 @@ func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts 
 	return r, nil
 }
 
-func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) error {
+func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
 	id, manifest, err := replaySource(c, s)
 	if err != nil {
 		return err
@@ -178,7 +260,7 @@ func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options
 	if err != nil {
 		return err
 	}
-	plan := &replay.Plan{Source: src, Resume: r, Mutations: []string{}}
+	plan := &replay.Plan{Source: src, Resume: r, Mutations: t.list()}
 	if s.jsonOut() {
 		return s.printJSON(plan)
 	}
@@ -186,7 +268,7 @@ func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options
 	return err
 }
 
-func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) error {
+func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
 	repo := s.svc.Repo
 	if repo.WorkTree == "" {
 		return &refused{Err: errors.New("replay needs a work tree for its agents")}
@@ -247,7 +329,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) e
 	if _, err := e.Recover(c.Context); err != nil {
 		return err
 	}
-	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase}
+	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase, Mutations: t.list(), TemplateRef: t.ref}
 	if !current {
 		if d.Checkpoint, err = restoreBoundary(c, s, r); err != nil {
 			return err
@@ -260,14 +342,14 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options) e
 	}
 	session := d.Session
 	state := replay.CompressionState(st, src, r, sp)
-	if err := replay.Begin(c.Context, s.svc, src, sp, d, state); err != nil {
+	if err := replay.Begin(c.Context, s.svc, src, sp, d, state, t.swapped); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.err(), "Replaying pipeline %s from the Phase %d boundary (%s) as %s\n", id, r.Phase, r.Boundary.Reason, session)
 	if _, err := s.out().Write(state); err != nil {
 		return err
 	}
-	return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes")})
+	return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations})
 }
 
 // restoreBoundary restores the resume point's checkpoint and returns its id.
