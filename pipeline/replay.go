@@ -21,6 +21,9 @@ type ReplayData struct {
 	// Mutations are the templates it swaps, "orig.md -> repl.md".
 	Mutations   []string `json:"mutations,omitempty"`
 	TemplateRef string   `json:"template_ref,omitempty"` // the revision its templates are read from
+	// Head is the branch's commit when it began: the code the run before
+	// it ended with, which a replay diff compares.
+	Head string `json:"head,omitempty"`
 	// State is where the Compression State Block is kept in the chain's tree.
 	State string `json:"state,omitempty"`
 }

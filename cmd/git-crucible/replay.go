@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,9 +58,72 @@ func replayCommand() *cli.Command {
 			&cli.BoolFlag{Name: "current-tree", Usage: "resume on the work tree as it is, restoring no checkpoint (when none is left)"},
 			&cli.StringSliceFlag{Name: "mutate", Usage: "dispatch template `ORIG` with the text of file REPL instead, as ORIG=REPL (repeatable)"},
 			&cli.StringFlag{Name: "template-ref", Usage: "read the templates of .crucible/templates at git revision `REV`"},
+			&cli.BoolFlag{Name: "diff", Usage: "after the replay, print its Replay Diff against the run it replaced"},
 		),
 		Action: replayAction,
+		Subcommands: []*cli.Command{{
+			Name:      "diff",
+			Usage:     "compare two runs of a pipeline: the Replay Diff",
+			ArgsUsage: "<session> <session>",
+			Description: "Compares two sessions of the pipeline (its id for the original run, replay-N for a replay)\n" +
+				"over the phases both ran: dispatches, quality gate rounds, wall time and acceptance tests, each\n" +
+				"dispatch beside the one it replays (their outputs compared line by line), and the code each\n" +
+				"ended with (git diff --shortstat). --json prints crucible's replay-diff signal.",
+			Flags: commonFlags(),
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 2 {
+					return usageErrorf("want two sessions: git crucible replay diff <session> <session>")
+				}
+				return withPipeline(c, func(s *session, id string) error {
+					return replayDiff(c, s, id, c.Args().Get(0), c.Args().Get(1))
+				})
+			},
+		}},
 	}
+}
+
+// shortstat reads git diff --shortstat.
+var shortstat = regexp.MustCompile(`(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
+
+// replayDiff prints the Replay Diff of sessions a and b of pipeline id.
+func replayDiff(c *cli.Context, s *session, id, a, b string) error {
+	sp, err := buildSpec(s, "")
+	if err != nil {
+		return err
+	}
+	events, err := s.svc.ChainEvents(c.Context, id)
+	if err != nil {
+		return err
+	}
+	d, err := replay.Compare(id, events, sp, a, b, func(path string) ([]byte, error) { return s.svc.ReadKept(c.Context, id, path) })
+	var bad *replay.OverrideError
+	if errors.As(err, &bad) {
+		return withHints(&refused{Err: err}, "a session is the pipeline's id (its first run) or replay-N")
+	}
+	if err != nil {
+		return err
+	}
+	from, to := d.A.Session.Final, d.B.Session.Final
+	if to == "" {
+		to = "HEAD"
+	}
+	if from != "" {
+		out, err := s.svc.Repo.Git(c.Context, "diff", "--shortstat", from, to, "--")
+		if err != nil {
+			return err
+		}
+		if m := shortstat.FindStringSubmatch(string(out)); m != nil {
+			d.Files, _ = strconv.Atoi(m[1])
+			d.Insertions, _ = strconv.Atoi(m[2])
+			d.Deletions, _ = strconv.Atoi(m[3])
+		}
+		d.Range = from[:min(12, len(from))] + ".." + to[:min(12, len(to))]
+	}
+	if s.jsonOut() {
+		return writeJSON(s.out(), d.Signal(), "")
+	}
+	_, err = s.out().Write(d.Markdown())
+	return err
 }
 
 func replayAction(c *cli.Context) error {
@@ -330,6 +395,9 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 		return err
 	}
 	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase, Mutations: t.list(), TemplateRef: t.ref}
+	if d.Head, err = repo.HeadCommit(); err != nil {
+		return err
+	}
 	if !current {
 		if d.Checkpoint, err = restoreBoundary(c, s, r); err != nil {
 			return err
@@ -349,7 +417,15 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	if _, err := s.out().Write(state); err != nil {
 		return err
 	}
-	return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations})
+	err = walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations})
+	if err != nil || !c.Bool("diff") {
+		return err
+	}
+	before := id
+	if src.Replays > 0 {
+		before = fmt.Sprintf("replay-%d", src.Replays)
+	}
+	return replayDiff(c, s, id, before, session)
 }
 
 // restoreBoundary restores the resume point's checkpoint and returns its id.
