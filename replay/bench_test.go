@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/spec"
@@ -18,32 +16,15 @@ import (
 // replay resumes from Phase 3. replays replays from Phase 3 come between
 // (each replacing the Phase 3 dispatches before it).
 func bigChain(b *testing.B, n, perCommit, replays int) (*pipeline.Service, string) {
-	dir := gittest.Init(b)
-	b.Chdir(dir)
-	gittest.Git(b, dir, "config", "gc.auto", "0")
-	ctx := context.Background()
-	repo, err := gitext.Discover(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	svc := pipeline.Open(repo)
-	b.Cleanup(func() { svc.Close() })
-	st, _, err := svc.Start(ctx, pipeline.StartOptions{Goal: "big", Mode: "feature", ID: "bench-replay"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	const id = "bench-replay"
+	svc, record := started(b, id)
 	sp := defaultSpec(b)
-	record := func(drafts ...pipeline.Draft) {
-		if _, _, err := svc.Record(ctx, st.ID, drafts...); err != nil {
-			b.Fatal(err)
-		}
-	}
 	closePhase := func(p ledger.Phase) {
 		var drafts []pipeline.Draft
 		for _, s := range sp.Phase(p).Steps {
 			drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeStep, Data: pipeline.StepData{Phase: p, Step: s.ID, Status: pipeline.StepDone}})
 		}
-		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeVerdict, Data: pipeline.VerdictData{Phase: p, Verdict: "PASS", PipelineID: st.ID}},
+		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeVerdict, Data: pipeline.VerdictData{Phase: p, Verdict: "PASS", PipelineID: id}},
 			pipeline.Draft{Type: pipeline.LedgerType(ledger.PassGate), Data: pipeline.LedgerData{Phase: p}})
 		if p < ledger.Plan {
 			drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.Begin), Data: pipeline.LedgerData{Phase: p + 1}})
@@ -83,8 +64,10 @@ func bigChain(b *testing.B, n, perCommit, replays int) (*pipeline.Service, strin
 	if len(drafts) > 0 {
 		record(drafts...)
 	}
-	gittest.Git(b, dir, "gc", "-q", "--prune=now")
-	return svc, st.ID
+	if _, err := svc.Repo.Git(context.Background(), "gc", "-q", "--prune=now"); err != nil {
+		b.Fatal(err)
+	}
+	return svc, id
 }
 
 // dryRun is what `replay --dry-run` does past start-up: read the chain,

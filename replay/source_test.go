@@ -12,13 +12,12 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
-// TestFromChain reads a crafted chain: a boundary maps to the checkpoint
-// its step took, or, when its step found nothing changed and recorded
-// none, to the one before; a replay's run replaces the dispatches and
-// boundaries of its phases, and counts as a resume.
-func TestFromChain(t *testing.T) {
+// started starts pipeline id in a new repository, and returns its service
+// and a function recording drafts on it.
+func started(t testing.TB, id string) (*pipeline.Service, func(...pipeline.Draft)) {
 	dir := gittest.Init(t)
 	t.Chdir(dir)
+	gittest.Git(t, dir, "config", "gc.auto", "0")
 	ctx := context.Background()
 	repo, err := gitext.Discover(ctx)
 	if err != nil {
@@ -26,17 +25,25 @@ func TestFromChain(t *testing.T) {
 	}
 	svc := pipeline.Open(repo)
 	t.Cleanup(func() { svc.Close() })
-	st, _, err := svc.Start(ctx, pipeline.StartOptions{Goal: "g", Mode: "feature", ID: "p1"})
-	if err != nil {
+	if _, _, err := svc.Start(ctx, pipeline.StartOptions{Goal: "g", Mode: "feature", ID: id}); err != nil {
 		t.Fatal(err)
 	}
-	sp := defaultSpec(t)
-	record := func(drafts ...pipeline.Draft) {
+	return svc, func(drafts ...pipeline.Draft) {
 		t.Helper()
-		if _, _, err := svc.Record(ctx, st.ID, drafts...); err != nil {
+		if _, _, err := svc.Record(ctx, id, drafts...); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestFromChain reads a crafted chain: a boundary maps to the checkpoint
+// its step took, or, when its step found nothing changed and recorded
+// none, to the one before; a replay's run replaces the dispatches and
+// boundaries of its phases, and counts as a resume.
+func TestFromChain(t *testing.T) {
+	ctx := context.Background()
+	svc, record := started(t, "p1")
+	sp := defaultSpec(t)
 	checkpoint := func(id, reason string) pipeline.Draft {
 		return pipeline.Draft{Type: pipeline.TypeCheckpoint, Data: pipeline.CheckpointData{ID: id, Reason: reason}}
 	}
@@ -55,7 +62,7 @@ func TestFromChain(t *testing.T) {
 	record(step(2, "pre-plan")) // nothing changed: no checkpoint of its own
 	record(dispatch(2, 2, "plan-writer")...)
 
-	src, err := FromChain(ctx, svc, st.ID, sp)
+	src, err := FromChain(ctx, svc, "p1", sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +79,7 @@ func TestFromChain(t *testing.T) {
 	record(pipeline.Draft{Type: pipeline.LedgerType(ledger.Begin), Data: pipeline.LedgerData{Phase: 2}})
 	record(checkpoint("c2", "pre-plan"), step(2, "pre-plan"))
 	record(dispatch(3, 2, "plan-writer")...)
-	if src, err = FromChain(ctx, svc, st.ID, sp); err != nil {
+	if src, err = FromChain(ctx, svc, "p1", sp); err != nil {
 		t.Fatal(err)
 	}
 	if b := src.Boundaries[2]; b.Checkpoint != "c2" {
