@@ -130,7 +130,7 @@ func replayAction(c *cli.Context) error {
 	if err := wantArgs(c, 1); err != nil {
 		return err
 	}
-	opts := replay.Options{FromPhase: ledger.Phase(c.Int("from-phase")), FromSeq: c.Int("from-seq")}
+	opts := replay.Options{FromPhase: ledger.Phase(c.Int("from-phase")), FromSeq: c.Int("from-seq"), CurrentTree: c.Bool("current-tree")}
 	switch {
 	case c.IsSet("from-phase") && c.IsSet("from-seq"):
 		return usageErrorf("--from-phase and --from-seq cannot be used together")
@@ -377,6 +377,9 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	}
 	if branch, _ := repo.HeadBranch(); src.Branch != "" && branch != src.Branch {
 		return &refused{Err: &wrongBranchError{want: src.Branch, have: branch}}
+	}
+	if b := st.Gates.CanBegin(r.Phase); b != nil {
+		return withHints(&refused{Err: b}, "replay from an earlier phase: git crucible replay --from-phase <N>")
 	}
 	current := c.Bool("current-tree")
 	if !current && (r.Gone || r.Boundary.Checkpoint == "") {
