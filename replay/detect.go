@@ -289,6 +289,9 @@ func (r *Resume) override(src *Source, opts Options) error {
 	from := opts.FromPhase
 	if opts.FromSeq != 0 {
 		d := src.Find(opts.FromSeq)
+		if d == nil && src.Replaced[opts.FromSeq] {
+			return &OverrideError{Msg: fmt.Sprintf("dispatch %d of pipeline %s was run again by a replay: name one of the run replay resumes", opts.FromSeq, src.Pipeline)}
+		}
 		if d == nil {
 			last := 0
 			if n := len(src.Dispatches); n > 0 {
