@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/checkpoint"
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -302,7 +303,12 @@ func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts 
 	for _, n := range r.Notes {
 		fmt.Fprintf(s.err(), "warning: %s\n", n)
 	}
-	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && time.Since(started) > staleAfter {
+	// git's notion of now, which a user (and a test) may pin.
+	now, err := gitext.Now()
+	if err != nil {
+		return nil, err
+	}
+	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && now.Sub(started) > staleAfter {
 		fmt.Fprintf(s.err(), "warning: pipeline %s started %s, more than 7 days ago: its state may be stale\n", src.Pipeline, src.Started)
 	}
 	if src.Replays >= manyReplays {
