@@ -455,6 +455,10 @@ func restoreBoundary(c *cli.Context, s *session, r *replay.Resume) (string, erro
 type wrongBranchError struct{ want, have string }
 
 func (e *wrongBranchError) Error() string {
+	have := e.have
+	if have == "" {
+		have = "no branch (a detached HEAD)"
+	}
 	return fmt.Sprintf("Pipeline was running on branch %s but you are on %s. Switch to %s before resuming"+
-		" — restoring a checkpoint from a different branch would contaminate your working directory.", e.want, e.have, e.want)
+		" — restoring a checkpoint from a different branch would contaminate your working directory.", e.want, have, e.want)
 }
