@@ -43,8 +43,8 @@ type Gate struct {
 
 // Request is what the command line asks for.
 type Request struct {
-	Exec   string // --exec: the user's own command
-	Name   string // --gate NAME
+	Exec string // --exec: the user's own command
+	Name string // --gate NAME
 	// Verify returns the project's full verify (test) command, which
 	// no-fast-gate runs; it is asked only then.
 	Verify func() (string, error)

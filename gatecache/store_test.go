@@ -34,7 +34,7 @@ func TestParseLine(t *testing.T) {
 		{"gate1 " + spec + " pass 0 1700000000 1500", Result{Tree: tr, Spec: spec, Status: Pass, Time: time.Unix(1700000000, 0).UTC(), Duration: 1500 * time.Millisecond}, true},
 		{"gate1 " + spec + " fail 2 1700000000 0", Result{Tree: tr, Spec: spec, Status: Fail, Exit: 2, Time: time.Unix(1700000000, 0).UTC()}, true},
 		{"gate1 " + spec + " skip 125 1 1", Result{Tree: tr, Spec: spec, Status: Skip, Exit: 125, Time: time.Unix(1, 0).UTC(), Duration: time.Millisecond}, true},
-		{"gate1 " + spec + " pass 1 1700000000 0", Result{}, false},  // status and exit disagree
+		{"gate1 " + spec + " pass 1 1700000000 0", Result{}, false},   // status and exit disagree
 		{"gate1 " + spec + " fail 256 1700000000 0", Result{}, false}, // no such exit
 		{"gate1 " + spec + " fail -1 1700000000 0", Result{}, false},
 		{"gate1 " + spec + " pass 0 -5 0", Result{}, false},

@@ -82,7 +82,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
 			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
 			checkpointCommand(), resolveCommand(), fetchCommand(), pushCommand(), syncCommand(),
-			hooksCommand(), doctorCommand(), specCommand(), trustCommand(), agentsCommand(),
+			hooksCommand(), doctorCommand(), specCommand(), trustCommand(), agentsCommand(), verifyCommitsCommand(),
 		},
 	}
 	for _, c := range app.Commands {
@@ -109,6 +109,9 @@ func setUsageErrors(c *cli.Command) {
 // run is main without the process: arguments in, exit code out.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, handled := hotPath(args, stdout, stderr); handled {
+		return code
+	}
+	if code, handled := verifyCommitsStep(args, stderr); handled {
 		return code
 	}
 	app := newApp(stdin, stdout, stderr)
