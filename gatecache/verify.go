@@ -113,6 +113,9 @@ func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
 	if o.DryRun || toRun == 0 {
 		return rep, s.finish(ctx, rep)
 	}
+	if err := s.checkClean(ctx); err != nil {
+		return nil, err
+	}
 	if o.Jobs > 1 {
 		if err := s.prefill(ctx, o, rep.Commits); err != nil {
 			return nil, err
@@ -122,6 +125,19 @@ func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	return rep, s.finish(ctx, rep)
+}
+
+// checkClean refuses a work tree with changes to tracked files, which
+// the rebase would refuse half-way through set-up.
+func (s *Store) checkClean(ctx context.Context) error {
+	_, _ = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "update-index", "-q", "--refresh")
+	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--quiet", "HEAD", "--")
+	var gerr *gitext.Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return outcome.WithHints(&outcome.Refused{Err: errors.New("the work tree has changes to tracked files: the rebase needs it clean")},
+			"commit or stash them first")
+	}
+	return err
 }
 
 // answer fills c from the cache when the mode trusts its result.

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/gatecache"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func verifyCommitsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify-commits",
+		Usage:     "run a fast gate at every commit of a range, cached by tree",
+		ArgsUsage: "[<range>]",
+		Description: "Runs the gate at each commit of <range> (BASE..HEAD, BASE.. or BASE; default: the commits since\n" +
+			"the branch's upstream, else since the baseline of the pipeline active on the branch), so that a\n" +
+			"commit that only builds because of a later one is caught and named. The pass that decides is a\n" +
+			"real 'git rebase -i --exec' over the range, with the user's rebase settings pinned off; every\n" +
+			"commit keeps its parent, so the rebase only fast-forwards and the branch is left exactly as it\n" +
+			"was, also when a commit fails (the rebase is aborted). The work tree must be clean.\n\n" +
+			"The gate: --exec CMD; --gate NAME (git config crucible.gate.<name>, or [gates] in\n" +
+			".crucible/gates.toml); else the fast gate of git config crucible.fastGate or of fast-gate in\n" +
+			".crucible/gates.toml. no-fast-gate (git config crucible.noFastGate '<reason>', or\n" +
+			"no-fast-gate = true with a reason in the file) runs the project's full test command instead\n" +
+			"(crucible.test). Stubs (true, :, echo ..., an empty command) are refused, and so is no gate at\n" +
+			"all. The tracked .crucible/gates.toml is read only after 'git crucible trust .crucible/gates.toml'.\n\n" +
+			"Results are cached by (tree, gate command, toolchain fingerprint: the output of the command\n" +
+			"crucible.gateToolchain or toolchain in the file names, e.g. 'go version') as notes on\n" +
+			"refs/notes/crucible/gates and in a local index under the git dir: a known-good tree never runs\n" +
+			"again, nor does a known-bad one unless --retest; --force runs everything again. A reworded or\n" +
+			"reordered commit keeps its tree, and so its result. The gate exits 125 to skip a commit it\n" +
+			"cannot test, as for git bisect run. Each run's output is kept under\n" +
+			"<git-common-dir>/crucible/gates/logs/. -j N first runs the gate at the uncached commits in N\n" +
+			"detached worktrees under <git-common-dir>/crucible/gates/slots/ (the same paths every run, so\n" +
+			"build caches stay warm); the rebase then replays hits.\n\n" +
+			"A failure names the commit and the task and dispatch seq that made it (Crucible-Task and\n" +
+			"Crucible-Seq trailers, or the provenance note).\n\n" +
+			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate was refused;\n" +
+			"128 not a git repository, a rebase under way, or git failed; 129 usage error.",
+		Flags: []cli.Flag{jsonFlag,
+			&cli.StringFlag{Name: "gate", Usage: "run the gate named `NAME` in config"},
+			&cli.StringFlag{Name: "exec", Usage: "run `CMD` (with sh -c) as the gate"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "prefill the cache in `N` worktrees at once"},
+			&cli.BoolFlag{Name: "keep-going", Usage: "test every commit instead of stopping at the first failure"},
+			&cli.BoolFlag{Name: "retest", Usage: "run the gate again where it failed or skipped before"},
+			&cli.BoolFlag{Name: "force", Usage: "run the gate at every commit, whatever is cached"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what is cached and what would run; run nothing"},
+		},
+		Action: verifyCommitsAction,
+	}
+}
+
+// verifyCommitsStep is the rebase's exec line,
+// `git-crucible verify-commits --step <run dir>`, taken before the app is
+// built: it runs once per commit.
+func verifyCommitsStep(args []string, stderr io.Writer) (code int, handled bool) {
+	if len(args) != 4 || args[1] != "verify-commits" || args[2] != "--step" {
+		return 0, false
+	}
+	ctx := context.Background()
+	repo, err := gitext.Discover(ctx)
+	if err != nil {
+		return report(stderr, err), true
+	}
+	code, err = gatecache.Step(ctx, repo, args[3])
+	if err != nil {
+		return report(stderr, err), true
+	}
+	return code, true
+}
+
+func verifyCommitsAction(c *cli.Context) error {
+	if err := wantArgs(c, 1); err != nil {
+		return err
+	}
+	if c.IsSet("gate") && c.IsSet("exec") {
+		return usageErrorf("--gate and --exec cannot be used together")
+	}
+	if c.Bool("retest") && c.Bool("force") {
+		return usageErrorf("--retest and --force cannot be used together")
+	}
+	if c.Int("jobs") < 1 {
+		return usageErrorf("-j wants a number of jobs, 1 or more")
+	}
+	ctx := c.Context
+	repo, err := gitext.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	if repo.WorkTree == "" {
+		return fmt.Errorf("'git crucible verify-commits' needs a work tree")
+	}
+	base, err := verifyBase(ctx, repo, c.Args().First())
+	if err != nil {
+		return err
+	}
+	gate, err := gatecache.Resolve(ctx, repo, gatecache.Request{Exec: c.String("exec"), Name: c.String("gate"),
+		Verify: func() (string, error) {
+			cfg, err := agent.Load(ctx, repo)
+			if err != nil {
+				return "", err
+			}
+			return cfg.Test, nil
+		}})
+	if err != nil {
+		return err
+	}
+	fingerprint, err := gatecache.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
+	if err != nil {
+		return err
+	}
+	binary, err := selfPath()
+	if err != nil {
+		return err
+	}
+	mode := gatecache.UseCache
+	switch {
+	case c.Bool("retest"):
+		mode = gatecache.Retest
+	case c.Bool("force"):
+		mode = gatecache.Force
+	}
+	rep, err := gatecache.Open(repo).Verify(ctx, gatecache.Options{Base: base, Gate: gate, Spec: gatecache.Spec(gate.Command, fingerprint),
+		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run"), Binary: binary, Jobs: c.Int("jobs")})
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		if err := writeJSON(w, rep, "  "); err != nil {
+			return err
+		}
+	} else {
+		printVerifyCommits(w, rep)
+	}
+	if failed := rep.Failed(); len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintf(c.App.ErrWriter, "error: commit %s%s fails the gate (exit %d): %s\n", f.Commit[:12], attribution(f), f.Exit, f.Subject)
+			if f.Log != "" {
+				fmt.Fprintf(c.App.ErrWriter, "hint: its output is in %s\n", f.Log)
+			}
+		}
+		return &silentExit{Code: exitRefused}
+	}
+	return nil
+}
+
+// attribution names the task and seq that made a commit, when known.
+func attribution(c gatecache.Commit) string {
+	var parts []string
+	if c.Task != "" {
+		parts = append(parts, "task "+c.Task)
+	}
+	if c.Seq != "" {
+		parts = append(parts, "seq "+c.Seq)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
+	fmt.Fprintf(w, "gate %s: %s\n", rep.Gate, rep.Command)
+	for _, c := range rep.Commits {
+		status, note := string(c.Status), ""
+		switch {
+		case c.Status == "" && rep.DryRun:
+			status, note = "run", " (not cached)"
+		case c.Status == "":
+			status, note = "-", " (not reached)"
+		case c.Cached:
+			note = " (cached)"
+		}
+		fmt.Fprintf(w, "%-4s %s %s%s%s\n", status, c.Commit[:12], c.Subject, attribution(c), note)
+	}
+	fmt.Fprintf(w, "%d commits: %d gate runs, %d cached\n", len(rep.Commits), rep.Ran, rep.Cached)
+}
+
+// verifyBase resolves the range to the commit it starts after: BASE..HEAD,
+// BASE.. or BASE; by default the merge base with the upstream, else the
+// baseline of the pipeline active on the branch.
+func verifyBase(ctx context.Context, repo *gitext.Repo, arg string) (string, error) {
+	rev := arg
+	if b, tip, ok := strings.Cut(arg, ".."); ok {
+		if strings.HasPrefix(tip, ".") {
+			return "", usageErrorf("%q: a symmetric range cannot be verified; give BASE..HEAD", arg)
+		}
+		if tip != "" {
+			head, err := resolveCommit(ctx, repo, tip)
+			if err != nil {
+				return "", err
+			}
+			if now, err := repo.HeadCommit(); err != nil {
+				return "", err
+			} else if head != now {
+				return "", withHints(usageErrorf("%q: the range must end at HEAD", arg), "check out "+tip+" first")
+			}
+		}
+		rev = b
+	}
+	if rev != "" {
+		return resolveCommit(ctx, repo, rev)
+	}
+	if up, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "@{upstream}"); err == nil {
+		base, err := repo.MergeBase(ctx, strings.TrimSpace(string(up)), "HEAD")
+		if err != nil || base != "" {
+			return base, err
+		}
+	}
+	svc := pipeline.Open(repo)
+	defer svc.Close()
+	id, err := svc.Resolve(ctx, "")
+	var none *pipeline.NoActiveError
+	if errors.As(err, &none) {
+		return "", withHints(errors.New("no range: the branch has no upstream and no active pipeline"),
+			"name the commits to verify: git crucible verify-commits <base>..HEAD")
+	}
+	if err != nil {
+		return "", err
+	}
+	st, _, err := svc.Load(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if st.Baseline == "" || st.Baseline == repo.EmptyTree() {
+		return "", withHints(fmt.Errorf("pipeline %s started on a branch with no commits: no baseline commit", id),
+			"name the commits to verify: git crucible verify-commits <base>..HEAD")
+	}
+	return st.Baseline, nil
+}
+
+// resolveCommit is rev's commit id.
+func resolveCommit(ctx context.Context, repo *gitext.Repo, rev string) (string, error) {
+	if strings.HasPrefix(rev, "-") {
+		return "", usageErrorf("%q is not a revision", rev)
+	}
+	out, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("%q is not a commit", rev)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// selfPath is this program, for the rebase's exec line: the running
+// executable, or the git-crucible on PATH when the executable goes by
+// another name (a test binary standing in for it).
+func selfPath() (string, error) {
+	self, err := os.Executable()
+	if err == nil && filepath.Base(self) == "git-crucible" {
+		return self, nil
+	}
+	return exec.LookPath("git-crucible")
+}
