@@ -22,8 +22,9 @@ func (s *Store) slotDir(n int) string {
 
 // prefill runs the gate at the commits the cache cannot answer in o.Jobs
 // slots at once, recording each result, so that the rebase that follows
-// only replays hits. Slot i is held by one run at a time.
-func (s *Store) prefill(ctx context.Context, o Options, commits []Commit) error {
+// only replays hits; it returns the trees it tested. Slot i is held by one
+// run at a time.
+func (s *Store) prefill(ctx context.Context, o Options, commits []Commit) ([]string, error) {
 	todo := make(chan Commit)
 	errs := make([]error, o.Jobs)
 	var wg sync.WaitGroup
@@ -39,6 +40,7 @@ func (s *Store) prefill(ctx context.Context, o Options, commits []Commit) error 
 			}
 		}()
 	}
+	var fresh []string
 feed:
 	for _, c := range commits {
 		if c.Status != "" {
@@ -46,13 +48,14 @@ feed:
 		}
 		select {
 		case todo <- c:
+			fresh = append(fresh, c.Tree)
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(todo)
 	wg.Wait()
-	return errors.Join(errs...)
+	return fresh, errors.Join(errs...)
 }
 
 func (s *Store) slotWorker(ctx context.Context, n int, o Options, todo <-chan Commit) error {

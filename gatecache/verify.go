@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,10 +71,11 @@ func (r *Report) Failed() []Commit {
 
 // plan is what the exec line of a run reads: the gate and the rules.
 type plan struct {
-	Command   string `json:"command"`
-	Spec      string `json:"spec"`
-	Mode      Mode   `json:"mode"`
-	KeepGoing bool   `json:"keep_going"`
+	Command   string   `json:"command"`
+	Spec      string   `json:"spec"`
+	Mode      Mode     `json:"mode"`
+	KeepGoing bool     `json:"keep_going"`
+	Fresh     []string `json:"fresh,omitempty"` // trees this run tested already: their results stand whatever the mode
 }
 
 // Verify runs the gate at every commit of Base..HEAD: commits with a
@@ -85,7 +87,7 @@ type plan struct {
 func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
 	if op := s.repo.Operation(); op != "" {
 		return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
-			"finish it or abort it first")
+			"finish it or abort it first (git "+op+" --continue or --abort)")
 	}
 	head, err := s.repo.HeadCommit()
 	if err != nil {
@@ -116,12 +118,13 @@ func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
 	if err := s.checkClean(ctx); err != nil {
 		return nil, err
 	}
+	var fresh []string
 	if o.Jobs > 1 {
-		if err := s.prefill(ctx, o, rep.Commits); err != nil {
+		if fresh, err = s.prefill(ctx, o, rep.Commits); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.rebase(ctx, o, rep, head); err != nil {
+	if err := s.rebase(ctx, o, rep, head, fresh); err != nil {
 		return nil, err
 	}
 	return rep, s.finish(ctx, rep)
@@ -253,13 +256,13 @@ var pinned = []string{
 // rebase is the authoritative pass: git rebase -i --exec over the range,
 // the exec line being Step. On a failure it aborts the rebase, which puts
 // the branch back.
-func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string) error {
+func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string, fresh []string) error {
 	run, err := os.MkdirTemp(mkdirs(filepath.Join(s.dir, "runs")), "run-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(run)
-	b, err := json.Marshal(plan{Command: o.Gate.Command, Spec: o.Spec, Mode: o.Mode, KeepGoing: o.KeepGoing})
+	b, err := json.Marshal(plan{Command: o.Gate.Command, Spec: o.Spec, Mode: o.Mode, KeepGoing: o.KeepGoing, Fresh: fresh})
 	if err != nil {
 		return err
 	}
@@ -281,9 +284,16 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	}
 	for i := range rep.Commits {
 		c := &rep.Commits[i]
+		tested := slices.Contains(fresh, c.Tree)
 		if r, ok := results[c.Commit]; ok {
-			c.Status, c.Exit, c.Cached = r.Status, r.Exit, r.cached
+			c.Status, c.Exit, c.Cached = r.Status, r.Exit, r.cached && !tested
 			c.Log = s.LogPath(c.Tree, o.Spec)
+		} else if tested {
+			// Past the failure that stopped the rebase, but tested already.
+			if _, err := s.answer(c, Options{Spec: o.Spec, Mode: UseCache}); err != nil {
+				return err
+			}
+			c.Cached = false
 		}
 	}
 	now, err := s.repo.HeadCommit()
@@ -356,7 +366,11 @@ func Step(ctx context.Context, repo *gitext.Repo, run string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, ran, err := Open(repo).Check(ctx, dir, p.Command, p.Spec, ids[1], p.Mode)
+	mode := p.Mode
+	if slices.Contains(p.Fresh, ids[1]) {
+		mode = UseCache
+	}
+	r, ran, err := Open(repo).Check(ctx, dir, p.Command, p.Spec, ids[1], mode)
 	if err != nil {
 		return 0, err
 	}

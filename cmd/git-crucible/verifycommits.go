@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -68,7 +70,10 @@ func verifyCommitsStep(args []string, stderr io.Writer) (code int, handled bool)
 	if len(args) != 4 || args[1] != "verify-commits" || args[2] != "--step" {
 		return 0, false
 	}
-	ctx := context.Background()
+	// The gate runs in a process group of its own: an interrupt reaches
+	// it through this context.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	repo, err := gitext.Discover(ctx)
 	if err != nil {
 		return report(stderr, err), true
@@ -131,8 +136,15 @@ func verifyCommitsAction(c *cli.Context) error {
 	case c.Bool("force"):
 		mode = gatecache.Force
 	}
+	// Ctrl-C and SIGTERM stop the gate and abort the rebase, which puts
+	// the branch back; what was tested is kept.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	rep, err := gatecache.Open(repo).Verify(ctx, gatecache.Options{Base: base, Gate: gate, Spec: gatecache.Spec(gate.Command, fingerprint),
 		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run"), Binary: binary, Jobs: c.Int("jobs")})
+	if ctx.Err() != nil && c.Context.Err() == nil {
+		return errors.New("interrupted: the branch is as it was; the results so far are kept")
+	}
 	if err != nil {
 		return err
 	}
