@@ -116,5 +116,5 @@ func (s *Store) Check(ctx context.Context, dir, command, spec, tree string, mode
 		return Result{}, false, err
 	}
 	r = Result{Tree: tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
-	return r, true, s.Record(r, out)
+	return r, true, s.Record(Outcome{Result: r, Output: out})
 }

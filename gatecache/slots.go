@@ -91,13 +91,17 @@ func (s *Store) openSlot(ctx context.Context, dir, commit string) (*gitext.Repo,
 			return slot, nil
 		}
 	}
+	// git worktree add updates state every slot shares: one at a time.
+	unlock, err := fsutil.Lock(filepath.Join(filepath.Dir(dir), "add.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	if _, err := s.repo.Git(ctx, "worktree", "prune"); err != nil {
-		return nil, err
-	}
-	if _, err := s.repo.Git(ctx, "worktree", "add", "-q", "--detach", dir, commit); err != nil {
+	// --force: git may still list a slot whose directory went away.
+	if _, err := s.repo.Git(ctx, "worktree", "add", "-q", "--force", "--detach", dir, commit); err != nil {
 		return nil, err
 	}
 	if gitDir, ok = slotGitDir(dir); !ok {

@@ -83,7 +83,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	r := repo(t)
 	s := Open(r)
 	res := Result{Tree: tree(1), Spec: spec, Status: Fail, Exit: 1, Time: time.Unix(1700000000, 0).UTC(), Duration: time.Second}
-	if err := s.Record(res, []byte("boom\n")); err != nil {
+	if err := s.Record(Outcome{Result: res, Output: []byte("boom\n")}); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok, err := s.Lookup(tree(1), spec); err != nil || !ok || got != res {
@@ -107,6 +107,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(s.Dir(), "index")); err != nil {
 		t.Fatal(err)
 	}
+	s = Open(r) // as the next process would
 	if _, ok, _ := s.Lookup(tree(1), spec); ok {
 		t.Fatal("Lookup found a result in a deleted index")
 	}
@@ -153,7 +154,7 @@ func TestConcurrentWriters(t *testing.T) {
 			s := Open(&gitext.Repo{GitDir: r.GitDir, CommonDir: r.CommonDir, WorkTree: r.WorkTree, Format: r.Format})
 			for i := range perWriter {
 				res := Result{Tree: tree(w + i), Spec: spec, Status: Pass, Time: time.Unix(int64(1000*w+i), 0).UTC()}
-				if err := s.Record(res, nil); err != nil {
+				if err := s.Record(Outcome{Result: res}); err != nil {
 					errs[w] = err
 					return
 				}

@@ -2,7 +2,6 @@ package gatecache
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,10 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/notes"
 )
@@ -25,10 +24,9 @@ type Options struct {
 	Gate      Gate
 	Spec      string // Spec(Gate.Command, fingerprint)
 	Mode      Mode
-	KeepGoing bool   // test every commit, not stopping at the first failure
-	DryRun    bool   // say what would run; run nothing
-	Binary    string // this program, for the rebase's exec line
-	Jobs      int    // prefill the cache in this many slot worktrees first (<2: none)
+	KeepGoing bool // test every commit, not stopping at the first failure
+	DryRun    bool // say what would run; run nothing
+	Jobs      int  // prefill the cache in this many slot worktrees first (<2: none)
 }
 
 // Commit is one commit of the range and its verdict.
@@ -69,15 +67,6 @@ func (r *Report) Failed() []Commit {
 	return out
 }
 
-// plan is what the exec line of a run reads: the gate and the rules.
-type plan struct {
-	Command   string   `json:"command"`
-	Spec      string   `json:"spec"`
-	Mode      Mode     `json:"mode"`
-	KeepGoing bool     `json:"keep_going"`
-	Fresh     []string `json:"fresh,omitempty"` // trees this run tested already: their results stand whatever the mode
-}
-
 // Verify runs the gate at every commit of Base..HEAD: commits with a
 // result the mode trusts are answered from the cache, the others by a
 // real git rebase -i --exec over the range whose exec line (Step) checks
@@ -115,16 +104,25 @@ func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
 	if o.DryRun || toRun == 0 {
 		return rep, s.finish(ctx, rep)
 	}
-	if err := s.checkClean(ctx); err != nil {
-		return nil, err
-	}
-	var fresh []string
 	if o.Jobs > 1 {
-		if fresh, err = s.prefill(ctx, o, rep.Commits); err != nil {
+		// Before the slots spend their time: the rebase would refuse.
+		if err := s.checkClean(ctx); err != nil {
 			return nil, err
 		}
+		fresh, err := s.prefill(ctx, o, rep.Commits)
+		if err != nil {
+			return nil, err
+		}
+		for i := range rep.Commits {
+			if c := &rep.Commits[i]; c.Status == "" && slices.Contains(fresh, c.Tree) {
+				if _, err := s.answer(c, Options{Spec: o.Spec, Mode: UseCache}); err != nil {
+					return nil, err
+				}
+				c.Cached = false // tested by this run
+			}
+		}
 	}
-	if err := s.rebase(ctx, o, rep, head, fresh); err != nil {
+	if err := s.rebase(ctx, o, rep, head); err != nil {
 		return nil, err
 	}
 	return rep, s.finish(ctx, rep)
@@ -173,13 +171,10 @@ func (s *Store) finish(ctx context.Context, rep *Report) error {
 }
 
 // commits lists base..head oldest first, with what attributes a failure.
-// The range must be a line: a rebase would flatten a merge.
+// The range must be a line of commits on base, each the parent of the
+// next, for the rebase to fast-forward every one: it would flatten a
+// merge, and move commits that do not descend from base.
 func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error) {
-	if ok, err := s.repo.IsAncestor(ctx, base, head); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, &outcome.Refused{Err: fmt.Errorf("%s is not an ancestor of HEAD", base)}
-	}
 	out, err := s.repo.Git(ctx, "rev-list", "--reverse", "--parents", base+".."+head, "--")
 	if err != nil {
 		return nil, err
@@ -199,12 +194,17 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 	}
 	defer prov.Close()
 	list := make([]Commit, 0, len(lines))
+	parent := base
 	for _, line := range lines {
 		f := strings.Fields(line)
-		if len(f) > 2 {
+		switch {
+		case len(f) > 2:
 			return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("%s is a merge: the range must be a line of commits", f[0])},
 				"verify the commits after it: git crucible verify-commits "+f[0]+"..HEAD")
+		case len(f) < 2 || f[1] != parent:
+			return nil, &outcome.Refused{Err: fmt.Errorf("%s is not an ancestor of HEAD", base)}
 		}
+		parent = f[0]
 		data, err := objects.ReadKind(f[0], "commit")
 		if err != nil {
 			return nil, err
@@ -244,149 +244,119 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 }
 
 // pinned is the configuration the rebase runs with, whatever the user's:
-// no editor, no autosquash or autostash, no other refs moved, no
-// signing, nothing abbreviated.
+// no editor but the one writing our todo list, no autosquash or
+// autostash, no other refs moved, no signing.
 var pinned = []string{
 	"-c", "rebase.autoSquash=false", "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false",
-	"-c", "rebase.missingCommitsCheck=ignore", "-c", "rebase.abbreviateCommands=false",
+	"-c", "rebase.missingCommitsCheck=error", "-c", "rebase.abbreviateCommands=false",
 	"-c", "rebase.instructionFormat=", "-c", "rebase.forkPoint=false", "-c", "commit.gpgSign=false",
-	"-c", "sequence.editor=true", "-c", "core.editor=true", "-c", "advice.skippedCherryPicks=false",
+	"-c", "core.editor=true", "-c", "advice.skippedCherryPicks=false",
 }
 
-// rebase is the authoritative pass: git rebase -i --exec over the range,
-// the exec line being Step. On a failure it aborts the rebase, which puts
-// the branch back.
-func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string, fresh []string) error {
+// rebase is the authoritative pass: git rebase -i over the range with a
+// todo list of our own: every commit picked, and after each commit the
+// cache could not answer an exec line running the gate. A commit keeps its
+// parent, so every pick fast-forwards. The exec line is plain shell (one
+// sh, as git rebase --exec's own), so a gate costs what it costs there:
+// it writes the gate's output and exit status into the run's directory,
+// which are recorded here once the rebase ends. A failure stops the
+// rebase (but with KeepGoing) and is aborted, which puts the branch back.
+// Past a failure known already, nothing more runs unless KeepGoing.
+func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string) error {
 	run, err := os.MkdirTemp(mkdirs(filepath.Join(s.dir, "runs")), "run-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(run)
-	b, err := json.Marshal(plan{Command: o.Gate.Command, Spec: o.Spec, Mode: o.Mode, KeepGoing: o.KeepGoing, Fresh: fresh})
-	if err != nil {
+	// The exec line sources the gate in git's own sh, as rebase --exec
+	// runs its command, for no process more: output to <i>.log, and an
+	// exit trap (which also sees a gate's exit) appends "<i> <status>" to
+	// the results and says whether the rebase goes on.
+	stop := "case $s in 0|" + strconv.Itoa(SkipExit) + ") exit 0;; esac; exit 1"
+	if o.KeepGoing {
+		stop = "exit 0"
+	}
+	gate := "crucible_run=" + shellQuote(run) + "\n" +
+		"trap 's=$?; echo \"$crucible_commit $s\" >>\"$crucible_run/results\"; " + stop + "' EXIT\n" +
+		"exec >\"$crucible_run/$crucible_commit.log\" 2>&1 </dev/null\n" +
+		"unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR GIT_PREFIX\n" +
+		o.Gate.Command + "\n"
+	if err := os.WriteFile(filepath.Join(run, "gate"), []byte(gate), 0o644); err != nil {
 		return err
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(run, "plan.json"), b, 0o644); err != nil {
+	var todo strings.Builder
+	stopped, runs := false, 0
+	for i, c := range rep.Commits {
+		fmt.Fprintf(&todo, "pick %s\n", c.Commit)
+		stopped = stopped || (c.Status == Fail && !o.KeepGoing)
+		if c.Status != "" || stopped {
+			continue
+		}
+		fmt.Fprintf(&todo, "exec crucible_commit=%d; . %s\n", i, shellQuote(filepath.Join(run, "gate")))
+		runs++
+	}
+	if runs == 0 {
+		return nil // every commit is known: nothing for a rebase to find
+	}
+	todoFile := filepath.Join(run, "todo")
+	if err := os.WriteFile(todoFile, []byte(todo.String()), 0o644); err != nil {
 		return err
 	}
-	exec := shellQuote(o.Binary) + " verify-commits --step " + shellQuote(run)
 	args := append(append([]string{}, pinned...), "rebase", "-i", "--no-autosquash", "--no-autostash", "--no-update-refs",
-		"--reschedule-failed-exec", "--no-fork-point", "--exec", exec, o.Base)
-	_, rebaseErr := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=true", "GIT_EDITOR=true"}, args...)
+		"--reschedule-failed-exec", "--no-fork-point", o.Base)
+	editor := "cp " + shellQuote(todoFile)
+	_, rebaseErr := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 	if s.repo.Operation() == "rebase" {
 		if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
 			return fmt.Errorf("cannot abort the rebase: %w", err)
 		}
 	}
-	results, err := readResults(run)
-	if err != nil {
+	if err := s.collect(run, o, rep); err != nil {
 		return err
-	}
-	for i := range rep.Commits {
-		c := &rep.Commits[i]
-		tested := slices.Contains(fresh, c.Tree)
-		if r, ok := results[c.Commit]; ok {
-			c.Status, c.Exit, c.Cached = r.Status, r.Exit, r.cached && !tested
-			c.Log = s.LogPath(c.Tree, o.Spec)
-		} else if tested {
-			// Past the failure that stopped the rebase, but tested already.
-			if _, err := s.answer(c, Options{Spec: o.Spec, Mode: UseCache}); err != nil {
-				return err
-			}
-			c.Cached = false
-		}
 	}
 	now, err := s.repo.HeadCommit()
 	if err != nil {
 		return err
 	}
 	if now != head {
-		return fmt.Errorf("HEAD moved from %s to %s during the rebase; the old tip is in the reflog", head, now)
+		return outcome.WithHints(fmt.Errorf("HEAD moved from %s to %s during the rebase", head, now),
+			"put it back with: git reset --hard "+head)
 	}
 	if rebaseErr != nil && len(rep.Failed()) == 0 {
-		return fmt.Errorf("git rebase --exec failed: %w", rebaseErr)
+		if err := s.checkClean(ctx); err != nil {
+			return err // what git rebase refused
+		}
+		return fmt.Errorf("git rebase: %w", rebaseErr)
 	}
 	return ctx.Err()
 }
 
-// stepResult is one line of a run's results file.
-type stepResult struct {
-	Status Status
-	Exit   int
-	cached bool
-}
-
-// readResults reads the lines the exec lines appended: "<commit> <status>
-// <exit> <ran|cached>".
-func readResults(run string) (map[string]stepResult, error) {
+// collect records the results the exec lines left in run: "i <status>"
+// lines for commit i, its output in i.log.
+func (s *Store) collect(run string, o Options, rep *Report) error {
 	b, err := os.ReadFile(filepath.Join(run, "results"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil // nothing ran
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := map[string]stepResult{}
+	now, err := gitext.Now()
+	if err != nil {
+		return err
+	}
+	var outs []Outcome
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 4 {
-			continue
+		var i, code int
+		if n, err := fmt.Sscanf(line, "%d %d", &i, &code); n != 2 || err != nil || i < 0 || i >= len(rep.Commits) || code < 0 || code > 255 {
+			return fmt.Errorf("%s: not a result: %q", filepath.Join(run, "results"), line)
 		}
-		exit, err := strconv.Atoi(f[2])
-		if err != nil {
-			continue
-		}
-		out[f[0]] = stepResult{Status: Status(f[1]), Exit: exit, cached: f[3] == "cached"}
+		c := &rep.Commits[i]
+		r := Result{Tree: c.Tree, Spec: o.Spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
+		outs = append(outs, Outcome{Result: r, LogFile: filepath.Join(run, strconv.Itoa(i)+".log")})
+		c.Status, c.Exit, c.Cached, c.Log = r.Status, r.Exit, false, s.LogPath(c.Tree, o.Spec)
 	}
-	return out, nil
-}
-
-// Step is the rebase's exec line: the gate at HEAD, from the cache when
-// the run's mode trusts it, its result appended to the run's results. It
-// returns the exit status for the rebase: 0 to go on (a pass, a skip, or
-// any result with KeepGoing), 1 to stop at a failure.
-func Step(ctx context.Context, repo *gitext.Repo, run string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(run, "plan.json"))
-	if err != nil {
-		return 0, err
-	}
-	var p plan
-	if err := json.Unmarshal(b, &p); err != nil {
-		return 0, fmt.Errorf("%s: %w", run, err)
-	}
-	out, err := repo.Git(ctx, "rev-parse", "HEAD", "HEAD^{tree}")
-	if err != nil {
-		return 0, err
-	}
-	ids := strings.Fields(string(out))
-	if len(ids) != 2 {
-		return 0, fmt.Errorf("git rev-parse HEAD HEAD^{tree}: %q", out)
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return 0, err
-	}
-	mode := p.Mode
-	if slices.Contains(p.Fresh, ids[1]) {
-		mode = UseCache
-	}
-	r, ran, err := Open(repo).Check(ctx, dir, p.Command, p.Spec, ids[1], mode)
-	if err != nil {
-		return 0, err
-	}
-	how := map[bool]string{true: "ran", false: "cached"}[ran]
-	f, err := os.OpenFile(filepath.Join(run, "results"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	_, err = fmt.Fprintf(f, "%s %s %d %s\n", ids[0], r.Status, r.Exit, how)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || r.Status != Fail || p.KeepGoing {
-		return 0, err
-	}
-	return 1, nil
+	return s.Record(outs...)
 }
 
 // mkdirs creates dir and returns it; MkdirTemp reports a failure.

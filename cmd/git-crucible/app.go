@@ -111,9 +111,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, handled := hotPath(args, stdout, stderr); handled {
 		return code
 	}
-	if code, handled := verifyCommitsStep(args, stderr); handled {
-		return code
-	}
 	app := newApp(stdin, stdout, stderr)
 	if name := unknownCommand(app, args); name != "" {
 		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible help'.\n", name)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -63,28 +61,6 @@ func verifyCommitsCommand() *cli.Command {
 	}
 }
 
-// verifyCommitsStep is the rebase's exec line,
-// `git-crucible verify-commits --step <run dir>`, taken before the app is
-// built: it runs once per commit.
-func verifyCommitsStep(args []string, stderr io.Writer) (code int, handled bool) {
-	if len(args) != 4 || args[1] != "verify-commits" || args[2] != "--step" {
-		return 0, false
-	}
-	// The gate runs in a process group of its own: an interrupt reaches
-	// it through this context.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	repo, err := gitext.Discover(ctx)
-	if err != nil {
-		return report(stderr, err), true
-	}
-	code, err = gatecache.Step(ctx, repo, args[3])
-	if err != nil {
-		return report(stderr, err), true
-	}
-	return code, true
-}
-
 func verifyCommitsAction(c *cli.Context) error {
 	if err := wantArgs(c, 1); err != nil {
 		return err
@@ -125,10 +101,6 @@ func verifyCommitsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	binary, err := selfPath()
-	if err != nil {
-		return err
-	}
 	mode := gatecache.UseCache
 	switch {
 	case c.Bool("retest"):
@@ -141,7 +113,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := gatecache.Open(repo).Verify(ctx, gatecache.Options{Base: base, Gate: gate, Spec: gatecache.Spec(gate.Command, fingerprint),
-		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run"), Binary: binary, Jobs: c.Int("jobs")})
+		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs")})
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
 	}
@@ -263,15 +235,4 @@ func resolveCommit(ctx context.Context, repo *gitext.Repo, rev string) (string, 
 		return "", fmt.Errorf("%q is not a commit", rev)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// selfPath is this program, for the rebase's exec line: the running
-// executable, or the git-crucible on PATH when the executable goes by
-// another name (a test binary standing in for it).
-func selfPath() (string, error) {
-	self, err := os.Executable()
-	if err == nil && filepath.Base(self) == "git-crucible" {
-		return self, nil
-	}
-	return exec.LookPath("git-crucible")
 }
