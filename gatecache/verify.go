@@ -74,6 +74,9 @@ func (r *Report) Failed() []Commit {
 // the rebase only fast-forwards: the branch is left exactly as it was
 // whether the gate passes or not (a failure aborts the rebase).
 func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
+	if _, ok, err := readMarker(s.repo); err != nil || ok {
+		return nil, errInterrupted(err)
+	}
 	if op := s.repo.Operation(); op != "" {
 		return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
 			"finish it or abort it first (git "+op+" --continue or --abort)")
@@ -302,6 +305,20 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	if err := os.WriteFile(todoFile, []byte(todo.String()), 0o644); err != nil {
 		return err
 	}
+	// A kill from here on leaves the rebase wedged: the marker says how
+	// verify-commits --abort or --continue recovers it.
+	branch, err := s.repo.ReadSymref("HEAD")
+	if err != nil {
+		return err
+	}
+	m := marker{Run: run, Head: head, Branch: branch, Base: o.Base, Gate: o.Gate, Spec: o.Spec, Mode: o.Mode, KeepGoing: o.KeepGoing}
+	for _, c := range rep.Commits {
+		m.Commits = append(m.Commits, Commit{Commit: c.Commit, Tree: c.Tree, Subject: c.Subject, Task: c.Task, Seq: c.Seq})
+	}
+	if err := m.write(s.repo); err != nil {
+		return err
+	}
+	defer removeMarker(s.repo)
 	args := append(append([]string{}, pinned...), "rebase", "-i", "--no-autosquash", "--no-autostash", "--no-update-refs",
 		"--reschedule-failed-exec", "--no-fork-point", o.Base)
 	editor := "cp " + shellQuote(todoFile)
@@ -311,7 +328,7 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 			return fmt.Errorf("cannot abort the rebase: %w", err)
 		}
 	}
-	if err := s.collect(run, o, rep); err != nil {
+	if err := s.collect(run, o.Spec, rep.Commits); err != nil {
 		return err
 	}
 	now, err := s.repo.HeadCommit()
@@ -332,8 +349,8 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 }
 
 // collect records the results the exec lines left in run: "i <status>"
-// lines for commit i, its output in i.log.
-func (s *Store) collect(run string, o Options, rep *Report) error {
+// lines for commits[i], its output in i.log; it fills in commits.
+func (s *Store) collect(run, spec string, commits []Commit) error {
 	b, err := os.ReadFile(filepath.Join(run, "results"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing ran
@@ -348,13 +365,13 @@ func (s *Store) collect(run string, o Options, rep *Report) error {
 	var outs []Outcome
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var i, code int
-		if n, err := fmt.Sscanf(line, "%d %d", &i, &code); n != 2 || err != nil || i < 0 || i >= len(rep.Commits) || code < 0 || code > 255 {
+		if n, err := fmt.Sscanf(line, "%d %d", &i, &code); n != 2 || err != nil || i < 0 || i >= len(commits) || code < 0 || code > 255 {
 			return fmt.Errorf("%s: not a result: %q", filepath.Join(run, "results"), line)
 		}
-		c := &rep.Commits[i]
-		r := Result{Tree: c.Tree, Spec: o.Spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
+		c := &commits[i]
+		r := Result{Tree: c.Tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
 		outs = append(outs, Outcome{Result: r, LogFile: filepath.Join(run, strconv.Itoa(i)+".log")})
-		c.Status, c.Exit, c.Cached, c.Log = r.Status, r.Exit, false, s.LogPath(c.Tree, o.Spec)
+		c.Status, c.Exit, c.Cached, c.Log = r.Status, r.Exit, false, s.LogPath(c.Tree, spec)
 	}
 	return s.Record(outs...)
 }

@@ -25,10 +25,13 @@ func verifyCommitsCommand() *cli.Command {
 		ArgsUsage: "[<range>]",
 		Description: "Runs the gate at each commit of <range> (BASE..HEAD, BASE.. or BASE; default: the commits since\n" +
 			"the branch's upstream, else since the baseline of the pipeline active on the branch), so that a\n" +
-			"commit that only builds because of a later one is caught and named. The pass that decides is a\n" +
-			"real 'git rebase -i --exec' over the range, with the user's rebase settings pinned off; every\n" +
-			"commit keeps its parent, so the rebase only fast-forwards and the branch is left exactly as it\n" +
-			"was, also when a commit fails (the rebase is aborted). The work tree must be clean.\n\n" +
+			"commit that only builds because of a later one is caught and named. The range must be a line of\n" +
+			"commits on BASE.\n\n" +
+			"The pass that decides is a real 'git rebase -i' over the range, the user's rebase settings pinned\n" +
+			"off: every commit is picked, and after each one the cache cannot answer an exec line runs the gate\n" +
+			"at the top of the work tree (as 'git rebase --exec' does: sh, the work tree clean). Every commit\n" +
+			"keeps its parent, so the rebase only fast-forwards and the branch is left exactly as it was, also\n" +
+			"when a commit fails: the rebase stops there and is aborted. --keep-going tests every commit.\n\n" +
 			"The gate: --exec CMD; --gate NAME (git config crucible.gate.<name>, or [gates] in\n" +
 			".crucible/gates.toml); else the fast gate of git config crucible.fastGate or of fast-gate in\n" +
 			".crucible/gates.toml. no-fast-gate (git config crucible.noFastGate '<reason>', or\n" +
@@ -39,15 +42,17 @@ func verifyCommitsCommand() *cli.Command {
 			"crucible.gateToolchain or toolchain in the file names, e.g. 'go version') as notes on\n" +
 			"refs/notes/crucible/gates and in a local index under the git dir: a known-good tree never runs\n" +
 			"again, nor does a known-bad one unless --retest; --force runs everything again. A reworded or\n" +
-			"reordered commit keeps its tree, and so its result. The gate exits 125 to skip a commit it\n" +
-			"cannot test, as for git bisect run. Each run's output is kept under\n" +
-			"<git-common-dir>/crucible/gates/logs/. -j N first runs the gate at the uncached commits in N\n" +
-			"detached worktrees under <git-common-dir>/crucible/gates/slots/ (the same paths every run, so\n" +
-			"build caches stay warm); the rebase then replays hits.\n\n" +
+			"reordered commit keeps its tree, and so its result; with every tree known, no rebase runs. The\n" +
+			"gate exits 125 to skip a commit it cannot test, as for git bisect run. The output of the last\n" +
+			"run on each tree is kept under <git-common-dir>/crucible/gates/logs/. -j N first runs the gate at\n" +
+			"the uncached commits in N detached worktrees under <git-common-dir>/crucible/gates/slots/ (the\n" +
+			"same paths every run, so build caches stay warm); the rebase then only replays hits.\n\n" +
 			"A failure names the commit and the task and dispatch seq that made it (Crucible-Task and\n" +
 			"Crucible-Seq trailers, or the provenance note).\n\n" +
-			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate was refused;\n" +
-			"128 not a git repository, a rebase under way, or git failed; 129 usage error.",
+			"A run killed mid-way leaves its rebase under way: --abort puts HEAD and the branch back as they\n" +
+			"were and keeps the results it had; --continue does the same, then runs it again from the cache.\n\n" +
+			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate, the range or\n" +
+			"the work tree was refused; 128 not a git repository, no gate, or git failed; 129 usage error.",
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "gate", Usage: "run the gate named `NAME` in config"},
 			&cli.StringFlag{Name: "exec", Usage: "run `CMD` (with sh -c) as the gate"},
@@ -56,6 +61,8 @@ func verifyCommitsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "retest", Usage: "run the gate again where it failed or skipped before"},
 			&cli.BoolFlag{Name: "force", Usage: "run the gate at every commit, whatever is cached"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what is cached and what would run; run nothing"},
+			&cli.BoolFlag{Name: "abort", Usage: "put back a run that was killed mid-way, keeping what it tested"},
+			&cli.BoolFlag{Name: "continue", Usage: "put back a run that was killed mid-way and run it again from the cache"},
 		},
 		Action: verifyCommitsAction,
 	}
@@ -74,6 +81,13 @@ func verifyCommitsAction(c *cli.Context) error {
 	if c.Int("jobs") < 1 {
 		return usageErrorf("-j wants a number of jobs, 1 or more")
 	}
+	recovering := c.Bool("abort") || c.Bool("continue")
+	if c.Bool("abort") && c.Bool("continue") {
+		return usageErrorf("--abort and --continue cannot be used together")
+	}
+	if recovering && (c.NArg() > 0 || c.IsSet("gate") || c.IsSet("exec") || c.Bool("retest") || c.Bool("force") || c.Bool("keep-going") || c.Bool("dry-run")) {
+		return usageErrorf("--abort and --continue take no range and no gate: they go on with the interrupted run's")
+	}
 	ctx := c.Context
 	repo, err := gitext.Discover(ctx)
 	if err != nil {
@@ -82,38 +96,32 @@ func verifyCommitsAction(c *cli.Context) error {
 	if repo.WorkTree == "" {
 		return fmt.Errorf("'git crucible verify-commits' needs a work tree")
 	}
-	base, err := verifyBase(ctx, repo, c.Args().First())
-	if err != nil {
+	store := gatecache.Open(repo)
+	var o gatecache.Options
+	if recovering {
+		in, err := store.Recover(ctx)
+		if err != nil {
+			return err
+		}
+		where := in.Head[:12]
+		if in.Branch != "" {
+			where = strings.TrimPrefix(in.Branch, "refs/heads/") + " at " + where
+		}
+		if c.Bool("abort") {
+			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+			return nil
+		}
+		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+		o = in.Options
+	} else if o, err = verifyOptions(c, repo); err != nil {
 		return err
 	}
-	gate, err := gatecache.Resolve(ctx, repo, gatecache.Request{Exec: c.String("exec"), Name: c.String("gate"),
-		Verify: func() (string, error) {
-			cfg, err := agent.Load(ctx, repo)
-			if err != nil {
-				return "", err
-			}
-			return cfg.Test, nil
-		}})
-	if err != nil {
-		return err
-	}
-	fingerprint, err := gatecache.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
-	if err != nil {
-		return err
-	}
-	mode := gatecache.UseCache
-	switch {
-	case c.Bool("retest"):
-		mode = gatecache.Retest
-	case c.Bool("force"):
-		mode = gatecache.Force
-	}
+	o.Jobs = c.Int("jobs")
 	// Ctrl-C and SIGTERM stop the gate and abort the rebase, which puts
 	// the branch back; what was tested is kept.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := gatecache.Open(repo).Verify(ctx, gatecache.Options{Base: base, Gate: gate, Spec: gatecache.Spec(gate.Command, fingerprint),
-		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs")})
+	rep, err := store.Verify(ctx, o)
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
 	}
@@ -138,6 +146,39 @@ func verifyCommitsAction(c *cli.Context) error {
 		return &silentExit{Code: exitRefused}
 	}
 	return nil
+}
+
+// verifyOptions is the run the command line asks for.
+func verifyOptions(c *cli.Context, repo *gitext.Repo) (gatecache.Options, error) {
+	ctx := c.Context
+	base, err := verifyBase(ctx, repo, c.Args().First())
+	if err != nil {
+		return gatecache.Options{}, err
+	}
+	gate, err := gatecache.Resolve(ctx, repo, gatecache.Request{Exec: c.String("exec"), Name: c.String("gate"),
+		Verify: func() (string, error) {
+			cfg, err := agent.Load(ctx, repo)
+			if err != nil {
+				return "", err
+			}
+			return cfg.Test, nil
+		}})
+	if err != nil {
+		return gatecache.Options{}, err
+	}
+	fingerprint, err := gatecache.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
+	if err != nil {
+		return gatecache.Options{}, err
+	}
+	mode := gatecache.UseCache
+	switch {
+	case c.Bool("retest"):
+		mode = gatecache.Retest
+	case c.Bool("force"):
+		mode = gatecache.Force
+	}
+	return gatecache.Options{Base: base, Gate: gate, Spec: gatecache.Spec(gate.Command, fingerprint),
+		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run")}, nil
 }
 
 // attribution names the task and seq that made a commit, when known.

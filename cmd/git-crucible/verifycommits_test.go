@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/internal/gittest"
@@ -81,5 +83,98 @@ func write(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKilledVerifyCommits kills verify-commits with its rebase and gate
+// (SIGKILL to the process group) while the gate runs at commit 3 of 5:
+// the rebase is left under way, a new run is refused, --abort puts HEAD
+// and every ref back exactly and keeps the two results recorded before
+// the kill; killed again, --continue puts them back and tests only the
+// commits not tested yet.
+func TestKilledVerifyCommits(t *testing.T) {
+	dir := gittest.Init(t)
+	gittest.Git(t, dir, "tag", "base")
+	for i := 1; i <= 5; i++ {
+		write(t, filepath.Join(dir, fmt.Sprint("f", i)), "x\n")
+		gittest.Git(t, dir, "add", "-A")
+		gittest.Git(t, dir, "commit", "-q", "-m", fmt.Sprint("c", i))
+	}
+	tmp := t.TempDir()
+	runs, ready, hang := filepath.Join(tmp, "runs"), filepath.Join(tmp, "ready"), filepath.Join(tmp, "hang")
+	gate := filepath.Join(tmp, "gate.sh")
+	// At commit 3, while $hang exists, the gate says so and hangs.
+	write(t, gate, fmt.Sprintf("echo run >>%s\nif [ -e f3 ] && [ ! -e f4 ] && [ -e %s ]; then : >%s; sleep 60; fi\n", runs, hang, ready))
+	refs := func() string {
+		return gittest.Git(t, dir, "symbolic-ref", "HEAD") + "\n" + gittest.Git(t, dir, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags")
+	}
+	before := refs()
+	verify := func(args ...string) (int, string) {
+		cmd := exec.Command("git-crucible", append([]string{"verify-commits"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if _, ok := err.(*exec.ExitError); err != nil && !ok {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	countRuns := func() int {
+		b, _ := os.ReadFile(runs)
+		return strings.Count(string(b), "run\n")
+	}
+	killAtCommit3 := func() {
+		t.Helper()
+		os.Remove(ready)
+		write(t, hang, "")
+		cmd := exec.Command("git-crucible", "verify-commits", "--exec", "sh "+gate, "base..HEAD")
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for _, err := os.Stat(ready); err != nil; _, err = os.Stat(ready) {
+			if time.Now().After(deadline) {
+				t.Fatal("the gate never reached commit 3")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		os.Remove(hang)
+		if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge")); err != nil {
+			t.Fatalf("no rebase left under way: %v", err)
+		}
+	}
+
+	killAtCommit3()
+	if code, out := verify("--exec", "sh "+gate, "base..HEAD"); code != 1 || !strings.Contains(out, "hint: keep what it tested and run again: git crucible verify-commits --continue") {
+		t.Fatalf("a run over the wedged rebase: exit %d\n%s", code, out)
+	}
+	code, out := verify("--abort")
+	if code != 0 || !strings.HasPrefix(out, "Aborted the interrupted run: HEAD is back on main at ") || !strings.HasSuffix(out, "; 2 results it had are kept\n") {
+		t.Fatalf("--abort: exit %d\n%s", code, out)
+	}
+	if after := refs(); after != before {
+		t.Fatalf("refs after --abort:\n%s\nwant:\n%s", after, before)
+	}
+	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("work tree after --abort: %q", st)
+	}
+	if code, out := verify("--abort"); code != 1 || !strings.Contains(out, "error: no interrupted verify-commits run in this worktree") {
+		t.Fatalf("--abort again: exit %d\n%s", code, out)
+	}
+
+	killAtCommit3()
+	n := countRuns()
+	code, out = verify("--continue")
+	if code != 0 || !strings.Contains(out, "Recovered the interrupted run: HEAD is back on main at ") || !strings.Contains(out, "5 commits: 3 gate runs, 2 cached") {
+		t.Fatalf("--continue: exit %d\n%s", code, out)
+	}
+	if got := countRuns() - n; got != 3 {
+		t.Errorf("--continue ran the gate %d times, want 3 (commits 3 to 5)", got)
+	}
+	if after := refs(); after != before {
+		t.Fatalf("refs after --continue:\n%s\nwant:\n%s", after, before)
 	}
 }
