@@ -29,7 +29,9 @@ type marker struct {
 	Commits   []Commit `json:"commits"` // the range, by the index the results name
 }
 
-func markerPath(repo *gitext.Repo) string { return filepath.Join(repo.GitDir, "crucible-verify-commits") }
+func markerPath(repo *gitext.Repo) string {
+	return filepath.Join(repo.GitDir, "crucible-verify-commits")
+}
 
 func (m marker) write(repo *gitext.Repo) error {
 	b, err := json.Marshal(m)
