@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -210,7 +211,7 @@ func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
 		}
 		fmt.Fprintf(w, "%-4s %s %s%s%s\n", status, c.Commit[:12], c.Subject, attribution(c), note)
 	}
-	fmt.Fprintf(w, "%d commits: %d gate runs, %d cached\n", len(rep.Commits), rep.Ran, rep.Cached)
+	fmt.Fprintf(w, "%s: %s, %d cached\n", plural(len(rep.Commits), "commit"), plural(rep.Ran, "gate run"), rep.Cached)
 }
 
 // verifyBase resolves the range to the commit it starts after: BASE..HEAD,
@@ -276,4 +277,12 @@ func resolveCommit(ctx context.Context, repo *gitext.Repo, rev string) (string, 
 		return "", fmt.Errorf("%q is not a commit", rev)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// plural is "1 commit", "2 commits".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
