@@ -54,11 +54,11 @@ func gateEnv() []string {
 	return env
 }
 
-// Exec runs command with sh -c in dir, its output (stdout and stderr,
+// execGate runs command with sh -c in dir, its output (stdout and stderr,
 // interleaved) captured, and returns its exit status (128+N when killed by
 // signal N) and output. An error is a gate that could not start, or ctx
 // ending; the gate's process group is killed then.
-func Exec(ctx context.Context, dir, command string) (int, []byte, error) {
+func execGate(ctx context.Context, dir, command string) (int, []byte, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir, cmd.Env = dir, gateEnv()
 	var out bytes.Buffer
@@ -89,7 +89,7 @@ func Fingerprint(ctx context.Context, dir, toolchain string) (string, error) {
 	if strings.TrimSpace(toolchain) == "" {
 		return "", nil
 	}
-	code, out, err := Exec(ctx, dir, toolchain)
+	code, out, err := execGate(ctx, dir, toolchain)
 	if err != nil {
 		return "", err
 	}
@@ -100,21 +100,21 @@ func Fingerprint(ctx context.Context, dir, toolchain string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// Check is the gate at one tree: the cached result when mode lets it
-// stand, or a fresh run in dir, recorded. ran says which.
-func (s *Store) Check(ctx context.Context, dir, command, spec, tree string, mode Mode) (r Result, ran bool, err error) {
+// test runs the gate at one tree in dir and records the result, unless
+// the cache holds one that mode lets stand.
+func (s *Store) test(ctx context.Context, dir, command, spec, tree string, mode Mode) error {
 	if cached, ok, err := s.Lookup(tree, spec); err != nil || (ok && mode.Reuse(cached)) {
-		return cached, false, err
+		return err
 	}
 	start := time.Now()
-	code, out, err := Exec(ctx, dir, command)
+	code, out, err := execGate(ctx, dir, command)
 	if err != nil {
-		return Result{}, false, err
+		return err
 	}
 	now, err := gitext.Now()
 	if err != nil {
-		return Result{}, false, err
+		return err
 	}
-	r = Result{Tree: tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
-	return r, true, s.Record(Outcome{Result: r, Output: out})
+	r := Result{Tree: tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
+	return s.Record(Outcome{Result: r, Output: out})
 }

@@ -74,7 +74,7 @@ func (s *Store) slotWorker(ctx context.Context, n int, o Options, todo <-chan Co
 		} else if _, err := slot.Git(ctx, "checkout", "-q", "--detach", "--force", c.Commit); err != nil {
 			return fmt.Errorf("slot %d: %w", n, err)
 		}
-		if _, _, err := s.Check(ctx, dir, o.Gate.Command, o.Spec, c.Tree, o.Mode); err != nil {
+		if err := s.test(ctx, dir, o.Gate.Command, o.Spec, c.Tree, o.Mode); err != nil {
 			return err
 		}
 	}

@@ -266,7 +266,10 @@ var pinned = []string{
 // rebase (but with KeepGoing) and is aborted, which puts the branch back.
 // Past a failure known already, nothing more runs unless KeepGoing.
 func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string) error {
-	run, err := os.MkdirTemp(mkdirs(filepath.Join(s.dir, "runs")), "run-")
+	if err := os.MkdirAll(filepath.Join(s.dir, "runs"), 0o755); err != nil {
+		return err
+	}
+	run, err := os.MkdirTemp(filepath.Join(s.dir, "runs"), "run-")
 	if err != nil {
 		return err
 	}
@@ -374,12 +377,6 @@ func (s *Store) collect(run, spec string, commits []Commit) error {
 		c.Status, c.Exit, c.Cached, c.Log = r.Status, r.Exit, false, s.LogPath(c.Tree, spec)
 	}
 	return s.Record(outs...)
-}
-
-// mkdirs creates dir and returns it; MkdirTemp reports a failure.
-func mkdirs(dir string) string {
-	_ = os.MkdirAll(dir, 0o755)
-	return dir
 }
 
 // shellQuote quotes s for sh.
