@@ -168,6 +168,9 @@ func (c config) fastGate(verifyCommand func() (string, error)) (Gate, bool, erro
 // gitConfig reads crucible.fastGate, crucible.noFastGate (the reason),
 // crucible.gateToolchain and crucible.gate.<name>.
 func gitConfig(ctx context.Context, repo *gitext.Repo) (config, error) {
+	if !repo.ConfigMayMention("gate") { // every key here names a gate
+		return config{source: "git config"}, nil
+	}
 	entries, err := repo.ConfigEntries(ctx, `^crucible\.(fastgate|nofastgate|gatetoolchain|gate\..+)$`)
 	if err != nil {
 		return config{}, err

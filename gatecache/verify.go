@@ -104,7 +104,11 @@ func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
 			toRun++
 		}
 	}
-	if o.DryRun || toRun == 0 {
+	if o.DryRun {
+		rep.count()
+		return rep, nil // writes nothing, not even earlier runs' pending notes
+	}
+	if toRun == 0 {
 		return rep, s.finish(ctx, rep)
 	}
 	if o.Jobs > 1 {
@@ -159,6 +163,13 @@ func (s *Store) answer(c *Commit, o Options) (bool, error) {
 
 // finish counts the verdicts and writes the new results into the notes.
 func (s *Store) finish(ctx context.Context, rep *Report) error {
+	rep.count()
+	_, err := s.Flush(ctx)
+	return err
+}
+
+// count sets Ran and Cached from the commits' verdicts.
+func (rep *Report) count() {
 	rep.Ran, rep.Cached = 0, 0
 	for _, c := range rep.Commits {
 		switch {
@@ -169,8 +180,6 @@ func (s *Store) finish(ctx context.Context, rep *Report) error {
 			rep.Ran++
 		}
 	}
-	_, err := s.Flush(ctx)
-	return err
 }
 
 // commits lists base..head oldest first, with what attributes a failure.
@@ -184,7 +193,7 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) == 1 && lines[0] == "" {
-		return nil, nil
+		return []Commit{}, nil
 	}
 	objects, err := s.repo.NewObjectReader(ctx)
 	if err != nil {
@@ -324,7 +333,9 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	defer removeMarker(s.repo)
 	args := append(append([]string{}, pinned...), "rebase", "-i", "--no-autosquash", "--no-autostash", "--no-update-refs",
 		"--reschedule-failed-exec", "--no-fork-point", o.Base)
-	editor := "cp " + shellQuote(todoFile)
+	// The editor git runs on its todo list puts ours in its place, with
+	// shell builtins alone (git appends "$@", the list's path).
+	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
 	_, rebaseErr := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 	if s.repo.Operation() == "rebase" {
 		if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
