@@ -58,6 +58,18 @@ func readMarker(repo *gitext.Repo) (marker, bool, error) {
 
 func removeMarker(repo *gitext.Repo) { _ = os.Remove(markerPath(repo)) }
 
+// lockWorktree makes sure one run at a time rebases in this worktree (a
+// second would abort the first's rebase as its own); the kernel releases
+// the lock when its holder dies.
+func lockWorktree(repo *gitext.Repo) (unlock func(), err error) {
+	unlock, err = fsutil.TryLock(markerPath(repo)+".lock", []byte(gitext.Owner()))
+	var held *fsutil.HeldError
+	if errors.As(err, &held) {
+		return nil, &outcome.Refused{Err: errors.New("another verify-commits is running in this worktree")}
+	}
+	return unlock, err
+}
+
 // errInterrupted says a run was killed here, and how to go on.
 func errInterrupted(err error) error {
 	if err != nil {
@@ -83,6 +95,11 @@ type Interrupted struct {
 // what they were, and forgets the run. A rebase that verify-commits did
 // not start is left alone.
 func (s *Store) Recover(ctx context.Context) (*Interrupted, error) {
+	unlock, err := lockWorktree(s.repo)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	m, ok, err := readMarker(s.repo)
 	if err != nil {
 		return nil, err

@@ -74,6 +74,11 @@ func (r *Report) Failed() []Commit {
 // the rebase only fast-forwards: the branch is left exactly as it was
 // whether the gate passes or not (a failure aborts the rebase).
 func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
+	unlock, err := lockWorktree(s.repo)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, ok, err := readMarker(s.repo); err != nil || ok {
 		return nil, errInterrupted(err)
 	}

@@ -139,6 +139,10 @@ func TestKilledVerifyCommits(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+		// A second run in the worktree would abort the first's rebase.
+		if code, out := verify("--exec", "sh "+gate, "base..HEAD"); code != 1 || out != "error: another verify-commits is running in this worktree\n" {
+			t.Errorf("a second run at once: exit %d\n%s", code, out)
+		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 		os.Remove(hang)
