@@ -68,11 +68,11 @@ func (r *Report) Failed() []Commit {
 }
 
 // Verify runs the gate at every commit of Base..HEAD: commits with a
-// result the mode trusts are answered from the cache, the others by a
-// real git rebase -i --exec over the range whose exec line (Step) checks
-// the cache, then runs the gate. Every commit's parent is unchanged, so
-// the rebase only fast-forwards: the branch is left exactly as it was
-// whether the gate passes or not (a failure aborts the rebase).
+// result the mode trusts are answered from the cache (after the slots
+// filled it, with Jobs), the others by a real git rebase -i over the range
+// with an exec line after each of them (see rebase). With every commit
+// answered no rebase runs. The branch is left exactly as it was whether
+// the gate passes or not.
 func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
 	unlock, err := lockWorktree(s.repo)
 	if err != nil {
