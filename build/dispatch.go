@@ -21,6 +21,10 @@ type DispatchSpec struct {
 	Template string
 	Prompt   []byte // rendered
 	RetryOf  *int   // the dispatch of this point it runs again, one Recover found interrupted
+	// Report is the report the agent must write (prompt.ReportTask or
+	// ReportFindings): one missing, bad or saying failed fails the
+	// dispatch. "" requires none.
+	Report string
 }
 
 // Dispatch statuses an Outcome has besides pipeline.DispatchStatuses: a
@@ -85,6 +89,9 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return engineError(out, err)
 	}
+	if err := writeFormat(dir, d.Report); err != nil {
+		return engineError(out, err)
+	}
 	runner := e.Runner
 	runner.Started = func(pid int) {
 		o := newOwner(pid)
@@ -109,7 +116,7 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	if out.Output == nil {
 		out.Output = res.Output
 	}
-	ex := exitOf(res, err)
+	ex := checked(exitOf(res, err), d.Report, res.Report)
 	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
 	if err := keep(dir, res, ex); err != nil {
 		return engineError(out, err)
@@ -140,7 +147,7 @@ func exitOf(res agent.Result, err error) exitRecord {
 	case res.Report != nil:
 		return exitRecord{Status: "completed", Summary: fmt.Sprintf("report of %d bytes", len(res.Report))}
 	}
-	return exitRecord{Status: "completed", Summary: "no report: its output is kept"}
+	return exitRecord{Status: "completed", Summary: noReportKept}
 }
 
 // engineError is an outcome the engine, not the agent, failed.

@@ -179,7 +179,8 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if err != nil {
 			return out, nil, err
 		}
-		out, err = w.e.Dispatch(ctx, DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry})
+		out, err = w.e.Dispatch(ctx, DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry,
+			Report: d.Report.Format})
 		if rerr := w.refresh(ctx); err == nil {
 			err = rerr
 		}
@@ -228,7 +229,7 @@ func (w *walker) adopt(ctx context.Context, r Record) (Outcome, error) {
 		return out, err
 	}
 	out.Output = b
-	if !strings.HasPrefix(r.Summary, "no report") {
+	if wroteReport(r) {
 		out.Report = b
 	}
 	return out, nil

@@ -285,8 +285,8 @@ func TestWalkFails(t *testing.T) {
 		reason   string
 	}{
 		{"fails", design, "dispatch 1 (design-writer) failed: "},
-		{"garbage", design, "dispatch 1 (design): report: line 1: "},
-		{"noreport", design, "dispatch 1 (design): it wrote no report"},
+		{"garbage", design, "dispatch 1 (design-writer) failed: report: line 1: "},
+		{"noreport", design, "dispatch 1 (design-writer) failed: it wrote no report"},
 		{"breaks", spec.Point{Phase: ledger.Execute, Step: "task-check", Task: "1"}, "task-check: sh test/unit.sh failed (exit 1)"},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
