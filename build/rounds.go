@@ -172,7 +172,7 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 // FAIL while it is in progress (a phase whose gate passed stays PASS).
 func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) error {
 	drafts := []pipeline.Draft{{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
-		Choice: p.Step + " escalated", Reason: stop.Reason, Alternatives: stop.Suggestion}}}
+		Choice: p.Step + " escalated", Reason: stop.Reason, Suggestion: stop.Suggestion}}}
 	if w.state.Gates.Ledger.Entry(p.Phase).Status == ledger.InProgress {
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase),
 			Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(stop.Reason)}})

@@ -215,8 +215,8 @@ func TestWalkStagnate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.View.Health.Level != pipeline.Red {
-		t.Errorf("health %+v", st.View.Health)
+	if h := st.View.Health; h.Level != pipeline.Red || h.Action != res.Suggestion {
+		t.Errorf("health %+v, want RED with the gate's suggestion %q", h, res.Suggestion)
 	}
 	pr, err := e.Progress(t.Context(), mustDefault(t), nil)
 	if err != nil || pr.Steps[spec.Point{Phase: ledger.Design, Step: "design-gate"}].Status != pipeline.StepEscalated {
@@ -446,7 +446,7 @@ func TestWalkGreenAcceptance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st.Gates.Ledger.Entry(ledger.Design).Status; got != ledger.Pass || st.View.Health.Level != pipeline.Red {
-		t.Errorf("Phase 1 %s, health %+v", got, st.View.Health)
+	if got, h := st.Gates.Ledger.Entry(ledger.Design).Status, st.View.Health; got != ledger.Pass || h.Level != pipeline.Red || h.Action != res.Suggestion {
+		t.Errorf("Phase 1 %s, health %+v, want RED with the suggestion %q", got, h, res.Suggestion)
 	}
 }

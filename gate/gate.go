@@ -266,6 +266,7 @@ func (l *loop) journalFor(d Decision) []pipeline.DecisionData {
 			Choice:       fmt.Sprintf("%s %s at round %d", l.name, d.Verdict, d.Round),
 			Reason:       d.Reason,
 			Alternatives: alternatives,
+			Suggestion:   d.Suggestion,
 		})
 	}
 	return entries

@@ -222,7 +222,8 @@ func TestJournal(t *testing.T) {
 			Alternatives: "another fix round"},
 		{Type: "escalation", Choice: "quality gate SUSTAINED_REGRESSION at round 3",
 			Reason:       "Round 3's score 3 is higher than round 2's 2: the fix introduced new issues.",
-			Alternatives: "another fix round"},
+			Alternatives: "another fix round",
+			Suggestion:   "The last fix made things worse: restore the checkpoint taken before it, or fix the new findings by hand."},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("journal\n  %#v\nwant\n  %#v", got, want)

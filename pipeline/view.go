@@ -171,7 +171,11 @@ func (s *State) observe(prev *State, e Event, p any) {
 		v.Journal = v.Journal.add(JournalDecision{Type: d.Type, Choice: d.Choice, Reason: d.Reason,
 			Alternatives: d.Alternatives, Time: at})
 		if d.Type == "escalation" {
-			v.worsen(Red, "escalation pending: "+d.Choice, "Wait for the user's decision on the escalation.")
+			action := d.Suggestion
+			if action == "" { // recorded before escalations carried one
+				action = "Wait for the user's decision on the escalation."
+			}
+			v.worsen(Red, "escalation pending: "+d.Choice, action)
 		}
 	case *importedDispatch:
 		line := d.line
