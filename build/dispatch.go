@@ -21,6 +21,7 @@ type DispatchSpec struct {
 	Template string
 	Prompt   []byte // rendered
 	RetryOf  *int   // the dispatch of this point it runs again, one Recover found interrupted
+	Title    string // the plan's title of its task
 	// Report is the report the agent must write (prompt.ReportTask or
 	// ReportFindings): one missing, bad or saying failed fails the
 	// dispatch. "" requires none.
@@ -66,7 +67,7 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 		return Outcome{}, err
 	}
 	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, Prompt: d.Prompt,
-		Step: d.Point.Step, TaskID: d.Point.Task, Round: d.Point.Round, RetryOf: d.RetryOf}
+		Step: d.Point.Step, TaskID: d.Point.Task, TaskTitle: d.Title, Round: d.Point.Round, RetryOf: d.RetryOf}
 	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {
 		req.Task = &n // crucible's manifest numbers its tasks
 	}

@@ -179,8 +179,11 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if err != nil {
 			return out, nil, err
 		}
-		out, err = w.e.Dispatch(ctx, DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry,
-			Report: d.Report.Format})
+		ds := DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format}
+		if d.Task != nil {
+			ds.Title = d.Task.Title
+		}
+		out, err = w.e.Dispatch(ctx, ds)
 		if rerr := w.refresh(ctx); err == nil {
 			err = rerr
 		}

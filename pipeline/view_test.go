@@ -110,6 +110,20 @@ func TestRetryTurnsYellow(t *testing.T) {
 	}
 }
 
+// TestTaskTitle: a task's row shows the title its engine dispatches
+// carry; a later dispatch without one (a hook's) keeps it.
+func TestTaskTitle(t *testing.T) {
+	st := started(t)
+	at := "2026-11-22T10:00:00Z"
+	apply(t, st, at, TypeDispatchStart, DispatchStart{Seq: 1, Role: "implementer", Phase: 3, Task: intp(1), Template: "impl", TaskTitle: "Take the name"})
+	apply(t, st, at, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "completed"})
+	apply(t, st, at, TypeDispatchStart, DispatchStart{Seq: 2, Role: "reviewer", Phase: 3, Task: intp(1), Template: "review"})
+	want := TaskProgress{Task: 1, Title: "Take the name", Role: "reviewer", Status: "dispatched", Seq: 2, Started: at}
+	if got := st.View.Tasks; len(got) != 1 || got[0] != want {
+		t.Fatalf("tasks %+v\nwant %+v", got, want)
+	}
+}
+
 // TestActiveTime: overlapping dispatches count once; gaps do not count;
 // the result does not depend on the order they finish in.
 func TestActiveTime(t *testing.T) {
