@@ -65,7 +65,7 @@ func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.Pla
 // --design supplies them), else its agent's report must say completed.
 func (w *walker) dispatchStep(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	if w.opts.Design != "" && w.sp.Producer("design") == st {
-		return done("skipped: the design is " + w.opts.Design), nil
+		return done(designGiven + w.opts.Design), nil
 	}
 	if st.SkipIfExists && len(st.Outputs) > 0 && w.outputsExist(st) {
 		return done("skipped: its outputs exist"), nil
