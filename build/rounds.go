@@ -194,13 +194,17 @@ func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) er
 }
 
 // escalated reports whether the escalation choice of the step at p is
-// recorded: its step ended escalated, or the escalation follows the
-// step's last end (the engine was killed before recording this one).
+// recorded: its step ended escalated, or the engine was killed after
+// recording it, before the step's end.
 func (w *walker) escalated(p spec.Point, choice string) bool {
 	q := spec.Point{Phase: p.Phase, Step: p.Step, Task: p.Task}
-	if w.steps[q].Status == pipeline.StepEscalated {
-		return true
-	}
+	return w.steps[q].Status == pipeline.StepEscalated || w.journalledSince(q, gate.JournalEscalation, choice)
+}
+
+// journalledSince reports whether a decision of type typ and choice is in
+// the chain after the last end of the step at q (or anywhere, when it
+// never ended): the walk recorded it at q, then stopped before q's end.
+func (w *walker) journalledSince(q spec.Point, typ, choice string) bool {
 	found := false
 	for _, ev := range w.events {
 		switch ev.Type {
@@ -211,7 +215,7 @@ func (w *walker) escalated(p spec.Point, choice string) bool {
 			}
 		case pipeline.TypeDecision:
 			var d pipeline.DecisionData
-			if pipeline.DecodeData(ev, &d) == nil && d.Type == gate.JournalEscalation && d.Choice == choice {
+			if pipeline.DecodeData(ev, &d) == nil && d.Type == typ && d.Choice == choice {
 				found = true
 			}
 		}

@@ -328,8 +328,11 @@ func (w *walker) approve(ctx context.Context, p spec.Point, st *spec.Step) (step
 		}
 		return end, nil
 	}
-	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
-		Type: "approval", Choice: fmt.Sprintf("Phase %d approved: %s", p.Phase, st.ID), Reason: "build --yes"}}); err != nil {
+	d := pipeline.DecisionData{Type: "approval", Choice: fmt.Sprintf("Phase %d approved: %s", p.Phase, st.ID), Reason: "build --yes"}
+	if w.journalledSince(p, d.Type, d.Choice) {
+		return done("approved"), nil // before the engine was killed
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: d}); err != nil {
 		return stepEnd{}, err
 	}
 	return done("approved"), nil

@@ -534,3 +534,85 @@ func TestWalkTaskCheckFix(t *testing.T) {
 		}
 	})
 }
+
+// killedAfterJournal is a chain as an engine killed between journalling
+// an escalation at step and recording the step's end leaves it: Phase 1
+// begun, its steps before step done, then the decision and the ledger's
+// FAIL recorded.
+func killedAfterJournal(t *testing.T, e *Engine, step string, decision pipeline.DecisionData) {
+	t.Helper()
+	ctx := t.Context()
+	if _, _, err := e.Service.Record(ctx, e.ID, pipeline.Draft{Type: pipeline.LedgerType(ledger.Begin),
+		Data: pipeline.LedgerData{Phase: ledger.Design}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"pre-design", "design", "pre-design-gate", "design-gate", "acceptance-tests", "acceptance-red"} {
+		if id == step {
+			break
+		}
+		if err := e.RecordStep(ctx, spec.Point{Phase: ledger.Design, Step: id}, pipeline.StepDone, "crafted"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := e.Service.Record(ctx, e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: decision},
+		pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase), Data: pipeline.LedgerData{Phase: ledger.Design, Reason: decision.Reason}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// journalled counts the chain's decisions of type typ.
+func journalled(t *testing.T, e *Engine, typ string) int {
+	t.Helper()
+	events, err := e.events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range events {
+		var d pipeline.DecisionData
+		if ev.Type == pipeline.TypeDecision && pipeline.DecodeData(ev, &d) == nil && d.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestJournalOnceAfterKill: an engine killed after journalling the
+// approval, or a RED test's escalation, and before the step's end, does
+// not journal it again on resume.
+func TestJournalOnceAfterKill(t *testing.T) {
+	t.Run("approval", func(t *testing.T) {
+		e, _ := sampleEngine(t, "happy")
+		e.Agents.Agents["person"] = agent.Agent{Name: "person", Kind: agent.Manual}
+		e.Agents.Roles["plan-writer"] = agent.Binding{Agent: "person"}
+		if res := walk(t, e, false); res.Status != WalkWaiting || res.Point.Step != "approve" {
+			t.Fatalf("walk: %+v", res)
+		}
+		if _, _, err := e.Service.Record(t.Context(), e.ID, pipeline.Draft{Type: pipeline.TypeDecision,
+			Data: pipeline.DecisionData{Type: "approval", Choice: "Phase 1 approved: approve", Reason: "build --yes"}}); err != nil {
+			t.Fatal(err)
+		}
+		if res := walk(t, e, true); res.Status != WalkWaiting || res.Point.Step != "plan" {
+			t.Fatalf("walk: %+v", res)
+		}
+		if n := journalled(t, e, "approval"); n != 1 {
+			t.Errorf("%d approvals journalled", n)
+		}
+	})
+	t.Run("escalation", func(t *testing.T) {
+		e, _ := sampleEngine(t, "happy")
+		reason := "acceptance-red: sh test/unit.sh passes; it must fail before the change (RED)"
+		killedAfterJournal(t, e, "acceptance-red", pipeline.DecisionData{Type: "escalation", Choice: "acceptance-red escalated",
+			Reason: reason, Suggestion: "Make the acceptance tests test the goal, so that they fail before it is built."})
+		if res := walk(t, e, true); res.Status != WalkEscalated || res.Reason != reason {
+			t.Fatalf("walk: %+v", res)
+		}
+		if n := journalled(t, e, "escalation"); n != 1 {
+			t.Errorf("%d escalations journalled", n)
+		}
+		st, _, err := e.Service.Load(t.Context(), e.ID)
+		if err != nil || st.Gates.Ledger.Entry(ledger.Design).Status != ledger.Fail {
+			t.Errorf("Phase 1: %+v, %v", st.Gates.Ledger.Entry(ledger.Design), err)
+		}
+	})
+}
