@@ -616,3 +616,44 @@ func TestJournalOnceAfterKill(t *testing.T) {
 		}
 	})
 }
+
+// TestWalkArchitectural: a review round or a gate round that raises an
+// architectural concern escalates at once (ARCHITECTURAL, exit 2's walk
+// status, health RED with the gate's suggestion), with no fix round.
+func TestWalkArchitectural(t *testing.T) {
+	for _, c := range []struct {
+		name, section string
+		at            spec.Point
+	}{
+		{"plan review", "[reviewer phase=2]", spec.Point{Phase: ledger.Plan, Step: "plan-review", Round: 1}},
+		{"design gate", "[red-team phase=1 round=1]", spec.Point{Phase: ledger.Design, Step: "design-gate", Round: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			happy, err := os.ReadFile("../testdata/agent/scenarios/happy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(dir, "happy"), string(happy))
+			write(t, filepath.Join(dir, "arch"), c.section+"\nreport\nfindings:\n  fatal: []\n  significant: []\n  minor: []\n"+
+				"  architectural:\n    - title: Greeting belongs in a library\n      detail: greet.sh should not own the format.\n.\n\ninclude happy\n")
+			e, log := sampleEngine(t, filepath.Join(dir, "arch"))
+			res := walk(t, e, true)
+			if res.Status != WalkEscalated || res.Point != c.at || !strings.Contains(res.Reason, "(ARCHITECTURAL): Round 1 raised 1 architectural concern: Greeting belongs in a library.") {
+				t.Fatalf("walk: %+v", res)
+			}
+			for _, l := range logLines(t, log) {
+				if strings.Contains(l, "fixer") && strings.Contains(l, fmt.Sprintf("phase=%d", c.at.Phase)) {
+					t.Errorf("a fix round ran: %s", l)
+				}
+			}
+			st, _, err := e.Service.Load(t.Context(), e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := st.View.Health; h.Level != pipeline.Red || h.Action != res.Suggestion || statuses(t, e)[c.at.Phase-1] != ledger.Fail {
+				t.Errorf("health %+v, ledger %v", h, statuses(t, e))
+			}
+		})
+	}
+}

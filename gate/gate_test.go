@@ -305,8 +305,31 @@ func TestMarker(t *testing.T) {
 	}
 }
 
+// TestArchitecturalEscalates: an architectural concern escalates at once,
+// whatever the round and the counts, in a gate and in a review loop.
+func TestArchitecturalEscalates(t *testing.T) {
+	concern := report.Findings{Architectural: []report.Finding{{Title: "two sources of truth"}}}
+	for name, j := range map[string]interface {
+		Round(report.Findings) Decision
+	}{"gate": New(0), "review": NewReview(0)} {
+		t.Run(name, func(t *testing.T) {
+			if d := j.Round(report.Findings{Fatal: []report.Finding{{Title: "x"}}}); d.Action != Continue {
+				t.Fatalf("round 1: %+v", d)
+			}
+			d := j.Round(concern)
+			if d.Action != Escalate || d.Verdict != VerdictArchitectural || d.Suggestion == "" ||
+				d.Reason != "Round 2 raised 1 architectural concern: two sources of truth. It goes to a person at once, whatever the round." {
+				t.Fatalf("round 2: %+v", d)
+			}
+			if len(d.Journal) != 2 || d.Journal[1].Type != JournalEscalation || d.Journal[1].Suggestion != d.Suggestion {
+				t.Fatalf("journal %+v", d.Journal)
+			}
+		})
+	}
+}
+
 func TestVerdictsAreCrucibles(t *testing.T) {
-	for _, v := range []string{VerdictPass, VerdictStagnation, VerdictRegression, VerdictBreaker} {
+	for _, v := range []string{VerdictPass, VerdictStagnation, VerdictRegression, VerdictBreaker, VerdictArchitectural} {
 		if !interop.ValidVerdict(v) {
 			t.Errorf("%s is not a verdict crucible's marker knows", v)
 		}
