@@ -117,7 +117,7 @@ func create(ctx context.Context, dir, format string) error {
 // its maker holds the flock initLock there.
 const (
 	initPrefix = ".init-"
-	initLock   = ".init.lock"
+	initLock   = "init-lock"
 )
 
 // sweepInits removes what first checkpoints killed halfway left in parent,
