@@ -34,6 +34,13 @@ type walker struct {
 	handedOff map[ledger.Phase]bool
 	events    []pipeline.Event
 	tip       string // the chain commit events was read up to
+	// live are the events the run stands on: events less what replays
+	// replaced (pipeline.Live).
+	live []pipeline.Event
+	// replay is the session of the newest replay, "" when none; replaced
+	// are the dispatches replays ran again, the newest by where it ran.
+	replay   string
+	replaced map[replayedAt]int
 	// taskNumbers is each plan task's 1-based position in the plan's
 	// order: CRUCIBLE_TASK of its commits.
 	taskNumbers map[string]int
@@ -50,7 +57,14 @@ func (w *walker) refresh(ctx context.Context) error {
 	if err := w.loadEvents(ctx); err != nil {
 		return err
 	}
-	events := w.events
+	events, replaced, err := pipeline.Live(w.events)
+	if err != nil {
+		return err
+	}
+	w.live, w.replaced = events, map[replayedAt]int{}
+	for _, d := range replaced {
+		w.replaced[replayedAt{spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}, d.Role}] = d.Seq
+	}
 	if w.steps, err = StepsOf(events); err != nil {
 		return err
 	}
@@ -60,12 +74,19 @@ func (w *walker) refresh(ctx context.Context) error {
 	}
 	w.handedOff = map[ledger.Phase]bool{}
 	for _, ev := range events {
-		if ev.Type == pipeline.TypeHandoff {
+		switch ev.Type {
+		case pipeline.TypeHandoff:
 			var d pipeline.HandoffData
 			if err := pipeline.DecodeData(ev, &d); err != nil {
 				return err
 			}
 			w.handedOff[d.From] = true
+		case pipeline.TypeReplay:
+			var d pipeline.ReplayData
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				return err
+			}
+			w.replay = d.Session
 		}
 	}
 	if err := w.readExports(ctx, recs); err != nil {
@@ -244,9 +265,24 @@ func (w *walker) diff(ctx context.Context, st *spec.Step, task *report.PlanTask)
 	return path, os.WriteFile(path, out, 0o644)
 }
 
+// replayedAt is where a dispatch ran: its point and role.
+type replayedAt struct {
+	p    spec.Point
+	role string
+}
+
+// replayOf is the dispatch a replay replaced at p for role, nil when none:
+// a new dispatch there is its replay.
+func (w *walker) replayOf(p spec.Point, role string) *int {
+	if seq, ok := w.replaced[replayedAt{p, role}]; ok {
+		return &seq
+	}
+	return nil
+}
+
 // taskBase is HEAD when task's first checkpoint was taken, "" when unknown.
 func (w *walker) taskBase(task string) string {
-	for _, ev := range w.events {
+	for _, ev := range w.live {
 		if ev.Type != pipeline.TypeStep {
 			continue
 		}

@@ -105,7 +105,7 @@ func (w *walker) journal(ctx context.Context, seq int, entries []pipeline.Decisi
 // decided reports whether decision d is in the chain after dispatch seq's finish.
 func (w *walker) decided(seq int, d pipeline.DecisionData) bool {
 	after := false
-	for _, ev := range w.events {
+	for _, ev := range w.live {
 		switch ev.Type {
 		case pipeline.TypeDispatchFinish:
 			var f pipeline.DispatchFinish
@@ -206,7 +206,7 @@ func (w *walker) escalated(p spec.Point, choice string) bool {
 // never ended): the walk recorded it at q, then stopped before q's end.
 func (w *walker) journalledSince(q spec.Point, typ, choice string) bool {
 	found := false
-	for _, ev := range w.events {
+	for _, ev := range w.live {
 		switch ev.Type {
 		case pipeline.TypeStep:
 			var d pipeline.StepData
