@@ -397,8 +397,14 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	defer e.Close()
 	// An agent of the crashed run may still be running: it ends, or is
 	// ended, before the tree is restored under it.
-	if _, err := e.Recover(c.Context); err != nil {
+	// What it finds is recorded, whatever the answer to the restore, so it
+	// is said before the question.
+	recovered, err := e.Recover(c.Context)
+	if err != nil {
 		return err
+	}
+	for _, r := range recovered {
+		fmt.Fprintf(s.err(), "Settled dispatch %d of the crashed run: %s\n", r.Seq, r.Outcome.Status)
 	}
 	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase, Mutations: t.list(), TemplateRef: t.ref}
 	if d.Head, err = repo.HeadCommit(); err != nil {
