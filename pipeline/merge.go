@@ -244,7 +244,7 @@ var generated = map[string]bool{refs.FormatFile: true, refs.EventsFile: true, re
 // Integration is what Integrate did.
 type Integration struct {
 	Outcome refs.Outcome
-	State   *State
+	State   *State // nil when Archived
 	// Files both sides wrote differently: the merge kept ours; theirs stays
 	// in history, as the merge commit's second parent.
 	FileConflicts []string
@@ -266,6 +266,9 @@ func (s *Service) Integrate(ctx context.Context, id, theirs string) (*Integratio
 	})
 	if err != nil {
 		return nil, err
+	}
+	if outcome == refs.Archived {
+		return &Integration{Outcome: outcome}, nil
 	}
 	st, err := DecodeState(head.State)
 	if err != nil {

@@ -143,11 +143,25 @@ func (s *Service) Load(ctx context.Context, id string) (*State, *refs.Head, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	st, err := headState(h)
+	return st, h, err
+}
+
+func headState(h *refs.Head) (*State, error) {
 	st, err := DecodeState(h.State)
 	if err != nil {
-		return nil, nil, fmt.Errorf("pipeline %s: %w", id, err)
+		return nil, fmt.Errorf("pipeline %s: %w", h.ID, err)
 	}
-	return st, h, nil
+	return st, nil
+}
+
+// LoadArchived returns archived pipeline id's state.
+func (s *Service) LoadArchived(ctx context.Context, id string) (*State, error) {
+	h, err := s.Store.ArchivedHead(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return headState(h)
 }
 
 // writer returns this clone's writer, setting the clone up on first use.
