@@ -53,7 +53,9 @@ func replayCommand() *cli.Command {
 			"there as 'git crucible build' does: new dispatches append to the same manifest with replay_of\n" +
 			"and replay_session. --mutate swaps a template for this replay (each dispatch records it as its\n" +
 			"mutation), --template-ref reads .crucible/templates from a revision, and --diff prints the\n" +
-			"Replay Diff against the run replaced (see 'git crucible replay diff'). A replay killed on the\n" +
+			"Replay Diff against the run replaced (see 'git crucible replay diff'). Each dispatch records its\n" +
+			"template's sha256: a template the replayed phases would render from other text than the run\n" +
+			"replaced did (a --mutate swap aside) is warned of. A replay killed on the\n" +
 			"way goes on with 'git crucible build --resume', or is replayed again.\n" +
 			"--archive puts a pipeline aside (a stale one, say) instead of replaying it: its ref is renamed to\n" +
 			"refs/crucible/archive/<id> in one transaction, never deleted, and it is no longer active on its\n" +
@@ -360,6 +362,19 @@ func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts 
 	return r, nil
 }
 
+// warnTemplates warns of each template the replayed phases render from
+// other text than the run replaced did (a mutation's swap aside).
+func warnTemplates(s *session, r *replay.Resume, t *templates) {
+	for _, ch := range replay.ChangedTemplates(r.Redo, t.set.Digest, t.mutations) {
+		now := "it is gone"
+		if ch.Now != "" {
+			now = "now " + ch.Now[:12]
+		}
+		fmt.Fprintf(s.err(), "warning: template %s changed since the run replayed rendered it (dispatch %d: sha256 %s, %s)\n",
+			ch.Template, ch.Seq, ch.Was[:12], now)
+	}
+}
+
 func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
 	id, manifest, err := replaySource(c, s)
 	if err != nil {
@@ -373,6 +388,7 @@ func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options
 	if err != nil {
 		return err
 	}
+	warnTemplates(s, r, t)
 	plan := &replay.Plan{Source: src, Resume: r, Mutations: t.list()}
 	if s.jsonOut() {
 		return s.printJSON(plan)
@@ -418,6 +434,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	if err != nil {
 		return err
 	}
+	warnTemplates(s, r, t)
 	if r.Phase == 0 {
 		fmt.Fprintf(s.out(), "Pipeline %s: every phase is complete and verified; nothing to resume\n", id)
 		fmt.Fprintln(s.err(), "hint: run it again from a phase with: git crucible replay --from-phase <N>")
