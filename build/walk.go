@@ -146,7 +146,7 @@ func (w *walker) enterPhase(ctx context.Context, n ledger.Phase) error {
 	if w.state.Gates.Ledger.Entry(n).Status != ledger.NotStarted {
 		return nil
 	}
-	if n > ledger.Design && !w.handedOff[n-1] {
+	if n > ledger.Design && !w.view.handedOff[n-1] {
 		if _, _, err := w.e.Service.WriteHandoff(ctx, w.e.ID, w.handoff(n-1), interopHandoff); err != nil {
 			return fmt.Errorf("handoff out of Phase %d: %w", n-1, err)
 		}
