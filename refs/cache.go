@@ -81,7 +81,10 @@ func decodeCache(b []byte) *Head {
 // The copy is written in place, not renamed in: a reader that catches it
 // half-written sees a wrong length and falls back, and a new file on every
 // append would cost more than the write.
-func (s *Store) writeCache(h *Head) { writeInPlace(s.cachePath(h.ID), encodeCache(h)) }
+func (s *Store) writeCache(h *Head) {
+	s.last = h
+	writeInPlace(s.cachePath(h.ID), encodeCache(h))
+}
 
 // writeInPlace overwrites a cache file, best effort.
 func writeInPlace(path string, data []byte) {
