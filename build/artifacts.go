@@ -29,10 +29,10 @@ type walker struct {
 	view  *chainView
 	tip   string // the chain commit view was brought up to
 	// exports are the report exports so far, the newest report's value of
-	// each key (exportSeq: the dispatch it came from), read from the kept
+	// each key (exportFrom: the dispatch it came from), read from the kept
 	// reports of dispatches as they finish: the chain is their only source.
 	exports   map[string]any
-	exportSeq map[string]int
+	exportFrom map[string]Record
 	// taskNumbers is each plan task's 1-based position in the plan's
 	// order: CRUCIBLE_TASK of its commits.
 	taskNumbers map[string]int
@@ -79,7 +79,7 @@ func (w *walker) refresh(ctx context.Context) error {
 		return err
 	}
 	if !found || w.view == nil {
-		w.view, w.exports, w.exportSeq = newChainView(), map[string]any{}, map[string]int{}
+		w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]Record{}
 	}
 	r, err := w.e.Service.Store.Objects(ctx)
 	if err != nil {
@@ -127,8 +127,8 @@ func (w *walker) readExports(r *gitext.ObjectReader, tip string) error {
 			continue // a report the walk refused when it ran: it exports nothing
 		}
 		for k, v := range t.Exports {
-			if rec.Seq > w.exportSeq[k] {
-				w.exports[k], w.exportSeq[k] = v, rec.Seq
+			if rec.Seq > w.exportFrom[k].Seq {
+				w.exports[k], w.exportFrom[k] = v, rec
 			}
 		}
 	}
@@ -272,16 +272,6 @@ func sortedKeys(m map[string]string) []string {
 }
 
 var interopHandoff pipeline.HandoffRenderer = interop.RenderHandoff
-
-// yamlReport is a task report carrying v as its exports.tasks: the one
-// shape report.Task.Plan reads task lists from.
-func yamlReport(name string, v any) ([]byte, error) {
-	b, err := yaml.Marshal(map[string]any{"status": "completed", "deviations": []string{}, "exports": map[string]any{"tasks": v}})
-	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", name, err)
-	}
-	return b, nil
-}
 
 // oneLine is s on one line, as the ledger holds reasons.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
