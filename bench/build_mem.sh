@@ -24,20 +24,14 @@ cd "$(dirname "$0")/.."
 here=$(pwd)
 sizes=${BENCH_BUILD_TASKS:-10 100}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/crucible-build-bench.XXXXXX")
-cleanup() {
-	if [ "${BENCH_KEEP:-0}" = 1 ]; then
-		echo "kept $tmp" >&2
-	else
-		rm -rf "$tmp"
-	fi
-}
-trap cleanup EXIT
+. bench/common.sh
+bench_tmp crucible-build-bench
 
 GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
 go build -o "$tmp/bin/timer" ./bench/timer
-. bench/hermetic.sh
+bench_hermetic
 timer() { "$tmp/bin/timer" "$@"; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 
 # scenario N writes the happy scenario with a plan of N tasks: its own
 # sections come first, so they win; the plan's section last, so that the
@@ -135,14 +129,14 @@ EOF
 	plain_per_task=$(awk -v t="$plain_ms" -v n="$n" 'BEGIN { printf "%.1f ms", t / n }')
 	ratio=$(awk -v a="$ms" -v b="$plain_ms" 'BEGIN { printf "%.1fx", a / b }')
 	timer -row "build: time per task ($n tasks)" "$per_task" "$plain_per_task" "$ratio" "-" "INFO (vs git add+commit per task)"
-	timer -row "build: peak memory ($n tasks)" "$((own / 1024)) MiB" "-" "-" "-" \
-		"INFO (git-crucible alone; $((tree / 1024)) MiB its process tree)"
+	timer -row "build: peak memory ($n tasks)" "$(mib "$own")" "-" "-" "-" \
+		"INFO (git-crucible alone; $(mib "$tree") its process tree)"
 	[ -n "$first_n" ] || first_n=$n first_own=$own
 	last_n=$n last_own=$own
 done
 ratio=$(awk -v a="$last_own" -v b="$first_own" 'BEGIN { printf "%.2f", a / b }')
 verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.25 ? "PASS" : "MISS") }')
-timer -row "build: peak memory ($last_n vs $first_n)" "$((last_own / 1024)) MiB" "$((first_own / 1024)) MiB" "${ratio}x" "<=1.25x" "$verdict"
+timer -row "build: peak memory ($last_n vs $first_n)" "$(mib "$last_own")" "$(mib "$first_own")" "${ratio}x" "<=1.25x" "$verdict"
 if [ "${BENCH_STRICT:-0}" = 1 ] && [ "$verdict" = MISS ]; then
 	exit 1
 fi

@@ -47,15 +47,8 @@ for tool in go git; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "error: $tool is not on PATH" >&2; exit 1; }
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/crucible-bench.XXXXXX")
-cleanup() {
-	if [ "${BENCH_KEEP:-0}" = 1 ]; then
-		echo "kept $tmp" >&2
-	else
-		rm -rf "$tmp"
-	fi
-}
-trap cleanup EXIT
+. bench/common.sh
+bench_tmp crucible-bench
 
 t_start=$(date +%s.%N)
 
@@ -73,7 +66,7 @@ fi
 ln -s "$(type -P true)" "$tmp/bin/git-true"
 
 # --- hermetic git ------------------------------------------------------------
-. bench/hermetic.sh
+bench_hermetic
 
 timer() { "$tmp/bin/timer" "$@"; }
 # bench runs a timer line and keeps it, for BENCH_STRICT.
