@@ -31,7 +31,7 @@ type walker struct {
 	// exports are the report exports so far, the newest report's value of
 	// each key (exportFrom: the dispatch it came from), read from the kept
 	// reports of dispatches as they finish: the chain is their only source.
-	exports   map[string]any
+	exports    map[string]any
 	exportFrom map[string]Record
 	// taskNumbers is each plan task's 1-based position in the plan's
 	// order: CRUCIBLE_TASK of its commits.
@@ -106,8 +106,39 @@ func (w *walker) refresh(ctx context.Context) error {
 			return err
 		}
 	}
+	if w.view.replayed {
+		if tip, err = w.rebuild(ctx, r); err != nil {
+			return err
+		}
+	}
 	w.state, w.tip = st, tip
 	return nil
+}
+
+// rebuild makes the view again from the whole chain, of the part the run
+// stands on (pipeline.Live): a replay replaces what came before it. It
+// returns the tip it read up to.
+func (w *walker) rebuild(ctx context.Context, r *gitext.ObjectReader) (string, error) {
+	events, tip, err := w.e.Service.ChainEventsAt(ctx, w.e.ID)
+	if err != nil {
+		return "", err
+	}
+	live, replaced, err := pipeline.Live(events)
+	if err != nil {
+		return "", err
+	}
+	w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]Record{}
+	w.view.replaced = map[replayedAt]int{}
+	for _, d := range replaced {
+		w.view.replaced[replayedAt{spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}, d.Role}] = d.Seq
+	}
+	for _, ev := range live {
+		if err := w.view.add(ev); err != nil {
+			return "", err
+		}
+	}
+	w.view.replayed = false
+	return tip, w.readExports(r, tip)
 }
 
 // readExports merges the exports of the task reports completed since it

@@ -33,6 +33,20 @@ type chainView struct {
 	pos         int
 	finishPos   map[int]int
 	decisionPos map[[2]string]int
+	// replay is the session of the newest replay, "" when none; replaced
+	// are the dispatches replays ran again, the newest by where it ran
+	// (set by the walk, from pipeline.Live); replayed says add met a
+	// replay, which changes what came before it: the walk reads the
+	// chain again.
+	replay   string
+	replaced map[replayedAt]int
+	replayed bool
+}
+
+// replayedAt is where a dispatch ran: its point and role.
+type replayedAt struct {
+	p    spec.Point
+	role string
 }
 
 func newChainView() *chainView {
@@ -101,6 +115,12 @@ func (v *chainView) add(ev pipeline.Event) error {
 			return err
 		}
 		v.handedOff[d.From] = true
+	case pipeline.TypeReplay:
+		var d pipeline.ReplayData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		v.replay, v.replayed = d.Session, true
 	}
 	return nil
 }
@@ -117,6 +137,15 @@ func (v *chainView) takeFinished() []Record {
 func (v *chainView) at(p spec.Point) []Record {
 	p.Round = 0
 	return v.open[p]
+}
+
+// replayOf is the dispatch a replay replaced at p for role, nil when none:
+// a new dispatch there is its replay.
+func (v *chainView) replayOf(p spec.Point, role string) *int {
+	if seq, ok := v.replaced[replayedAt{p, role}]; ok {
+		return &seq
+	}
+	return nil
 }
 
 // decided reports whether decision d is in the chain after the finish of

@@ -21,6 +21,12 @@ type DispatchSpec struct {
 	Template string
 	Prompt   []byte // rendered
 	RetryOf  *int   // the dispatch of this point it runs again, one Recover found interrupted
+	// ReplayOf is the dispatch a replay replaced that this one runs again,
+	// ReplaySession the replay's session: crucible's replay_of and
+	// replay_session.
+	ReplayOf      *int
+	ReplaySession string
+	Mutation      string // "orig.md -> repl.md" when the template was swapped
 }
 
 // Dispatch statuses an Outcome has besides pipeline.DispatchStatuses: a
@@ -62,7 +68,8 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 		return Outcome{}, err
 	}
 	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, Prompt: d.Prompt,
-		Step: d.Point.Step, TaskID: d.Point.Task, Round: d.Point.Round, RetryOf: d.RetryOf}
+		Step: d.Point.Step, TaskID: d.Point.Task, Round: d.Point.Round, RetryOf: d.RetryOf,
+		ReplayOf: d.ReplayOf, ReplaySession: d.ReplaySession, Mutation: d.Mutation}
 	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {
 		req.Task = &n // crucible's manifest numbers its tasks
 	}

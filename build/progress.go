@@ -57,6 +57,10 @@ func (e *Engine) Progress(ctx context.Context, sp *spec.Spec, tasks []string) (P
 // when its last step event says so.
 func ProgressOf(sp *spec.Spec, tasks []string, events []pipeline.Event) (Progress, error) {
 	var pr Progress
+	events, _, err := pipeline.Live(events)
+	if err != nil {
+		return pr, err
+	}
 	recs, err := Records(events)
 	if err != nil {
 		return pr, err

@@ -179,7 +179,8 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if err != nil {
 			return out, nil, err
 		}
-		out, err = w.e.Dispatch(ctx, DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry})
+		out, err = w.e.Dispatch(ctx, DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry,
+			ReplayOf: w.view.replayOf(p, role), ReplaySession: w.view.replay, Mutation: w.opts.Mutations[template]})
 		if rerr := w.refresh(ctx); err == nil {
 			err = rerr
 		}

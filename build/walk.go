@@ -28,6 +28,10 @@ type WalkOptions struct {
 	Test string
 	// Executor walks a plan's tasks; nil is Serial.
 	Executor Executor
+	// Mutations are the templates Templates swaps, by the name a step
+	// gives, each as crucible's manifest records it ("orig.md -> repl.md"):
+	// a replay's A/B experiment.
+	Mutations map[string]string
 }
 
 // Walk statuses.

@@ -486,7 +486,7 @@ func TestPhaseAndStatus(t *testing.T) {
 			t.Errorf("%q valid", s)
 		}
 	}
-	wantKinds := []Kind{"begin", "pass", "fail", "complete", "skip", "ack", "infer", "verdict"}
+	wantKinds := []Kind{"begin", "pass", "fail", "complete", "skip", "ack", "infer", "verdict", "reopen"}
 	if !reflect.DeepEqual(Kinds, wantKinds) {
 		t.Errorf("Kinds = %v", Kinds)
 	}

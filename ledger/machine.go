@@ -73,10 +73,13 @@ const (
 	Ack           Kind = "ack"
 	Infer         Kind = "infer"
 	GiveVerdict   Kind = "verdict"
+	// Reopen puts a phase and every later one back to NOT_STARTED, for a
+	// replay to run them again: what they held stays in the history.
+	Reopen Kind = "reopen"
 )
 
 // Kinds lists every action.
-var Kinds = []Kind{Begin, PassGate, FailPhase, CompletePhase, Skip, Ack, Infer, GiveVerdict}
+var Kinds = []Kind{Begin, PassGate, FailPhase, CompletePhase, Skip, Ack, Infer, GiveVerdict, Reopen}
 
 // Action is one requested change to the ledger.
 type Action struct {
@@ -344,6 +347,16 @@ func (m *Machine) Apply(a Action) (warnings []string, err error) {
 		}
 		e.Status, e.Gate, e.Reason, e.Acknowledged = Inferred, a.Time, a.Reason, false
 		*t = Track{Since: a.Seq}
+	case Reopen:
+		// Only where the phase could begin: a replay never runs a phase
+		// whose predecessor's gate has not passed.
+		if b := m.CanBegin(a.Phase); b != nil {
+			return nil, b
+		}
+		for p := a.Phase; p <= Completion; p++ {
+			*next.Ledger.Entry(p) = Entry{Status: NotStarted}
+			next.Track[p-1] = Track{Since: a.Seq}
+		}
 	default:
 		return nil, fmt.Errorf("unknown ledger action %q", a.Kind)
 	}

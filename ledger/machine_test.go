@@ -153,6 +153,7 @@ var (
 		Ack:           {ill, ill, ill, ill, ill, Skipped, ill},
 		Infer:         {Inferred, Inferred, Inferred, Inferred, Inferred, Inferred, ill},
 		GiveVerdict:   {ill, InProgress, ill, ill, ill, ill, Inferred},
+		Reopen:        {NotStarted, NotStarted, NotStarted, NotStarted, NotStarted, NotStarted, NotStarted},
 	}
 	// Phase 3 (Execute: no quality gate, ends COMPLETE).
 	executeTable = map[Kind][7]Status{
@@ -164,6 +165,7 @@ var (
 		Ack:           {ill, ill, ill, ill, ill, Skipped, ill},
 		Infer:         {Inferred, Inferred, Inferred, Inferred, Inferred, Inferred, ill},
 		GiveVerdict:   {ill, ill, ill, ill, ill, ill, ill},
+		Reopen:        {NotStarted, NotStarted, NotStarted, NotStarted, NotStarted, NotStarted, NotStarted},
 	}
 )
 
@@ -192,6 +194,11 @@ func expectedAfter(m Machine, a Action, to Status) Machine {
 		*t = Track{Since: a.Seq}
 	case GiveVerdict:
 		t.Verdict = &Verdict{Verdict: a.Verdict, PipelineID: a.PipelineID, Seq: a.Seq}
+	case Reopen:
+		for q := a.Phase; q <= Completion; q++ {
+			*w.Ledger.Entry(q) = Entry{Status: NotStarted}
+			w.Track[q-1] = Track{Since: a.Seq}
+		}
 	}
 	if e.Status != to {
 		panic(fmt.Sprintf("table says %s→%s but %s gives %s", m.Ledger.Entry(a.Phase).Status, to, a.Kind, e.Status))
@@ -242,8 +249,8 @@ func TestTransitionTable(t *testing.T) {
 			}
 		}
 	}
-	if cases != 224 {
-		t.Fatalf("ran %d cases, want 224", cases)
+	if cases != 252 {
+		t.Fatalf("ran %d cases, want 252", cases)
 	}
 }
 
@@ -1203,5 +1210,47 @@ func TestApplyKeepsTheLedgerWritable(t *testing.T) {
 		if !reflect.DeepEqual(m, before) {
 			t.Fatalf("%+v changed the machine", a)
 		}
+	}
+}
+
+// TestReopen: a replay from Phase 2 of a finished ledger puts Phases 2 to
+// 4 back to NOT_STARTED, an old verdict no longer counting, and leaves
+// Phase 1 as it was; from a phase whose predecessor has not passed it is
+// refused and changes nothing.
+func TestReopen(t *testing.T) {
+	m := New(testPID, "run-1", "goal", "mode")
+	for _, p := range Phases {
+		m.Ledger.Entry(p).Status, m.Ledger.Entry(p).Gate = finished(p), oldTime
+		m.Track[p-1] = Track{Since: 1, Verdict: &Verdict{Verdict: "PASS", PipelineID: testPID, Seq: 2}}
+	}
+	m.LastSeq = 2
+	design := *m.Ledger.Entry(Design)
+	applyOK(t, &m, Action{Kind: Reopen, Phase: Plan, Seq: 3, Time: testTime})
+	if got := *m.Ledger.Entry(Design); got != design {
+		t.Errorf("Phase 1 = %+v, want %+v", got, design)
+	}
+	for _, p := range []Phase{Plan, Execute, Completion} {
+		if got := *m.Ledger.Entry(p); got != (Entry{Status: NotStarted}) {
+			t.Errorf("Phase %d = %+v, want NOT_STARTED and nothing else", p, got)
+		}
+		if got := m.Track[p-1]; got != (Track{Since: 3}) {
+			t.Errorf("Phase %d track = %+v, want since 3 and no verdict", p, got)
+		}
+	}
+	applyOK(t, &m, actionFor(Begin, Plan, 4))
+	if _, err := m.Apply(actionFor(PassGate, Plan, 5)); err == nil {
+		t.Error("Phase 2 passed on the verdict given before the reopen")
+	}
+
+	m = machineAt(Execute, InProgress)
+	m.Ledger.Entry(Plan).Status = Fail
+	before := clone(m)
+	_, err := m.Apply(Action{Kind: Reopen, Phase: Execute, Seq: 3, Time: testTime})
+	var b *Blocked
+	if !errors.As(err, &b) || b.Gate != Plan {
+		t.Fatalf("reopen after a failed Phase 2: err = %v, want Phase 2 blocking", err)
+	}
+	if !reflect.DeepEqual(m, before) {
+		t.Error("a refused reopen changed the machine")
 	}
 }

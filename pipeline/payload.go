@@ -38,6 +38,8 @@ func newPayload(typ string) any {
 		return &DispatchFinish{}
 	case TypeStep:
 		return &StepData{}
+	case TypeReplay:
+		return &ReplayData{}
 	}
 	if strings.HasPrefix(typ, ledgerType) {
 		return &LedgerData{}
@@ -126,6 +128,8 @@ func describe(typ string, p any) string {
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case *StepData:
 		return d.describe()
+	case *ReplayData:
+		return fmt.Sprintf("replay %s from Phase %d", d.Session, d.From)
 	case *VerdictData:
 		return fmt.Sprintf("verdict %s for phase %d", d.Verdict, d.Phase)
 	case *LedgerData:

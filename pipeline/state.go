@@ -228,6 +228,10 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if err := d.check(); err != nil {
 			return nil, err
 		}
+	case *ReplayData:
+		if err := next.applyReplay(e, d); err != nil {
+			return nil, err
+		}
 	case *DispatchStart, *DispatchFinish:
 		if err := next.applyDispatch(e, p); err != nil {
 			return nil, err

@@ -32,11 +32,12 @@ func (p Problem) String() string {
 // chainFiles are all the entries a chain commit may have at its top level.
 var chainFiles = map[string]bool{
 	refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, HeaderFile: true, LedgerFile: true,
-	dispatchDir: true, handoffsDir: true, importDir: true,
+	dispatchDir: true, handoffsDir: true, importDir: true, replayDir: true,
 }
 
-// Directories: prompts and outputs (DispatchPath), handoffs (HandoffPath).
-const dispatchDir, handoffsDir, importDir = "dispatch", "handoffs", "import"
+// Directories: prompts and outputs (DispatchPath), handoffs (HandoffPath),
+// replays' Compression State Blocks (ReplayStatePath).
+const dispatchDir, handoffsDir, importDir, replayDir = "dispatch", "handoffs", "import", "replay"
 
 // Verify replays pipeline id's chain from its root and reports every
 // structural fault, illegal transition and state that its events do not

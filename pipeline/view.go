@@ -136,6 +136,8 @@ func (s *State) observe(prev *State, e Event, p any) {
 	switch d := p.(type) {
 	case *StartData:
 		v.Health = Health{Level: Green}
+	case *ReplayData:
+		v.Health = Health{Level: Green, Phase: d.From} // a resume starts afresh
 	case *LedgerData:
 		switch e.Type {
 		case LedgerType(ledger.Begin):

@@ -68,7 +68,18 @@ var Embedded = sync.OnceValues(func() (*Set, error) { return Load("") })
 // Load is the built-in templates overridden and extended by the work tree's
 // OverrideDir (absent is fine; workdir "" reads none). A template that does
 // not parse is an error naming its file and line.
-func Load(workdir string) (*Set, error) {
+func Load(workdir string) (*Set, error) { return LoadWith(workdir, nil) }
+
+// Override is a template's text from elsewhere than the work tree: a
+// replay's mutation, or a git revision's template.
+type Override struct {
+	Source string // the file it came from, as errors name it
+	Text   string
+}
+
+// LoadWith is Load, then each override replacing or adding the template
+// it is keyed by.
+func LoadWith(workdir string, overrides map[string]Override) (*Set, error) {
 	files := map[string]file{}
 	entries, err := fs.ReadDir(builtin, "templates")
 	if err != nil {
@@ -85,6 +96,15 @@ func Load(workdir string) (*Set, error) {
 		if err := readOverrides(workdir, files); err != nil {
 			return nil, err
 		}
+	}
+	for name, o := range overrides {
+		if !validName.MatchString(name) {
+			return nil, fmt.Errorf("%s: %q is not a template name (lower-case letters, digits and dashes)", o.Source, name)
+		}
+		if len(o.Text) > maxTemplateBytes {
+			return nil, fmt.Errorf("%s: larger than %d bytes", o.Source, maxTemplateBytes)
+		}
+		files[name] = file{o.Source, o.Text}
 	}
 	return parse(files)
 }

@@ -81,7 +81,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			initCommand(), startCommand(), buildCommand(), statusCommand(), ledgerCommand(), gateCommand(),
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
 			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
-			checkpointCommand(), resolveCommand(), fetchCommand(), pushCommand(), syncCommand(),
+			checkpointCommand(), replayCommand(), resolveCommand(), fetchCommand(), pushCommand(), syncCommand(),
 			hooksCommand(), doctorCommand(), specCommand(), trustCommand(), agentsCommand(),
 		},
 	}

@@ -61,14 +61,8 @@ func buildAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		agents, err := agent.Load(c.Context, repo)
+		agents, err := loadAgents(c, s, sp)
 		if err != nil {
-			return err
-		}
-		if agents.Refused != nil {
-			return agents.Refused // a refusal with its trust hint
-		}
-		if err := resolveRoles(sp, agents); err != nil {
 			return err
 		}
 		id, err := buildPipeline(c, s, resume, fresh)
@@ -80,19 +74,37 @@ func buildAction(c *cli.Context) error {
 			return err
 		}
 		defer e.Close()
-		// Ctrl-C and SIGTERM end the agent's group and leave the run
-		// resumable: its dispatch is finished as cancelled, to run again.
-		ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		res, err := e.Walk(ctx, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design")})
-		if ctx.Err() != nil && c.Context.Err() == nil {
-			return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
-		}
-		if err != nil {
-			return err
-		}
-		return printWalk(s, id, res)
+		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design")})
 	})
+}
+
+// loadAgents is the agents' configuration, refused unless every role sp
+// dispatches has one: checked before anything starts.
+func loadAgents(c *cli.Context, s *session, sp *spec.Spec) (*agent.Config, error) {
+	agents, err := agent.Load(c.Context, s.svc.Repo)
+	if err != nil {
+		return nil, err
+	}
+	if agents.Refused != nil {
+		return nil, agents.Refused // a refusal with its trust hint
+	}
+	return agents, resolveRoles(sp, agents)
+}
+
+// walk walks engine e's pipeline until it stops, and says where.
+func walk(c *cli.Context, s *session, e *build.Engine, opts build.WalkOptions) error {
+	// Ctrl-C and SIGTERM end the agent's group and leave the run
+	// resumable: its dispatch is finished as cancelled, to run again.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := e.Walk(ctx, opts)
+	if ctx.Err() != nil && c.Context.Err() == nil {
+		return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
+	}
+	if err != nil {
+		return err
+	}
+	return printWalk(s, e.ID, res)
 }
 
 // resolveRoles checks that every role sp dispatches has an agent, before

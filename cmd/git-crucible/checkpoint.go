@@ -234,54 +234,75 @@ func checkpointRestore(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		safety, changes, err := sh.Plan(c.Context, cp, c.StringSlice("path"))
-		endProgress(s)
-		var branch *checkpoint.BranchError
-		if errors.As(err, &branch) {
-			return &refused{Err: err}
-		}
+		r, err := restoreTo(c, s, sh, cp, c.StringSlice("path"), c.Bool("yes"), c.Bool("keep-head"))
 		if err != nil {
 			return err
 		}
-		undo := fmt.Sprintf("git crucible checkpoint restore %s --yes --keep-head", safety.ID[:12])
-		fmt.Fprintf(s.err(), "About to restore working directory to checkpoint %s (taken at %s, branch %s). This will reset uncommitted changes.\n",
-			cp.Reason, cp.Time, cp.Branch)
-		for _, ch := range changes {
-			fmt.Fprintf(s.err(), "  %s %s\n", ch.Op, ch.Path)
-		}
-		if !c.Bool("yes") {
-			fmt.Fprint(s.err(), "Proceed? [yes / no] ")
-			var answer string
-			fmt.Fscanln(c.App.Reader, &answer)
-			if a := strings.ToLower(strings.TrimSpace(answer)); a != "yes" && a != "y" {
-				return &refused{Err: errors.New("restore cancelled; nothing changed")}
-			}
-		}
-		refusedPaths, err := sh.Apply(c.Context, cp, changes)
-		for _, r := range refusedPaths {
-			fmt.Fprintf(s.err(), "warning: not removed: %s\n", r)
-		}
-		if err != nil {
-			return withHints(err, "the safety checkpoint undoes what was done: "+undo)
-		}
-		if !c.Bool("keep-head") && len(c.StringSlice("path")) == 0 {
-			var gone *checkpoint.HeadGoneError
-			if err := sh.ResetBranch(c.Context, safety.Head, cp.Head); errors.As(err, &gone) {
-				return withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
-					cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+undo)
-			} else if killed := (*checkpoint.KilledRestoreError)(nil); errors.As(err, &killed) {
-				return withHints(err, "the work tree is restored; the branch did not move", killed.Hint())
-			} else if err != nil {
-				return withHints(err, "the work tree is restored; the branch did not move")
-			}
-		}
 		if s.jsonOut() {
-			return s.printJSON(map[string]any{"checkpoint": cp, "safety": safety.Checkpoint, "changes": changes, "refused": refusedPaths})
+			return s.printJSON(map[string]any{"checkpoint": cp, "safety": r.safety.Checkpoint, "changes": r.changes, "refused": r.refused})
 		}
-		fmt.Fprintf(s.out(), "Restored checkpoint %s (%s): %d paths changed\n", cp.ID[:12], cp.Reason, len(changes))
-		fmt.Fprintf(s.out(), "Undo with: %s\n", undo)
+		fmt.Fprintf(s.out(), "Restored checkpoint %s (%s): %d paths changed\n", cp.ID[:12], cp.Reason, len(r.changes))
+		fmt.Fprintf(s.out(), "Undo with: %s\n", r.undo)
 		return nil
 	})
+}
+
+// restored is what restoreTo did.
+type restored struct {
+	safety  *checkpoint.Result
+	changes []checkpoint.Change
+	refused []string // paths not removed
+	undo    string   // the command that undoes it
+}
+
+// restoreTo makes the work tree match cp, after a safety checkpoint and
+// the user's yes (asked on stderr unless yes), and moves the branch back to
+// cp's HEAD unless keepHead or paths: checkpoint restore's and replay's.
+func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint.Checkpoint, paths []string, yes, keepHead bool) (*restored, error) {
+	safety, changes, err := sh.Plan(c.Context, cp, paths)
+	endProgress(s)
+	var branch *checkpoint.BranchError
+	if errors.As(err, &branch) {
+		return nil, &refused{Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &restored{safety: safety, changes: changes,
+		undo: fmt.Sprintf("git crucible checkpoint restore %s --yes --keep-head", safety.ID[:12])}
+	fmt.Fprintf(s.err(), "About to restore working directory to checkpoint %s (taken at %s, branch %s). This will reset uncommitted changes.\n",
+		cp.Reason, cp.Time, cp.Branch)
+	for _, ch := range changes {
+		fmt.Fprintf(s.err(), "  %s %s\n", ch.Op, ch.Path)
+	}
+	if !yes {
+		fmt.Fprint(s.err(), "Proceed? [yes / no] ")
+		var answer string
+		fmt.Fscanln(c.App.Reader, &answer)
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "yes" && a != "y" {
+			return nil, &refused{Err: errors.New("restore cancelled; nothing changed")}
+		}
+	}
+	r.refused, err = sh.Apply(c.Context, cp, changes)
+	for _, p := range r.refused {
+		fmt.Fprintf(s.err(), "warning: not removed: %s\n", p)
+	}
+	if err != nil {
+		return nil, withHints(err, "the safety checkpoint undoes what was done: "+r.undo)
+	}
+	if keepHead || len(paths) > 0 {
+		return r, nil
+	}
+	var gone *checkpoint.HeadGoneError
+	if err := sh.ResetBranch(c.Context, safety.Head, cp.Head); errors.As(err, &gone) {
+		return nil, withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
+			cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+r.undo)
+	} else if killed := (*checkpoint.KilledRestoreError)(nil); errors.As(err, &killed) {
+		return nil, withHints(err, "the work tree is restored; the branch did not move", killed.Hint())
+	} else if err != nil {
+		return nil, withHints(err, "the work tree is restored; the branch did not move")
+	}
+	return r, nil
 }
 
 func checkpointPrune(c *cli.Context) error {

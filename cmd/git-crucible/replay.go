@@ -1,0 +1,451 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/checkpoint"
+	"github.com/git-crucible/git-crucible/interop"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/refs"
+	"github.com/git-crucible/git-crucible/replay"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// staleAfter is how old a pipeline's start may be before a replay warns.
+const staleAfter = 7 * 24 * time.Hour
+
+// manyReplays is the resume count from which a replay advises smaller tasks.
+const manyReplays = 3
+
+func replayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "resume a crashed pipeline from its last verified phase boundary, or run it again from one",
+		ArgsUsage: "[<pipeline> | <scratch-dir> | <manifest.jsonl>]",
+		Description: "Reads the pipeline (--pipeline or the argument, else the branch's active one; a crucible\n" +
+			"scratch or dispatch directory, or a manifest.jsonl, is imported first) and finds where to resume:\n" +
+			"the first phase not complete (every dispatch in it completed, or retried to completion, and\n" +
+			"every spec step of it done), fallen back boundary by boundary past a phase whose completed\n" +
+			"work is missing (an implementer's commit on the branch, a red team's or reviewer's output),\n" +
+			"and past a pruned checkpoint. --from-phase N resumes at phase N's start instead (a warning\n" +
+			"when that redoes verified work); --from-seq N at the start of dispatch N's phase.\n" +
+			"--dry-run prints the Replay Plan (crucible's format) and changes nothing. Otherwise replay\n" +
+			"refuses on another branch than the pipeline's, asks (or takes --yes, which also approves the\n" +
+			"design when the replay walks past the approval), restores the boundary's checkpoint after a\n" +
+			"safety checkpoint, records the replay with its Compression State Block (printed, and kept in\n" +
+			"the chain as replay/<session>.md), reopens the ledger from that phase, and walks the pipeline\n" +
+			"from there as 'git crucible build' does: new dispatches append to the same manifest with\n" +
+			"replay_of and replay_session. A replay killed on the way goes on with 'git crucible build\n" +
+			"--resume', or is replayed again.",
+		Flags: commonFlags(
+			&cli.IntFlag{Name: "from-phase", Usage: "resume at the start of phase `N` (1-4) instead of the detected one"},
+			&cli.IntFlag{Name: "from-seq", Usage: "resume at the start of the phase of dispatch `N`"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the Replay Plan; change nothing"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "restore without asking; approve the design if the walk reaches the approval"},
+			&cli.BoolFlag{Name: "current-tree", Usage: "resume on the work tree as it is, restoring no checkpoint (when none is left)"},
+			&cli.StringSliceFlag{Name: "mutate", Usage: "dispatch template `ORIG` with the text of file REPL instead, as ORIG=REPL (repeatable)"},
+			&cli.StringFlag{Name: "template-ref", Usage: "read the templates of .crucible/templates at git revision `REV`"},
+			&cli.BoolFlag{Name: "diff", Usage: "after the replay, print its Replay Diff against the run it replaced"},
+		),
+		Action: replayAction,
+		Subcommands: []*cli.Command{{
+			Name:      "diff",
+			Usage:     "compare two runs of a pipeline: the Replay Diff",
+			ArgsUsage: "<session> <session>",
+			Description: "Compares two sessions of the pipeline (its id for the original run, replay-N for a replay)\n" +
+				"over the phases both ran: dispatches, quality gate rounds, wall time and acceptance tests, each\n" +
+				"dispatch beside the one it replays (their outputs compared line by line), and the code each\n" +
+				"ended with (git diff --shortstat). --json prints crucible's replay-diff signal.",
+			Flags: commonFlags(),
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 2 {
+					return usageErrorf("want two sessions: git crucible replay diff <session> <session>")
+				}
+				return withPipeline(c, func(s *session, id string) error {
+					return replayDiff(c, s, id, c.Args().Get(0), c.Args().Get(1))
+				})
+			},
+		}},
+	}
+}
+
+// shortstat reads git diff --shortstat.
+var shortstat = regexp.MustCompile(`(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
+
+// replayDiff prints the Replay Diff of sessions a and b of pipeline id.
+func replayDiff(c *cli.Context, s *session, id, a, b string) error {
+	sp, err := buildSpec(s, "")
+	if err != nil {
+		return err
+	}
+	events, err := s.svc.ChainEvents(c.Context, id)
+	if err != nil {
+		return err
+	}
+	d, err := replay.Compare(id, events, sp, a, b, func(path string) ([]byte, error) { return s.svc.ReadKept(c.Context, id, path) })
+	var bad *replay.OverrideError
+	if errors.As(err, &bad) {
+		return withHints(&refused{Err: err}, "a session is the pipeline's id (its first run) or replay-N")
+	}
+	if err != nil {
+		return err
+	}
+	from, to := d.A.Session.Final, d.B.Session.Final
+	if to == "" {
+		to = "HEAD"
+	}
+	if from != "" {
+		out, err := s.svc.Repo.Git(c.Context, "diff", "--shortstat", from, to, "--")
+		if err != nil {
+			return err
+		}
+		if m := shortstat.FindStringSubmatch(string(out)); m != nil {
+			d.Files, _ = strconv.Atoi(m[1])
+			d.Insertions, _ = strconv.Atoi(m[2])
+			d.Deletions, _ = strconv.Atoi(m[3])
+		}
+		d.Range = from[:min(12, len(from))] + ".." + to[:min(12, len(to))]
+	}
+	if s.jsonOut() {
+		return writeJSON(s.out(), d.Signal(), "")
+	}
+	_, err = s.out().Write(d.Markdown())
+	return err
+}
+
+func replayAction(c *cli.Context) error {
+	if err := wantArgs(c, 1); err != nil {
+		return err
+	}
+	opts := replay.Options{FromPhase: ledger.Phase(c.Int("from-phase")), FromSeq: c.Int("from-seq")}
+	switch {
+	case c.IsSet("from-phase") && c.IsSet("from-seq"):
+		return usageErrorf("--from-phase and --from-seq cannot be used together")
+	case c.IsSet("from-phase") && !opts.FromPhase.Valid():
+		return usageErrorf("--from-phase %d: phases are 1 to 4", c.Int("from-phase"))
+	case c.IsSet("from-seq") && opts.FromSeq < 1:
+		return usageErrorf("--from-seq %d: dispatch seqs start at 1", c.Int("from-seq"))
+	case c.NArg() == 1 && c.String("pipeline") != "":
+		return usageErrorf("name the pipeline once: --pipeline or the argument")
+	case !c.Bool("dry-run") && !c.Bool("yes") && !c.Bool("current-tree") && !isTerminal(os.Stdin):
+		return withHints(usageErrorf("replay asks before it restores the work tree, and there is no terminal to ask on"),
+			"pass --yes to replay without asking, or --dry-run to see what it would do")
+	}
+	return withRepo(c, func(s *session) error {
+		sp, err := buildSpec(s, "")
+		if err != nil {
+			return err
+		}
+		t, err := replayTemplates(c, s)
+		if err != nil {
+			return err
+		}
+		if c.Bool("dry-run") {
+			return replayDryRun(c, s, sp, opts, t)
+		}
+		return replayRun(c, s, sp, opts, t)
+	})
+}
+
+// templates are a replay's prompt templates: the built-in ones, those of
+// --template-ref's revision, then --mutate's swaps.
+type templates struct {
+	set       *prompt.Set
+	ref       string            // --template-ref's commit
+	mutations map[string]string // template name -> "orig.md -> repl.md"
+	swapped   map[string][]byte // template name -> the text swapped in
+}
+
+// list is the mutations, sorted.
+func (t *templates) list() []string {
+	out := []string{}
+	for _, m := range t.mutations {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// replayTemplates reads --template-ref and --mutate, refusing a mutation
+// that names no template or a replacement that cannot be read.
+func replayTemplates(c *cli.Context, s *session) (*templates, error) {
+	t := &templates{mutations: map[string]string{}, swapped: map[string][]byte{}}
+	overrides := map[string]prompt.Override{}
+	if rev := c.String("template-ref"); rev != "" {
+		out, err := s.svc.Repo.Git(c.Context, "rev-parse", "-q", "--verify", rev+"^{commit}")
+		if err != nil {
+			return nil, withHints(usageErrorf("--template-ref %s: not a commit", rev), "name a revision: a commit, a branch or a tag")
+		}
+		t.ref = strings.TrimSpace(string(out))
+		names, err := s.svc.Repo.Git(c.Context, "ls-tree", "--name-only", t.ref, prompt.OverrideDir+"/")
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range strings.Fields(string(names)) {
+			name, ok := strings.CutSuffix(filepath.Base(path), ".md")
+			if !ok {
+				continue
+			}
+			text, err := s.svc.Repo.Git(c.Context, "cat-file", "blob", t.ref+":"+path)
+			if err != nil {
+				return nil, err
+			}
+			overrides[name] = prompt.Override{Source: rev + ":" + path, Text: string(text)}
+		}
+	}
+	base, err := prompt.LoadWith("", overrides)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range c.StringSlice("mutate") {
+		orig, repl, ok := strings.Cut(m, "=")
+		name := strings.TrimSuffix(orig, ".md")
+		switch {
+		case !ok || name == "" || repl == "":
+			return nil, usageErrorf("--mutate %s: want ORIG=REPL, a template and a replacement file", m)
+		case !base.Has(name):
+			return nil, withHints(usageErrorf("--mutate %s: no template %q", m, name), "templates: "+strings.Join(base.Names(), ", "))
+		}
+		text, err := os.ReadFile(repl)
+		if err != nil {
+			return nil, withHints(&refused{Err: fmt.Errorf("--mutate %s: %w", m, err)}, "REPL is the file holding the template to dispatch instead")
+		}
+		overrides[name] = prompt.Override{Source: repl, Text: string(text)}
+		t.mutations[name] = name + ".md -> " + filepath.Base(repl)
+		t.swapped[name] = text
+	}
+	if t.set, err = prompt.LoadWith("", overrides); err != nil {
+		return nil, &refused{Err: err}
+	}
+	return t, nil
+}
+
+// replaySource resolves the argument: a pipeline, or a crucible manifest
+// (its path, "" for a pipeline).
+func replaySource(c *cli.Context, s *session) (id, manifest string, err error) {
+	arg := c.Args().First()
+	if arg != "" {
+		if _, statErr := os.Stat(arg); statErr == nil {
+			manifest, err = replay.Locate(arg)
+			if err != nil {
+				return "", "", withHints(err, "replay reads a pipeline id, a crucible scratch or dispatch directory, or a manifest.jsonl")
+			}
+			return "", manifest, nil
+		}
+		if refs.ValidateID(arg) != nil {
+			return "", "", withHints(fmt.Errorf("'%s' is neither a pipeline nor a file", arg), "see: git crucible list")
+		}
+		s.pipeline = arg
+	}
+	id, err = s.pipelineID(c.Context)
+	return id, "", err
+}
+
+// readSource reads pipeline id, or the manifest without importing it.
+func readSource(c *cli.Context, s *session, sp *spec.Spec, id, manifest string) (*replay.Source, *pipeline.State, error) {
+	if manifest != "" {
+		src, err := replay.FromManifest(manifest)
+		return src, nil, sourceError(err)
+	}
+	st, _, err := s.svc.Load(c.Context, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := s.svc.ChainEvents(c.Context, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := replay.FromEvents(st, events, sp)
+	return src, st, err
+}
+
+// sourceError gives a manifest replay cannot read its hint.
+func sourceError(err error) error {
+	var bad *replay.MalformedError
+	if errors.As(err, &bad) {
+		return withHints(&refused{Err: err}, "replay does not resume from a manifest it cannot read whole: a lost line may be a dispatch in flight",
+			"fix or remove that line, then run replay again")
+	}
+	if errors.Is(err, interop.ErrNoManifest) {
+		return &refused{Err: err}
+	}
+	return err
+}
+
+// detect finds the resume point of src, printing how it was reached.
+func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts replay.Options) (*replay.Resume, error) {
+	ev, err := replay.Gather(c.Context, s.svc.Repo, src)
+	if err != nil {
+		return nil, err
+	}
+	r, err := replay.Detect(src, sp, ev, opts)
+	var bad *replay.OverrideError
+	if errors.As(err, &bad) {
+		return nil, withHints(&refused{Err: err}, "see its dispatches: git crucible dispatch list --pipeline "+src.Pipeline)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(s.err(), "warning: %s\n", n)
+	}
+	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && time.Since(started) > staleAfter {
+		fmt.Fprintf(s.err(), "warning: pipeline %s started %s, more than 7 days ago: its state may be stale\n", src.Pipeline, src.Started)
+	}
+	if src.Replays >= manyReplays {
+		fmt.Fprintf(s.err(), "warning: pipeline %s was resumed %d times: split its work into smaller tasks, or find what keeps interrupting it\n",
+			src.Pipeline, src.Replays)
+	}
+	return r, nil
+}
+
+func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
+	id, manifest, err := replaySource(c, s)
+	if err != nil {
+		return err
+	}
+	src, _, err := readSource(c, s, sp, id, manifest)
+	if err != nil {
+		return err
+	}
+	r, err := detect(c, s, sp, src, opts)
+	if err != nil {
+		return err
+	}
+	plan := &replay.Plan{Source: src, Resume: r, Mutations: t.list()}
+	if s.jsonOut() {
+		return s.printJSON(plan)
+	}
+	_, err = s.out().Write(plan.Markdown())
+	return err
+}
+
+func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
+	repo := s.svc.Repo
+	if repo.WorkTree == "" {
+		return &refused{Err: errors.New("replay needs a work tree for its agents")}
+	}
+	id, manifest, err := replaySource(c, s)
+	if err != nil {
+		return err
+	}
+	agents, err := loadAgents(c, s, sp)
+	if err != nil {
+		return err
+	}
+	if manifest != "" {
+		// Read whole first: an import skips the lines it cannot read.
+		if _, err := replay.FromManifest(manifest); err != nil {
+			return sourceError(err)
+		}
+		if !c.Bool("current-tree") {
+			return withHints(&refused{Err: errors.New("a crucible run's checkpoints are in crucible's own shadow repository: replay has none to restore")},
+				"replay it on the work tree as it is: git crucible replay --current-tree "+shellQuote(c.Args().First()))
+		}
+		r, err := interop.Import(c.Context, s.svc, filepath.Dir(manifest), s.pipeline)
+		if err != nil {
+			return err
+		}
+		id = r.Pipeline
+		fmt.Fprintf(s.err(), "Imported %s as pipeline %s\n", manifest, id)
+	}
+	src, st, err := readSource(c, s, sp, id, "")
+	if err != nil {
+		return err
+	}
+	r, err := detect(c, s, sp, src, opts)
+	if err != nil {
+		return err
+	}
+	if r.Phase == 0 {
+		fmt.Fprintf(s.out(), "Pipeline %s: every phase is complete and verified; nothing to resume\n", id)
+		fmt.Fprintln(s.err(), "hint: run it again from a phase with: git crucible replay --from-phase <N>")
+		return nil
+	}
+	if branch, _ := repo.HeadBranch(); src.Branch != "" && branch != src.Branch {
+		return &refused{Err: &wrongBranchError{want: src.Branch, have: branch}}
+	}
+	current := c.Bool("current-tree")
+	if !current && (r.Gone || r.Boundary.Checkpoint == "") {
+		return withHints(&refused{Err: fmt.Errorf("no checkpoint is left to restore the Phase %d boundary (%s) from", r.Phase, r.Boundary.Reason)},
+			"resume on the work tree as it is: git crucible replay --current-tree",
+			"or start over: git crucible replay --from-phase 1")
+	}
+	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	// An agent of the crashed run may still be running: it ends, or is
+	// ended, before the tree is restored under it.
+	if _, err := e.Recover(c.Context); err != nil {
+		return err
+	}
+	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase, Mutations: t.list(), TemplateRef: t.ref}
+	if d.Head, err = repo.HeadCommit(); err != nil {
+		return err
+	}
+	if !current {
+		if d.Checkpoint, err = restoreBoundary(c, s, r); err != nil {
+			return err
+		}
+	}
+	if seqs, err := replay.Settle(c.Context, s.svc, id, d.Session); err != nil {
+		return err
+	} else if len(seqs) > 0 {
+		fmt.Fprintf(s.err(), "Settled %d dispatches left in flight as interrupted: %v\n", len(seqs), seqs)
+	}
+	session := d.Session
+	state := replay.CompressionState(st, src, r, sp)
+	if err := replay.Begin(c.Context, s.svc, src, sp, d, state, t.swapped); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.err(), "Replaying pipeline %s from the Phase %d boundary (%s) as %s\n", id, r.Phase, r.Boundary.Reason, session)
+	if _, err := s.out().Write(state); err != nil {
+		return err
+	}
+	err = walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations})
+	if err != nil || !c.Bool("diff") {
+		return err
+	}
+	before := id
+	if src.Replays > 0 {
+		before = fmt.Sprintf("replay-%d", src.Replays)
+	}
+	return replayDiff(c, s, id, before, session)
+}
+
+// restoreBoundary restores the resume point's checkpoint and returns its id.
+func restoreBoundary(c *cli.Context, s *session, r *replay.Resume) (string, error) {
+	sh, err := checkpoint.Open(c.Context, s.svc.Repo)
+	if err != nil {
+		return "", err
+	}
+	cp, err := sh.Find(c.Context, r.Boundary.Checkpoint)
+	if err != nil {
+		return "", err
+	}
+	_, err = restoreTo(c, s, sh, cp, nil, c.Bool("yes"), false)
+	return cp.ID, err
+}
+
+// wrongBranchError is the replay seed's branch guard, in its words.
+type wrongBranchError struct{ want, have string }
+
+func (e *wrongBranchError) Error() string {
+	return fmt.Sprintf("Pipeline was running on branch %s but you are on %s. Switch to %s before resuming"+
+		" — restoring a checkpoint from a different branch would contaminate your working directory.", e.want, e.have, e.want)
+}
