@@ -1,6 +1,7 @@
 package build
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/ledger"
@@ -81,6 +82,9 @@ func (v *chainView) add(ev pipeline.Event) error {
 		if err := pipeline.DecodeData(ev, &d); err != nil {
 			return err
 		}
+		if d.Step == "" {
+			return nil // a dispatch the engine did not start: the walk never looks at it
+		}
 		r := startRecord(d)
 		p := r.Point
 		p.Round = 0
@@ -129,6 +133,21 @@ func (v *chainView) add(ev pipeline.Event) error {
 func (v *chainView) takeFinished() []Record {
 	out := v.finished
 	v.finished = nil
+	return out
+}
+
+// unfinished lists the dispatches at points not done that have no
+// finish, in seq order.
+func (v *chainView) unfinished() []Record {
+	var out []Record
+	for _, recs := range v.open {
+		for _, r := range recs {
+			if !r.Finished() {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Record) int { return a.Seq - b.Seq })
 	return out
 }
 

@@ -87,7 +87,10 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 	if w.opts.Executor == nil {
 		w.opts.Executor = Serial{}
 	}
-	recovered, err := e.Recover(ctx)
+	if err := w.refresh(ctx); err != nil {
+		return WalkResult{}, err
+	}
+	recovered, err := w.recover(ctx)
 	if err != nil {
 		return WalkResult{}, err
 	}
@@ -129,6 +132,18 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 		}
 	}
 	return WalkResult{Status: WalkDone}, nil
+}
+
+// recover is the engine's Recover of the dispatches in flight, found in
+// the walk's view of the chain rather than by reading the whole chain
+// again; by the whole chain when the view has not every one the state
+// says is in flight (one the engine did not start).
+func (w *walker) recover(ctx context.Context) ([]Recovered, error) {
+	unfinished := w.view.unfinished()
+	if len(unfinished) != len(w.state.Dispatch.InFlight) {
+		return w.e.Recover(ctx)
+	}
+	return w.e.recover(ctx, unfinished)
 }
 
 // record records the end of the step at p, and reloads the chain.
