@@ -82,6 +82,9 @@ type Service struct {
 		id, commit string
 		st         *State
 	}
+	// enc renders state.json into buffers it reuses: a state grows with
+	// its pipeline, and an engine renders one for every append.
+	enc stateEncoder
 }
 
 // Open returns a service on repo; Close releases it.
@@ -288,7 +291,7 @@ func (s *Service) batch(w *Writer, st *State, now string, drafts []Draft) (*refs
 			b.Files[HeaderFile] = hdr.Encode()
 		}
 	}
-	b.Files[refs.StateFile] = st.Encode()
+	b.Files[refs.StateFile] = bytes.Clone(s.enc.encode(st)) // kept: the store's head holds it
 	b.Files[LedgerFile] = ledger.Render(&st.Gates.Ledger)
 	b.Subject = strings.Join(subjects, "; ")
 	return b, warnings, nil

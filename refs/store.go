@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,9 @@ type Store struct {
 	// besides the cache file: an engine reads the head it has just written
 	// before every append, and the file costs as much as its state.json.
 	last *Head
+	// cacheBuf is where writeCache renders the cache file, reused: it is
+	// as large as the state.
+	cacheBuf bytes.Buffer
 }
 
 // Open returns a store on repo; Close releases it.

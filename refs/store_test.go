@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -171,7 +172,7 @@ func TestHeadKeptInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := encodeCache(&Head{ID: "p1", Commit: h1.Commit, Tree: h1.Tree, State: []byte(`{"forged":true}`)})
+	forged := encodeCache(new(bytes.Buffer), &Head{ID: "p1", Commit: h1.Commit, Tree: h1.Tree, State: []byte(`{"forged":true}`)})
 	if err := os.WriteFile(s.cachePath("p1"), forged, 0o644); err != nil {
 		t.Fatal(err)
 	}
