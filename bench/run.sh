@@ -12,7 +12,7 @@
 #   BENCH_KEEP=1                 keep the temporary directory (printed)
 #   BENCH_ONLY=verify,log       run only these rows (and the set-up they need):
 #                                hotpath status log append verify growth notes
-#                                import checkpoint hooks sync
+#                                import checkpoint hooks sync gates
 #
 # Needs only go, git and coreutils (Linux). bench/timer runs ours and the
 # baseline interleaved (A B, B A, A B, ...) so that drift hits both alike,
@@ -380,6 +380,32 @@ bench -name "sync 100 pipelines, empty remote" -n 10 -pre-a "sh $tmp/empty-ours.
 	-a "git-crucible sync ours" -b "$push_plain"
 bench -name "sync 100 pipelines, up to date" -n 20 \
 	-a "git-crucible sync ours" -b "$push_plain"
+cd "$repo"
+fi
+
+if only gates; then
+# 9. verify-commits on a 50-commit stack against plain git rebase --exec
+# on the same stack, each run from an empty cache unless said otherwise:
+# with a gate that costs nothing (the per-commit overhead of ours against
+# rebase --exec's own), with a 200 ms gate at -j 2 against serial rebase
+# --exec, and a rerun with every tree cached against a first run.
+gates_repo="$tmp/gates-repo"
+git init -q "$gates_repo" && cd "$gates_repo"
+git commit -q --allow-empty -m base && git tag base
+for i in $(seq 1 50); do echo "$i" >"f$i" && git add "f$i" && git commit -q -m "commit $i"; done
+cat >"$tmp/forget.sh" <<SH
+rm -rf "$gates_repo/.git/crucible/gates/index" "$gates_repo/.git/crucible/gates/pending" &&
+git -C "$gates_repo" update-ref -d refs/notes/crucible/gates
+SH
+n_gates=15 n_slow_gates=3
+[ "$quick" = 1 ] && n_gates=5 n_slow_gates=1
+bench -name "verify-commits, no-op gate, 50" -n "$n_gates" -warmup 1 -goal 1.3 -pre-a "sh $tmp/forget.sh" \
+	-a "git-crucible verify-commits --exec 'test -e .git' base" -b "git rebase -q --exec 'test -e .git' base"
+bench -name "verify-commits -j 2, 200 ms gate, 50" -n "$n_slow_gates" -warmup 0 -goal 0.625 -pre-a "sh $tmp/forget.sh" \
+	-a "git-crucible verify-commits -j 2 --exec 'sleep 0.2' base" -b "git rebase -q --exec 'sleep 0.2' base"
+git-crucible verify-commits --exec 'sleep 0.2' base >/dev/null
+bench -name "verify-commits cached vs first run" -n "$n_slow_gates" -warmup 0 -goal 0.05 -pre-b "sh $tmp/forget.sh" \
+	-a "git-crucible verify-commits --exec 'sleep 0.2' base" -b "git-crucible verify-commits --exec 'sleep 0.2' base"
 cd "$repo"
 fi
 

@@ -180,7 +180,7 @@ func decodeCommit(oid string, data, note []byte) (commitInfo, error) {
 		return commitInfo{}, fmt.Errorf("commit %s: %w", oid, err)
 	}
 	subject, _, _ := strings.Cut(c.Message, "\n")
-	return commitInfo{oid: oid, subject: subject, trailers: crucibleLines(c.Message), note: string(note)}, nil
+	return commitInfo{oid: oid, subject: subject, trailers: CrucibleLines(c.Message), note: string(note)}, nil
 }
 
 // named returns the pipelines a commit names, each once (its trailers',
@@ -209,10 +209,10 @@ func (c commitInfo) named() (ids, trailerIDs []string, records []notes.Provenanc
 	return ids, trailerIDs, records, noteErrs
 }
 
-// crucibleLines returns every "Crucible-*: value" line of a message, in its
+// CrucibleLines returns every "Crucible-*: value" line of a message, in its
 // trailer block or not: a commit that names a pipeline anywhere is audited
 // as one made in it (failing closed on odd layouts).
-func crucibleLines(msg string) []Trailer {
+func CrucibleLines(msg string) []Trailer {
 	var out []Trailer
 	for _, line := range strings.Split(msg, "\n") {
 		k, v, ok := strings.Cut(line, ":")

@@ -63,16 +63,16 @@ func TestTrailersAsGitReadsThem(t *testing.T) {
 }
 
 func TestCrucibleLines(t *testing.T) {
-	got := crucibleLines("subject\n\nbody\n\nCrucible-Pipeline: p1\nCrucible-Phase:  3 \nSigned-off-by: A <a@x>\n")
+	got := CrucibleLines("subject\n\nbody\n\nCrucible-Pipeline: p1\nCrucible-Phase:  3 \nSigned-off-by: A <a@x>\n")
 	if len(got) != 2 || got[0] != (Trailer{"Crucible-Pipeline", "p1"}) || got[1] != (Trailer{"Crucible-Phase", "3"}) {
 		t.Fatalf("%+v", got)
 	}
 	// Anywhere in the message, so an odd layout cannot hide a claim.
-	if got := crucibleLines("crucible-pipeline: p2\n\nbody\n"); len(got) != 1 || got[0].Value != "p2" {
+	if got := CrucibleLines("crucible-pipeline: p2\n\nbody\n"); len(got) != 1 || got[0].Value != "p2" {
 		t.Fatalf("in the subject: %+v", got)
 	}
 	for _, msg := range []string{"Key: subject only\n", "subject\n\nCrucible Pipeline: p1\n", ""} {
-		if got := crucibleLines(msg); got != nil {
+		if got := CrucibleLines(msg); got != nil {
 			t.Errorf("%q: %+v", msg, got)
 		}
 	}

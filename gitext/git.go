@@ -110,6 +110,13 @@ func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return run(ctx, r, nil, args...)
 }
 
+// GitEnv is Git run in dir ("" for the current directory) with extra
+// environment variables: for commands that run programs of their own in
+// a work tree, as git rebase --exec does.
+func (r *Repo) GitEnv(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
+	return runEnv(ctx, r, dir, extra, nil, args...)
+}
+
 // GitProgress is Git for commands that talk to remotes: git's stderr, where
 // it reports progress, is also copied to progress (nil: kept quiet).
 func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...string) ([]byte, error) {

@@ -128,27 +128,54 @@ func (r *Reader) walk(ctx context.Context, prefix, tree, key string, fn func(blo
 // one notes commit, or none when there is nothing to add. A line may not
 // hold a newline.
 func Append(ctx context.Context, repo *gitext.Repo, notesRef, object string, lines ...[]byte) error {
-	if err := checkObject(repo, object); err != nil {
-		return err
-	}
-	for _, l := range lines {
-		if bytes.IndexByte(l, '\n') >= 0 {
-			return fmt.Errorf("a note line may not hold a newline: %q", l)
+	return AppendEach(ctx, repo, notesRef, []Lines{{Object: object, Lines: lines}})
+}
+
+// Lines are lines to add to the note on Object.
+type Lines struct {
+	Object string
+	Lines  [][]byte
+}
+
+// AppendEach is Append for many objects in one notes commit (none when
+// every note has its lines already): a batch of results costs one
+// compare-and-swap, not one per object.
+func AppendEach(ctx context.Context, repo *gitext.Repo, notesRef string, batch []Lines) error {
+	keys := make([]string, 0, len(batch))
+	for _, b := range batch {
+		if err := checkObject(repo, b.Object); err != nil {
+			return err
 		}
+		for _, l := range b.Lines {
+			if bytes.IndexByte(l, '\n') >= 0 {
+				return fmt.Errorf("a note line may not hold a newline: %q", l)
+			}
+		}
+		keys = append(keys, b.Object)
+	}
+	if len(batch) == 0 {
+		return nil
 	}
 	return edit(ctx, repo, notesRef, func(v *view) (bool, error) {
-		if err := v.load(ctx, object); err != nil {
+		if err := v.load(ctx, keys...); err != nil {
 			return false, err
 		}
-		note, err := v.note(ctx, object)
-		if err != nil {
-			return false, err
+		changed := false
+		for _, b := range batch {
+			note, err := v.note(ctx, b.Object)
+			if err != nil {
+				return false, err
+			}
+			note, added := union(note, b.Lines)
+			if !added {
+				continue
+			}
+			if err := v.set(b.Object, note); err != nil {
+				return false, err
+			}
+			changed = true
 		}
-		note, changed := union(note, lines)
-		if !changed {
-			return false, nil
-		}
-		return true, v.set(object, note)
+		return changed, nil
 	})
 }
 

@@ -377,3 +377,30 @@ func TestAppendLeavesGCToGit(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendEach: notes on several objects in one notes commit, none when
+// every line is there already.
+func TestAppendEach(t *testing.T) {
+	repo, dir := setup(t)
+	const ref = "refs/notes/crucible/gates"
+	batch := []Lines{{Object: key(1), Lines: [][]byte{[]byte("a"), []byte("b")}}, {Object: key(2), Lines: [][]byte{[]byte("c")}}}
+	if err := AppendEach(ctx, repo, ref, batch); err != nil {
+		t.Fatal(err)
+	}
+	if n := gittest.Git(t, dir, "rev-list", "--count", ref); n != "1" {
+		t.Fatalf("%s notes commits, want 1", n)
+	}
+	if got := mustRead(t, repo, ref, key(1)) + mustRead(t, repo, ref, key(2)); got != "a\nb\nc\n" {
+		t.Fatalf("notes: %q", got)
+	}
+	tip := gittest.Git(t, dir, "rev-parse", ref)
+	if err := AppendEach(ctx, repo, ref, batch[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if now := gittest.Git(t, dir, "rev-parse", ref); now != tip {
+		t.Fatal("a batch of present lines made a commit")
+	}
+	if err := AppendEach(ctx, repo, ref, []Lines{{Object: key(3), Lines: [][]byte{[]byte("x\ny")}}}); err == nil {
+		t.Fatal("a line with a newline was accepted")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/trust"
@@ -22,10 +23,10 @@ func trustCommand() *cli.Command {
 		Name:      "trust",
 		Usage:     "trust the exact content of a tracked file that names commands to run",
 		ArgsUsage: "[<file>]",
-		Description: "A tracked file that names commands git-crucible runs (" + agent.TrackedFile + ", later\n" +
-			".crucible/pipeline.toml) is used only in the content you trusted: a pull request that edits it\n" +
-			"runs nothing on your machine until you review it again. Trusting records the file's path and the\n" +
-			"SHA-256 of its content in this repository's local state (<git-common-dir>/crucible/trust, never\n" +
+		Description: "A tracked file that names commands git-crucible runs (" + agent.TrackedFile + ",\n" +
+			".crucible/pipeline.toml, " + gatecache.TrackedFile + ") is used only in the content you\n" +
+			"trusted: a pull request that edits it runs nothing on your machine until you review it again.\n" +
+			"Trusting records the file's path and the SHA-256 of its content in this repository's local state (<git-common-dir>/crucible/trust, never\n" +
 			"pushed, shared by its worktrees); an edit, a pull or a checkout that changes it makes it untrusted.\n\n" +
 			"<file> (relative to the current directory; default: " + agent.TrackedFile + " at the top of the\n" +
 			"work tree) must be tracked, inside the work tree, and a regular file: not a symbolic link, nor\n" +

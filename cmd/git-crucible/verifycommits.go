@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/gatecache"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+func verifyCommitsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify-commits",
+		Usage:     "run a fast gate at every commit of a range, cached by tree",
+		ArgsUsage: "[<range>]",
+		Description: "Runs the gate at each commit of <range> (BASE..HEAD, BASE.. or BASE; default: the commits since\n" +
+			"the branch's upstream, else since the baseline of the pipeline active on the branch), so that a\n" +
+			"commit that only builds because of a later one is caught and named. The range must be a line of\n" +
+			"commits on BASE.\n\n" +
+			"The pass that decides is a real 'git rebase -i' over the range, the user's rebase settings pinned\n" +
+			"off: every commit is picked, and after each one the cache cannot answer an exec line runs the gate\n" +
+			"at the top of the work tree (as 'git rebase --exec' does: sh, the work tree clean). Every commit\n" +
+			"keeps its parent, so the rebase only fast-forwards and the branch is left exactly as it was, also\n" +
+			"when a commit fails: the rebase stops there and is aborted. --keep-going tests every commit.\n\n" +
+			"The gate: --exec CMD; --gate NAME (git config crucible.gate.<name>, or [gates] in\n" +
+			".crucible/gates.toml); else the fast gate of git config crucible.fastGate or of fast-gate in\n" +
+			".crucible/gates.toml. no-fast-gate (git config crucible.noFastGate '<reason>', or\n" +
+			"no-fast-gate = true with a reason in the file) runs the project's full test command instead\n" +
+			"(crucible.test). Stubs (true, :, echo ..., an empty command) are refused, and so is no gate at\n" +
+			"all. The tracked .crucible/gates.toml is read only after 'git crucible trust .crucible/gates.toml'.\n\n" +
+			"Results are cached by (tree, gate command, toolchain fingerprint: the output of the command\n" +
+			"crucible.gateToolchain or toolchain in the file names, e.g. 'go version') as notes on\n" +
+			"refs/notes/crucible/gates and in a local index under the git dir: a known-good tree never runs\n" +
+			"again, nor does a known-bad one unless --retest; --force runs everything again. A reworded or\n" +
+			"reordered commit keeps its tree, and so its result; with every tree known, no rebase runs. The\n" +
+			"gate exits 125 to skip a commit it cannot test, as for git bisect run. The output of the last\n" +
+			"run on each tree is kept under <git-common-dir>/crucible/gates/logs/. -j N first runs the gate at\n" +
+			"the uncached commits in N detached worktrees under <git-common-dir>/crucible/gates/slots/ (the\n" +
+			"same paths every run, so build caches stay warm); the rebase then only replays hits.\n\n" +
+			"A failure names the commit and the task and dispatch seq that made it (Crucible-Task and\n" +
+			"Crucible-Seq trailers, or the provenance note).\n\n" +
+			"A run killed mid-way leaves its rebase under way: --abort puts HEAD and the branch back as they\n" +
+			"were and keeps the results it had; --continue does the same, then runs it again from the cache.\n\n" +
+			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate, the range or\n" +
+			"the work tree was refused; 128 not a git repository, no gate, or git failed; 129 usage error.",
+		Flags: []cli.Flag{jsonFlag,
+			&cli.StringFlag{Name: "gate", Usage: "run the gate named `NAME` in config"},
+			&cli.StringFlag{Name: "exec", Usage: "run `CMD` (with sh -c) as the gate"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "prefill the cache in `N` worktrees at once"},
+			&cli.BoolFlag{Name: "keep-going", Usage: "test every commit instead of stopping at the first failure"},
+			&cli.BoolFlag{Name: "retest", Usage: "run the gate again where it failed or skipped before"},
+			&cli.BoolFlag{Name: "force", Usage: "run the gate at every commit, whatever is cached"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what is cached and what would run; run nothing"},
+			&cli.BoolFlag{Name: "abort", Usage: "put back a run that was killed mid-way, keeping what it tested"},
+			&cli.BoolFlag{Name: "continue", Usage: "put back a run that was killed mid-way and run it again from the cache"},
+		},
+		Action: verifyCommitsAction,
+	}
+}
+
+func verifyCommitsAction(c *cli.Context) error {
+	if err := wantArgs(c, 1); err != nil {
+		return err
+	}
+	if c.IsSet("gate") && c.IsSet("exec") {
+		return usageErrorf("--gate and --exec cannot be used together")
+	}
+	if c.Bool("retest") && c.Bool("force") {
+		return usageErrorf("--retest and --force cannot be used together")
+	}
+	if c.Int("jobs") < 1 {
+		return usageErrorf("-j wants a number of jobs, 1 or more")
+	}
+	recovering := c.Bool("abort") || c.Bool("continue")
+	if c.Bool("abort") && c.Bool("continue") {
+		return usageErrorf("--abort and --continue cannot be used together")
+	}
+	if recovering && (c.NArg() > 0 || c.IsSet("gate") || c.IsSet("exec") || c.Bool("retest") || c.Bool("force") || c.Bool("keep-going") || c.Bool("dry-run")) {
+		return usageErrorf("--abort and --continue take no range and no gate: they go on with the interrupted run's")
+	}
+	ctx := c.Context
+	repo, err := gitext.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	if repo.WorkTree == "" {
+		return fmt.Errorf("'git crucible verify-commits' needs a work tree")
+	}
+	store := gatecache.Open(repo)
+	var o gatecache.Options
+	if recovering {
+		in, err := store.Recover(ctx)
+		if err != nil {
+			return err
+		}
+		where := in.Head[:12]
+		if in.Branch != "" {
+			where = strings.TrimPrefix(in.Branch, "refs/heads/") + " at " + where
+		}
+		if c.Bool("abort") {
+			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+			return nil
+		}
+		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+		o = in.Options
+	} else if o, err = verifyOptions(c, repo); err != nil {
+		return err
+	}
+	o.Jobs = c.Int("jobs")
+	// Ctrl-C and SIGTERM stop the gate and abort the rebase, which puts
+	// the branch back; what was tested is kept.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := store.Verify(ctx, o)
+	if ctx.Err() != nil && c.Context.Err() == nil {
+		return errors.New("interrupted: the branch is as it was; the results so far are kept")
+	}
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		if err := writeJSON(w, rep, "  "); err != nil {
+			return err
+		}
+	} else {
+		printVerifyCommits(w, rep)
+	}
+	if failed := rep.Failed(); len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintf(c.App.ErrWriter, "error: commit %s%s fails the gate (exit %d): %s\n", f.Commit[:12], attribution(f), f.Exit, f.Subject)
+			if f.Log != "" {
+				fmt.Fprintf(c.App.ErrWriter, "hint: its output is in %s\n", f.Log)
+			}
+		}
+		return &silentExit{Code: exitRefused}
+	}
+	return nil
+}
+
+// verifyOptions is the run the command line asks for.
+func verifyOptions(c *cli.Context, repo *gitext.Repo) (gatecache.Options, error) {
+	ctx := c.Context
+	base, err := verifyBase(ctx, repo, c.Args().First())
+	if err != nil {
+		return gatecache.Options{}, err
+	}
+	gate, err := gatecache.Resolve(ctx, repo, gatecache.Request{Exec: c.String("exec"), Name: c.String("gate"),
+		Verify: func() (string, error) {
+			cfg, err := agent.Load(ctx, repo)
+			if err != nil {
+				return "", err
+			}
+			return cfg.Test, nil
+		}})
+	if err != nil {
+		return gatecache.Options{}, err
+	}
+	fingerprint, err := gatecache.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
+	if err != nil {
+		return gatecache.Options{}, err
+	}
+	mode := gatecache.UseCache
+	switch {
+	case c.Bool("retest"):
+		mode = gatecache.Retest
+	case c.Bool("force"):
+		mode = gatecache.Force
+	}
+	return gatecache.Options{Base: base, Gate: gate, Spec: gatecache.Spec(gate.Command, fingerprint),
+		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run")}, nil
+}
+
+// attribution names the task and seq that made a commit, when known.
+func attribution(c gatecache.Commit) string {
+	var parts []string
+	if c.Task != "" {
+		parts = append(parts, "task "+c.Task)
+	}
+	if c.Seq != "" {
+		parts = append(parts, "seq "+c.Seq)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
+	fmt.Fprintf(w, "gate %s: %s\n", rep.Gate, rep.Command)
+	for _, c := range rep.Commits {
+		status, note := string(c.Status), ""
+		switch {
+		case c.Status == "" && rep.DryRun:
+			status, note = "run", " (not cached)"
+		case c.Status == "":
+			status, note = "-", " (not reached)"
+		case c.Cached:
+			note = " (cached)"
+		}
+		fmt.Fprintf(w, "%-4s %s %s%s%s\n", status, c.Commit[:12], c.Subject, attribution(c), note)
+	}
+	fmt.Fprintf(w, "%s: %s, %d cached\n", plural(len(rep.Commits), "commit"), plural(rep.Ran, "gate run"), rep.Cached)
+}
+
+// verifyBase resolves the range to the commit it starts after: BASE..HEAD,
+// BASE.. or BASE; by default the merge base with the upstream, else the
+// baseline of the pipeline active on the branch.
+func verifyBase(ctx context.Context, repo *gitext.Repo, arg string) (string, error) {
+	rev := arg
+	if b, tip, ok := strings.Cut(arg, ".."); ok {
+		if strings.HasPrefix(tip, ".") {
+			return "", usageErrorf("%q: a symmetric range cannot be verified; give BASE..HEAD", arg)
+		}
+		if tip != "" {
+			head, err := resolveCommit(ctx, repo, tip)
+			if err != nil {
+				return "", err
+			}
+			if now, err := repo.HeadCommit(); err != nil {
+				return "", err
+			} else if head != now {
+				return "", withHints(usageErrorf("%q: the range must end at HEAD", arg), "check out "+tip+" first")
+			}
+		}
+		rev = b
+	}
+	if rev != "" {
+		return resolveCommit(ctx, repo, rev)
+	}
+	if up, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "@{upstream}"); err == nil {
+		base, err := repo.MergeBase(ctx, strings.TrimSpace(string(up)), "HEAD")
+		if err != nil || base != "" {
+			return base, err
+		}
+	}
+	svc := pipeline.Open(repo)
+	defer svc.Close()
+	id, err := svc.Resolve(ctx, "")
+	var none *pipeline.NoActiveError
+	if errors.As(err, &none) {
+		return "", withHints(errors.New("no range: the branch has no upstream and no active pipeline"),
+			"name the commits to verify: git crucible verify-commits <base>..HEAD")
+	}
+	if err != nil {
+		return "", err
+	}
+	st, _, err := svc.Load(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if st.Baseline == "" || st.Baseline == repo.EmptyTree() {
+		return "", withHints(fmt.Errorf("pipeline %s started on a branch with no commits: no baseline commit", id),
+			"name the commits to verify: git crucible verify-commits <base>..HEAD")
+	}
+	return st.Baseline, nil
+}
+
+// resolveCommit is rev's commit id.
+func resolveCommit(ctx context.Context, repo *gitext.Repo, rev string) (string, error) {
+	if strings.HasPrefix(rev, "-") {
+		return "", usageErrorf("%q is not a revision", rev)
+	}
+	out, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("%q is not a commit", rev)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// plural is "1 commit", "2 commits".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}

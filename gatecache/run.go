@@ -1,0 +1,120 @@
+package gatecache
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/git-crucible/git-crucible/gitext"
+)
+
+// Mode says which cached results a run trusts.
+type Mode int
+
+const (
+	// UseCache trusts every cached result: a known-good tree passes and a
+	// known-bad one fails without running.
+	UseCache Mode = iota
+	// Retest runs the gate again where it failed or skipped before.
+	Retest
+	// Force runs the gate everywhere, forgetting what was cached.
+	Force
+)
+
+// Reuse says whether a cached result stands under m.
+func (m Mode) Reuse(r Result) bool {
+	switch m {
+	case UseCache:
+		return true
+	case Retest:
+		return r.Status == Pass
+	}
+	return false
+}
+
+// gateEnv is the environment a gate runs in: the caller's, without what
+// would pin git to another work tree than the one the gate runs in.
+func gateEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// execGate runs command with sh -c in dir, its output (stdout and stderr,
+// interleaved) captured, and returns its exit status (128+N when killed by
+// signal N) and output. An error is a gate that could not start, or ctx
+// ending; the gate's process group is killed then.
+func execGate(ctx context.Context, dir, command string) (int, []byte, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir, cmd.Env = dir, gateEnv()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return 0, out.Bytes(), ctx.Err()
+	}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), out.Bytes(), nil
+		}
+		return exit.ExitCode(), out.Bytes(), nil
+	case err != nil:
+		return 0, nil, fmt.Errorf("cannot run the gate: %w", err)
+	}
+	return 0, out.Bytes(), nil
+}
+
+// Fingerprint runs toolchain (say, "go version") in dir and returns a hash
+// of its output: the part of the cache key that changes when the toolchain
+// does. No toolchain command is the fingerprint "".
+func Fingerprint(ctx context.Context, dir, toolchain string) (string, error) {
+	if strings.TrimSpace(toolchain) == "" {
+		return "", nil
+	}
+	code, out, err := execGate(ctx, dir, toolchain)
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", fmt.Errorf("toolchain fingerprint %q failed (exit %d): %s", toolchain, code, strings.TrimSpace(string(out)))
+	}
+	sum := sha256.Sum256(out)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// test runs the gate at one tree in dir and records the result, unless
+// the cache holds one that mode lets stand.
+func (s *Store) test(ctx context.Context, dir, command, spec, tree string, mode Mode) error {
+	if cached, ok, err := s.Lookup(tree, spec); err != nil || (ok && mode.Reuse(cached)) {
+		return err
+	}
+	start := time.Now()
+	code, out, err := execGate(ctx, dir, command)
+	if err != nil {
+		return err
+	}
+	now, err := gitext.Now()
+	if err != nil {
+		return err
+	}
+	r := Result{Tree: tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
+	return s.Record(Outcome{Result: r, Output: out})
+}

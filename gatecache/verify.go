@@ -1,0 +1,401 @@
+package gatecache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
+	"github.com/git-crucible/git-crucible/notes"
+)
+
+// Options is one verify-commits run.
+type Options struct {
+	Base      string // the range is Base..HEAD; a commit id
+	Gate      Gate
+	Spec      string // Spec(Gate.Command, fingerprint)
+	Mode      Mode
+	KeepGoing bool // test every commit, not stopping at the first failure
+	DryRun    bool // say what would run; run nothing
+	Jobs      int  // prefill the cache in this many slot worktrees first (<2: none)
+}
+
+// Commit is one commit of the range and its verdict.
+type Commit struct {
+	Commit  string `json:"commit"`
+	Tree    string `json:"tree"`
+	Subject string `json:"subject"`
+	Task    string `json:"task,omitempty"` // Crucible-Task, or the provenance note's
+	Seq     string `json:"seq,omitempty"`  // Crucible-Seq, likewise
+	Status  Status `json:"status,omitempty"`
+	Exit    int    `json:"exit"`
+	Cached  bool   `json:"cached"`        // the result came from the cache
+	Log     string `json:"log,omitempty"` // the gate's output, when it ran here or before
+}
+
+// Report is a run's outcome, commits oldest first. A commit the run did
+// not reach has no Status.
+type Report struct {
+	Base    string   `json:"base"`
+	Head    string   `json:"head"`
+	Gate    string   `json:"gate"`
+	Command string   `json:"command"`
+	Spec    string   `json:"spec"`
+	Commits []Commit `json:"commits"`
+	Ran     int      `json:"ran"`    // gate runs in the authoritative pass
+	Cached  int      `json:"cached"` // results taken from the cache
+	DryRun  bool     `json:"dry_run,omitempty"`
+}
+
+// Failed returns the commits that failed.
+func (r *Report) Failed() []Commit {
+	var out []Commit
+	for _, c := range r.Commits {
+		if c.Status == Fail {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Verify runs the gate at every commit of Base..HEAD: commits with a
+// result the mode trusts are answered from the cache (after the slots
+// filled it, with Jobs), the others by a real git rebase -i over the range
+// with an exec line after each of them (see rebase). With every commit
+// answered no rebase runs. The branch is left exactly as it was whether
+// the gate passes or not.
+func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
+	unlock, err := lockWorktree(s.repo)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok, err := readMarker(s.repo); err != nil || ok {
+		return nil, errInterrupted(err)
+	}
+	if op := s.repo.Operation(); op != "" {
+		return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
+			"finish it or abort it first (git "+op+" --continue or --abort)")
+	}
+	head, err := s.repo.HeadCommit()
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Base: o.Base, Head: head, Gate: o.Gate.Name, Command: o.Gate.Command, Spec: o.Spec, DryRun: o.DryRun}
+	if rep.Commits, err = s.commits(ctx, o.Base, head); err != nil {
+		return nil, err
+	}
+	trees := make([]string, len(rep.Commits))
+	for i, c := range rep.Commits {
+		trees[i] = c.Tree
+	}
+	if _, err := s.Prime(ctx, o.Spec, trees); err != nil {
+		return nil, err
+	}
+	toRun := 0
+	for i := range rep.Commits {
+		if ok, err := s.answer(&rep.Commits[i], o); err != nil {
+			return nil, err
+		} else if !ok {
+			toRun++
+		}
+	}
+	if o.DryRun {
+		rep.count()
+		return rep, nil // writes nothing, not even earlier runs' pending notes
+	}
+	if toRun == 0 {
+		return rep, s.finish(ctx, rep)
+	}
+	if o.Jobs > 1 {
+		// Before the slots spend their time: the rebase would refuse.
+		if err := s.checkClean(ctx); err != nil {
+			return nil, err
+		}
+		fresh, err := s.prefill(ctx, o, rep.Commits)
+		if err != nil {
+			return nil, err
+		}
+		for i := range rep.Commits {
+			if c := &rep.Commits[i]; c.Status == "" && slices.Contains(fresh, c.Tree) {
+				if _, err := s.answer(c, Options{Spec: o.Spec, Mode: UseCache}); err != nil {
+					return nil, err
+				}
+				c.Cached = false // tested by this run
+			}
+		}
+	}
+	if err := s.rebase(ctx, o, rep, head); err != nil {
+		return nil, err
+	}
+	return rep, s.finish(ctx, rep)
+}
+
+// checkClean refuses a work tree with changes to tracked files, which
+// the rebase would refuse half-way through set-up.
+func (s *Store) checkClean(ctx context.Context) error {
+	_, _ = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "update-index", "-q", "--refresh")
+	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--quiet", "HEAD", "--")
+	var gerr *gitext.Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return outcome.WithHints(&outcome.Refused{Err: errors.New("the work tree has changes to tracked files: the rebase needs it clean")},
+			"commit or stash them first")
+	}
+	return err
+}
+
+// answer fills c from the cache when the mode trusts its result.
+func (s *Store) answer(c *Commit, o Options) (bool, error) {
+	r, ok, err := s.Lookup(c.Tree, o.Spec)
+	if err != nil || !ok || !o.Mode.Reuse(r) {
+		return false, err
+	}
+	c.Status, c.Exit, c.Cached = r.Status, r.Exit, true
+	if _, err := os.Stat(s.LogPath(c.Tree, o.Spec)); err == nil {
+		c.Log = s.LogPath(c.Tree, o.Spec)
+	}
+	return true, nil
+}
+
+// finish counts the verdicts and writes the new results into the notes.
+func (s *Store) finish(ctx context.Context, rep *Report) error {
+	rep.count()
+	_, err := s.Flush(ctx)
+	return err
+}
+
+// count sets Ran and Cached from the commits' verdicts.
+func (rep *Report) count() {
+	rep.Ran, rep.Cached = 0, 0
+	for _, c := range rep.Commits {
+		switch {
+		case c.Status == "":
+		case c.Cached:
+			rep.Cached++
+		default:
+			rep.Ran++
+		}
+	}
+}
+
+// commits lists base..head oldest first, with what attributes a failure.
+// The range must be a line of commits on base, each the parent of the
+// next, for the rebase to fast-forward every one: it would flatten a
+// merge, and move commits that do not descend from base.
+func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error) {
+	out, err := s.repo.Git(ctx, "rev-list", "--reverse", "--parents", base+".."+head, "--")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return []Commit{}, nil
+	}
+	objects, err := s.repo.NewObjectReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer objects.Close()
+	prov, err := notes.NewReader(ctx, s.repo, notes.ProvenanceRef)
+	if err != nil {
+		return nil, err
+	}
+	defer prov.Close()
+	list := make([]Commit, 0, len(lines))
+	parent := base
+	for _, line := range lines {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 2:
+			return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("%s is a merge: the range must be a line of commits", f[0])},
+				"verify the commits after it: git crucible verify-commits "+f[0]+"..HEAD")
+		case len(f) < 2 || f[1] != parent:
+			return nil, &outcome.Refused{Err: fmt.Errorf("%s is not an ancestor of HEAD", base)}
+		}
+		parent = f[0]
+		data, err := objects.ReadKind(f[0], "commit")
+		if err != nil {
+			return nil, err
+		}
+		c, err := gitext.DecodeCommit(data)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", f[0], err)
+		}
+		subject, _, _ := strings.Cut(c.Message, "\n")
+		item := Commit{Commit: f[0], Tree: c.Tree, Subject: subject}
+		for _, t := range enforce.CrucibleLines(c.Message) {
+			switch {
+			case strings.EqualFold(t.Key, enforce.TrailerTask):
+				item.Task = t.Value
+			case strings.EqualFold(t.Key, enforce.TrailerSeq):
+				item.Seq = t.Value
+			}
+		}
+		if item.Task == "" && item.Seq == "" {
+			note, _, err := prov.Read(ctx, f[0])
+			if err != nil {
+				return nil, err
+			}
+			if recs, _ := notes.ParseProvenance(note); len(recs) > 0 {
+				r := recs[len(recs)-1]
+				if r.Task > 0 {
+					item.Task = strconv.Itoa(r.Task)
+				}
+				if r.Seq > 0 {
+					item.Seq = strconv.Itoa(r.Seq)
+				}
+			}
+		}
+		list = append(list, item)
+	}
+	return list, nil
+}
+
+// pinned is the configuration the rebase runs with, whatever the user's:
+// no editor but the one writing our todo list, no autosquash or
+// autostash, no other refs moved, no signing.
+var pinned = []string{
+	"-c", "rebase.autoSquash=false", "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false",
+	"-c", "rebase.missingCommitsCheck=error", "-c", "rebase.abbreviateCommands=false",
+	"-c", "rebase.instructionFormat=", "-c", "rebase.forkPoint=false", "-c", "commit.gpgSign=false",
+	"-c", "core.editor=true", "-c", "advice.skippedCherryPicks=false",
+}
+
+// rebase is the authoritative pass: git rebase -i over the range with a
+// todo list of our own: every commit picked, and after each commit the
+// cache could not answer an exec line running the gate. A commit keeps its
+// parent, so every pick fast-forwards. The exec line is plain shell (one
+// sh, as git rebase --exec's own), so a gate costs what it costs there:
+// it writes the gate's output and exit status into the run's directory,
+// which are recorded here once the rebase ends. A failure stops the
+// rebase (but with KeepGoing) and is aborted, which puts the branch back.
+// Past a failure known already, nothing more runs unless KeepGoing.
+func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string) error {
+	if err := os.MkdirAll(filepath.Join(s.dir, "runs"), 0o755); err != nil {
+		return err
+	}
+	run, err := os.MkdirTemp(filepath.Join(s.dir, "runs"), "run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(run)
+	// The exec line sources the gate in git's own sh, as rebase --exec
+	// runs its command, for no process more: output to <i>.log, and an
+	// exit trap (which also sees a gate's exit) appends "<i> <status>" to
+	// the results and says whether the rebase goes on.
+	stop := "case $s in 0|" + strconv.Itoa(SkipExit) + ") exit 0;; esac; exit 1"
+	if o.KeepGoing {
+		stop = "exit 0"
+	}
+	gate := "crucible_run=" + shellQuote(run) + "\n" +
+		"trap 's=$?; echo \"$crucible_commit $s\" >>\"$crucible_run/results\"; " + stop + "' EXIT\n" +
+		"exec >\"$crucible_run/$crucible_commit.log\" 2>&1 </dev/null\n" +
+		"unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR GIT_PREFIX\n" +
+		o.Gate.Command + "\n"
+	if err := os.WriteFile(filepath.Join(run, "gate"), []byte(gate), 0o644); err != nil {
+		return err
+	}
+	var todo strings.Builder
+	stopped, runs := false, 0
+	for i, c := range rep.Commits {
+		fmt.Fprintf(&todo, "pick %s\n", c.Commit)
+		stopped = stopped || (c.Status == Fail && !o.KeepGoing)
+		if c.Status != "" || stopped {
+			continue
+		}
+		fmt.Fprintf(&todo, "exec crucible_commit=%d; . %s\n", i, shellQuote(filepath.Join(run, "gate")))
+		runs++
+	}
+	if runs == 0 {
+		return nil // every commit is known: nothing for a rebase to find
+	}
+	todoFile := filepath.Join(run, "todo")
+	if err := os.WriteFile(todoFile, []byte(todo.String()), 0o644); err != nil {
+		return err
+	}
+	// A kill from here on leaves the rebase wedged: the marker says how
+	// verify-commits --abort or --continue recovers it.
+	branch, err := s.repo.ReadSymref("HEAD")
+	if err != nil {
+		return err
+	}
+	m := marker{Run: run, Head: head, Branch: branch, Base: o.Base, Gate: o.Gate, Spec: o.Spec, Mode: o.Mode, KeepGoing: o.KeepGoing}
+	for _, c := range rep.Commits {
+		m.Commits = append(m.Commits, Commit{Commit: c.Commit, Tree: c.Tree, Subject: c.Subject, Task: c.Task, Seq: c.Seq})
+	}
+	if err := m.write(s.repo); err != nil {
+		return err
+	}
+	defer removeMarker(s.repo)
+	args := append(append([]string{}, pinned...), "rebase", "-i", "--no-autosquash", "--no-autostash", "--no-update-refs",
+		"--reschedule-failed-exec", "--no-fork-point", o.Base)
+	// The editor git runs on its todo list puts ours in its place, with
+	// shell builtins alone (git appends "$@", the list's path).
+	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
+	_, rebaseErr := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	if s.repo.Operation() == "rebase" {
+		if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
+			return fmt.Errorf("cannot abort the rebase: %w", err)
+		}
+	}
+	if err := s.collect(run, o.Spec, rep.Commits); err != nil {
+		return err
+	}
+	now, err := s.repo.HeadCommit()
+	if err != nil {
+		return err
+	}
+	if now != head {
+		return outcome.WithHints(fmt.Errorf("HEAD moved from %s to %s during the rebase", head, now),
+			"put it back with: git reset --hard "+head)
+	}
+	if rebaseErr != nil && len(rep.Failed()) == 0 {
+		if err := s.checkClean(ctx); err != nil {
+			return err // what git rebase refused
+		}
+		return fmt.Errorf("git rebase: %w", rebaseErr)
+	}
+	return ctx.Err()
+}
+
+// collect records the results the exec lines left in run: "i <status>"
+// lines for commits[i], its output in i.log; it fills in commits.
+func (s *Store) collect(run, spec string, commits []Commit) error {
+	b, err := os.ReadFile(filepath.Join(run, "results"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing ran
+	}
+	if err != nil {
+		return err
+	}
+	now, err := gitext.Now()
+	if err != nil {
+		return err
+	}
+	var outs []Outcome
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var i, code int
+		if n, err := fmt.Sscanf(line, "%d %d", &i, &code); n != 2 || err != nil || i < 0 || i >= len(commits) || code < 0 || code > 255 {
+			return fmt.Errorf("%s: not a result: %q", filepath.Join(run, "results"), line)
+		}
+		c := &commits[i]
+		r := Result{Tree: c.Tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
+		outs = append(outs, Outcome{Result: r, LogFile: filepath.Join(run, strconv.Itoa(i)+".log")})
+		c.Status, c.Exit, c.Cached, c.Log = r.Status, r.Exit, false, s.LogPath(c.Tree, spec)
+	}
+	return s.Record(outs...)
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
