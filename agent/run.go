@@ -110,7 +110,9 @@ const (
 	Cancelled  FailureKind = "cancelled"   // the run was interrupted; its process group was killed
 	Signalled  FailureKind = "signalled"   // killed by a signal we did not send
 	ExitStatus FailureKind = "exit"        // exited non-zero
-	BadReport  FailureKind = "bad-report"  // CRUCIBLE_OUTPUT is not a regular file, or too large
+	BadReport  FailureKind = "bad-report"  // CRUCIBLE_OUTPUT is not a regular file, too large, or not the report required
+	NoReport   FailureKind = "no-report"   // it exited 0 but wrote no report where one is required
+	Reported   FailureKind = "reported"    // its report says it failed (status: failed)
 	BadOutput  FailureKind = "bad-output"  // claude printed no result it could be read from
 	AgentError FailureKind = "agent-error" // claude said the session failed (is_error)
 )

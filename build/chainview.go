@@ -16,8 +16,12 @@ import (
 // and a refresh costs what the new commits hold, not the whole chain.
 type chainView struct {
 	// status is each point's last step status, keyed by the point
-	// without its round.
+	// without its round; endPos the position of that step event. result
+	// is its result, kept only for points outside tasks, whose number
+	// does not grow with the plan: the walk reads no task's.
 	status map[spec.Point]string
+	endPos map[spec.Point]int
+	result map[spec.Point]string
 	// open are the dispatches at points not done, every round, in seq
 	// order, keyed by the point without its round; pointOf finds a seq's.
 	open    map[spec.Point][]Record
@@ -51,7 +55,7 @@ type replayedAt struct {
 }
 
 func newChainView() *chainView {
-	return &chainView{status: map[spec.Point]string{}, open: map[spec.Point][]Record{}, pointOf: map[int]spec.Point{},
+	return &chainView{status: map[spec.Point]string{}, endPos: map[spec.Point]int{}, result: map[spec.Point]string{}, open: map[spec.Point][]Record{}, pointOf: map[int]spec.Point{},
 		handedOff: map[ledger.Phase]bool{}, taskBase: map[string]string{}, finishPos: map[int]int{},
 		decisionPos: map[[2]string]int{}}
 }
@@ -66,7 +70,10 @@ func (v *chainView) add(ev pipeline.Event) error {
 			return err
 		}
 		p := spec.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}
-		v.status[p] = d.Status
+		v.status[p], v.endPos[p] = d.Status, v.pos
+		if d.Task == "" {
+			v.result[p] = d.Result
+		}
 		if _, ok := v.taskBase[d.Task]; !ok && d.Task != "" && strings.HasPrefix(d.Result, headPrefix) {
 			v.taskBase[d.Task] = strings.TrimPrefix(d.Result, headPrefix)
 		}
@@ -165,6 +172,15 @@ func (v *chainView) replayOf(p spec.Point, role string) *int {
 		return &seq
 	}
 	return nil
+}
+
+// journalledSince reports whether a decision of type typ and choice is in
+// the chain after the last end of the step at q, its round ignored (or
+// anywhere, when it never ended).
+func (v *chainView) journalledSince(q spec.Point, typ, choice string) bool {
+	q.Round = 0
+	pos, ok := v.decisionPos[[2]string{typ, choice}]
+	return ok && pos > v.endPos[q]
 }
 
 // decided reports whether decision d is in the chain after the finish of

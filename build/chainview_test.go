@@ -119,3 +119,26 @@ func inRound(p spec.Point, round int) spec.Point {
 	p.Round = round
 	return p
 }
+
+func TestChainViewJournalledSince(t *testing.T) {
+	q := spec.Point{Phase: 1, Step: "acceptance-red"}
+	esc := pipeline.DecisionData{Type: "escalation", Choice: "acceptance-red escalated"}
+	end := pipeline.StepData{Phase: 1, Step: "acceptance-red", Status: pipeline.StepEscalated}
+	for _, c := range []struct {
+		name  string
+		chain chain
+		want  bool
+	}{
+		{"recorded, the step never ended", chain{}.add(t, pipeline.TypeDecision, esc), true},
+		{"recorded before the step's last end", chain{}.add(t, pipeline.TypeDecision, esc).add(t, pipeline.TypeStep, end), false},
+		{"recorded after it", chain{}.add(t, pipeline.TypeStep, end).add(t, pipeline.TypeDecision, esc), true},
+		{"another step's end", chain{}.add(t, pipeline.TypeDecision, esc).steps(t, pipeline.StepDone, 1, "", "approve"), true},
+		{"not recorded", chain{}.add(t, pipeline.TypeStep, end), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := viewOf(t, c.chain).journalledSince(inRound(q, 2), esc.Type, esc.Choice); got != c.want {
+				t.Errorf("journalledSince = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

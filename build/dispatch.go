@@ -21,6 +21,11 @@ type DispatchSpec struct {
 	Template string
 	Prompt   []byte // rendered
 	RetryOf  *int   // the dispatch of this point it runs again, one Recover found interrupted
+	Title    string // the plan's title of its task
+	// Report is the report the agent must write (prompt.ReportTask or
+	// ReportFindings): one missing, bad or saying failed fails the
+	// dispatch. "" requires none.
+	Report string
 	// ReplayOf is the dispatch a replay replaced that this one runs again,
 	// ReplaySession the replay's session: crucible's replay_of and
 	// replay_session.
@@ -68,7 +73,7 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 		return Outcome{}, err
 	}
 	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, Prompt: d.Prompt,
-		Step: d.Point.Step, TaskID: d.Point.Task, Round: d.Point.Round, RetryOf: d.RetryOf,
+		Step: d.Point.Step, TaskID: d.Point.Task, TaskTitle: d.Title, Round: d.Point.Round, RetryOf: d.RetryOf,
 		ReplayOf: d.ReplayOf, ReplaySession: d.ReplaySession, Mutation: d.Mutation}
 	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {
 		req.Task = &n // crucible's manifest numbers its tasks
@@ -90,6 +95,9 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	dir := e.RunDir(seq)
 	out := Outcome{Seq: seq}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return engineError(out, err)
+	}
+	if err := writeFormat(dir, d.Report); err != nil {
 		return engineError(out, err)
 	}
 	runner := e.Runner
@@ -116,7 +124,7 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	if out.Output == nil {
 		out.Output = res.Output
 	}
-	ex := exitOf(res, err)
+	ex := checked(exitOf(res, err), d.Report, res.Report)
 	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
 	if err := keep(dir, res, ex); err != nil {
 		return engineError(out, err)
@@ -147,7 +155,7 @@ func exitOf(res agent.Result, err error) exitRecord {
 	case res.Report != nil:
 		return exitRecord{Status: "completed", Summary: fmt.Sprintf("report of %d bytes", len(res.Report))}
 	}
-	return exitRecord{Status: "completed", Summary: "no report: its output is kept"}
+	return exitRecord{Status: "completed", Summary: noReportKept}
 }
 
 // engineError is an outcome the engine, not the agent, failed.

@@ -167,6 +167,45 @@ func TestDispatchOutcomes(t *testing.T) {
 	}
 }
 
+// TestDispatchReportRequired: an agent that exits 0 without the report
+// its dispatch requires, or with one that does not parse or says it
+// failed, is recorded failed with the failure's kind, what it wrote kept.
+func TestDispatchReportRequired(t *testing.T) {
+	for _, c := range []struct {
+		name, format, script     string
+		status, failure, summary string
+		output                   string
+	}{
+		{"no report", "task", "echo just words", "failed", "no-report", NoReportSummary, "just words\n"},
+		{"garbage", "task", `printf 'status: [completed\n' >"$CRUCIBLE_OUTPUT"`, "failed", "bad-report",
+			"report: line 1: did not find expected ',' or ']'", "status: [completed\n"},
+		{"reports failure", "task", `printf 'status: failed\nerror: no disk\n' >"$CRUCIBLE_OUTPUT"`, "failed", "reported",
+			"it reports failure: no disk", "status: failed\nerror: no disk\n"},
+		{"a task report where findings are required", "findings", `printf '%s' "$R" >"$CRUCIBLE_OUTPUT"`, "failed", "bad-report",
+			"report: line 1: no findings: a review round's report lists them (fatal, significant, minor), empty lists when clean", completedReport},
+		{"findings", "findings", `printf 'findings: {}\n' >"$CRUCIBLE_OUTPUT"`, "completed", "", "report of 13 bytes", "findings: {}\n"},
+		{"none required", "", "echo just words", "completed", "", "no report: its output is kept", "just words\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("R", completedReport)
+			e := newEngine(t, shAgent(c.script))
+			d := implement
+			d.Report = c.format
+			out, err := e.Dispatch(t.Context(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != c.status || out.Failure != c.failure || out.Summary != c.summary || string(out.Output) != c.output {
+				t.Fatalf("outcome %+v", out)
+			}
+			r := onlyRecord(t, e)
+			if r.Status != c.status || r.Failure != c.failure || r.Summary != c.summary || kept(t, e, r.Output) != c.output {
+				t.Fatalf("record %+v", r)
+			}
+		})
+	}
+}
+
 // TestDispatchCancelled: when the engine is interrupted, the agent's group
 // is killed and the finish says so, for the walk to dispatch it again.
 func TestDispatchCancelled(t *testing.T) {

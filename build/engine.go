@@ -29,6 +29,13 @@
 // event with its point and status); ProgressOf derives from a chain's
 // events and a spec the first point not done, and what was dispatched
 // there already.
+//
+// # Replays
+//
+// The walk stands on the chain's live run (pipeline.Live): a replay event
+// (git crucible replay) replaces the steps, handoffs and dispatches of its
+// phase and the later ones, so the walk runs them again, each new dispatch
+// naming the one it replays (replay_of) and the replay's session.
 package build
 
 import (

@@ -22,6 +22,7 @@ import (
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/spec"
 )
 
@@ -386,5 +387,26 @@ func TestResumeRefusedWhileBuilding(t *testing.T) {
 	}
 	if recs, _ := e.Dispatches(t.Context()); len(recs) != 0 {
 		t.Fatalf("the refused engine dispatched: %+v", recs)
+	}
+}
+
+// TestCommitWaitsForIndexLock: a task's commit that meets index.lock,
+// held by the git commit a killed engine's run left running in its own
+// process group, waits for it to end instead of failing.
+func TestCommitWaitsForIndexLock(t *testing.T) {
+	e := newEngine(t, shAgent("true"))
+	w := &walker{e: e, taskNumbers: map[string]int{"1": 1}}
+	write(t, filepath.Join(e.Workdir, "new.txt"), "new\n")
+	lock := filepath.Join(e.Service.Repo.GitDir, "index.lock")
+	write(t, lock, "")
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the killed run's git commit ends
+		os.Remove(lock)
+	}()
+	if err := w.commitTask(t.Context(), &report.PlanTask{ID: "1", Title: "Add new.txt"}, 1, "implementer"); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, e.Workdir, "log", "-1", "--format=%s"); got != "Add new.txt (task 1)" {
+		t.Errorf("HEAD is %q", got)
 	}
 }

@@ -132,6 +132,12 @@ func (e *Engine) await(ctx context.Context, r Record) (exitRecord, error) {
 	case f != nil && f.Kind == agent.BadReport:
 	case !answered:
 		res, ex = agent.Result{}, exitRecord{Status: "error", Summary: InterruptedSummary, Recovered: Interrupted}
+	default:
+		format, err := readFormat(dir)
+		if err != nil {
+			return exitRecord{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
+		}
+		ex = checked(ex, format, res.Report)
 	}
 	return ex, keep(dir, res, ex)
 }

@@ -98,6 +98,16 @@ func TestRecover(t *testing.T) {
 			}
 		}, Outcome{Status: "failed", Failure: "timeout", Recovered: Waited,
 			Summary: "the agent did not finish within its timeout after the engine stopped: its process group was killed"}, ""},
+		{"a garbage report left where a task report is required", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, formatFile), "task")
+			write(t, filepath.Join(dir, reportFile), "status: [completed\n")
+		}, Outcome{Status: "failed", Failure: "bad-report", Recovered: Adopted,
+			Summary: "report: line 1: did not find expected ',' or ']'"}, "status: [completed\n"},
+		{"findings required, codex's last message left", func(t *testing.T, _ *Engine, _ int, dir string) {
+			write(t, filepath.Join(dir, formatFile), "findings")
+			write(t, filepath.Join(dir, ownerFile), gone("codex"))
+			write(t, filepath.Join(dir, lastMessageFile), "looks fine\n")
+		}, Outcome{Status: "failed", Failure: "no-report", Recovered: Adopted, Summary: NoReportSummary}, "looks fine\n"},
 		{"report refused", func(t *testing.T, _ *Engine, _ int, dir string) {
 			if err := os.Symlink("/etc/passwd", filepath.Join(dir, reportFile)); err != nil {
 				t.Fatal(err)

@@ -148,11 +148,21 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 }
 
 // escalate records an escalation that is not a gate's (a RED test that
-// is GREEN): the journal entry, which turns health RED, and the phase's
-// FAIL while it is in progress (a phase whose gate passed stays PASS).
+// is GREEN, a task check still failing): the journal entry, which turns
+// health RED, and the phase's FAIL while it is in progress (a phase whose
+// gate passed stays PASS). Once: not again when a resume escalates at p
+// again, nor when an engine was killed after recording it and before the
+// step's end.
 func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) error {
+	choice := p.Step + " escalated"
+	if p.Task != "" {
+		choice = fmt.Sprintf("%s of task %s escalated", p.Step, p.Task)
+	}
+	if w.escalated(p, choice) {
+		return nil
+	}
 	drafts := []pipeline.Draft{{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
-		Choice: p.Step + " escalated", Reason: stop.Reason, Alternatives: stop.Suggestion}}}
+		Choice: choice, Reason: stop.Reason, Suggestion: stop.Suggestion}}}
 	if w.state.Gates.Ledger.Entry(p.Phase).Status == ledger.InProgress {
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase),
 			Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(stop.Reason)}})
@@ -161,6 +171,13 @@ func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) er
 		return err
 	}
 	return w.refresh(ctx)
+}
+
+// escalated reports whether the escalation choice of the step at p is
+// recorded: its step ended escalated, or the engine was killed after
+// recording it, before the step's end.
+func (w *walker) escalated(p spec.Point, choice string) bool {
+	return w.stepStatus(p) == pipeline.StepEscalated || w.view.journalledSince(p, gate.JournalEscalation, choice)
 }
 
 // verdict is the gate.verdict of a finished gate: its marker, completed

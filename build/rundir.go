@@ -13,15 +13,16 @@ import (
 
 // The files of a run directory.
 const (
-	promptFile      = "prompt.md"    // CRUCIBLE_PROMPT
-	reportFile      = "output.yaml"  // CRUCIBLE_OUTPUT
-	ownerFile       = "agent.json"   // the running agent: ownerRecord
-	exitFile        = "exit.json"    // how it ended: exitRecord
-	stdoutFile      = "stdout"       // the agent's stdout, which outlives the engine
-	stderrFile      = "stderr"       // the agent's stderr
-	lastMessageFile = "last-message" // codex's --output-last-message
-	outputFile      = "output"       // its answer when it wrote no report
-	waitingFile     = "waiting"      // a manual dispatch: a person answers
+	promptFile      = "prompt.md"     // CRUCIBLE_PROMPT
+	reportFile      = "output.yaml"   // CRUCIBLE_OUTPUT
+	ownerFile       = "agent.json"    // the running agent: ownerRecord
+	exitFile        = "exit.json"     // how it ended: exitRecord
+	stdoutFile      = "stdout"        // the agent's stdout, which outlives the engine
+	stderrFile      = "stderr"        // the agent's stderr
+	lastMessageFile = "last-message"  // codex's --output-last-message
+	outputFile      = "output"        // its answer when it wrote no report
+	waitingFile     = "waiting"       // a manual dispatch: a person answers
+	formatFile      = "report-format" // the report it must write: prompt.ReportTask or ReportFindings
 )
 
 // Limits on what is read back from a run directory: the agent runner's

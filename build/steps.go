@@ -65,7 +65,7 @@ func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.Pla
 // --design supplies them), else its agent's report must say completed.
 func (w *walker) dispatchStep(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	if w.opts.Design != "" && w.sp.Producer("design") == st {
-		return done("skipped: the design is " + w.opts.Design), nil
+		return done(designGiven + w.opts.Design), nil
 	}
 	if st.SkipIfExists && len(st.Outputs) > 0 && w.outputsExist(st) {
 		return done("skipped: its outputs exist"), nil
@@ -179,8 +179,12 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if err != nil {
 			return out, nil, err
 		}
-		out, err = w.e.Dispatch(ctx, DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry,
-			ReplayOf: w.view.replayOf(p, role), ReplaySession: w.view.replay, Mutation: w.opts.Mutations[template]})
+		ds := DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format,
+			ReplayOf: w.view.replayOf(p, role), ReplaySession: w.view.replay, Mutation: w.opts.Mutations[template]}
+		if d.Task != nil {
+			ds.Title = d.Task.Title
+		}
+		out, err = w.e.Dispatch(ctx, ds)
 		if rerr := w.refresh(ctx); err == nil {
 			err = rerr
 		}
@@ -228,7 +232,7 @@ func (w *walker) adopt(ctx context.Context, r Record) (Outcome, error) {
 		return out, err
 	}
 	out.Output = b
-	if !strings.HasPrefix(r.Summary, "no report") {
+	if wroteReport(r) {
 		out.Report = b
 	}
 	return out, nil
@@ -237,6 +241,7 @@ func (w *walker) adopt(ctx context.Context, r Record) (Outcome, error) {
 // run runs a run step's command with sh -c in the work tree. Its output
 // is kept in the pipeline's run directory (runs/<id>/run/<step>.log). A run
 // step is code: the command slice runs only a built-in or trusted spec.
+// A task's failing fast gate goes back to its implementer (taskCheck).
 func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	command := st.Command
 	switch command {
@@ -260,30 +265,13 @@ func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *rep
 		return stopped(p, pipeline.StepFailed, WalkFailed,
 			fmt.Sprintf("%s: no test command: set [project] test beside the agents, or git config crucible.test", st.ID)), nil
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = w.e.Workdir
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		return stepEnd{}, fmt.Errorf("%s: %w", st.ID, err)
+	if st.Command == spec.CommandFastGate && st.Expect == spec.ExpectPass {
+		return w.taskCheck(ctx, p, st, task, command)
 	}
-	if ctx.Err() != nil {
-		return stepEnd{}, ctx.Err()
-	}
-	name := st.ID
-	if task != nil {
-		name += "-" + task.ID
-	}
-	log := filepath.Join(w.e.runs(), "run", name+".log")
-	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+	code, log, err := w.runCommand(ctx, st, task, command)
+	if err != nil {
 		return stepEnd{}, err
 	}
-	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
-		return stepEnd{}, err
-	}
-	code := cmd.ProcessState.ExitCode()
 	result := fmt.Sprintf("exit %d: %s", code, command)
 	switch want := st.Expect; {
 	case want == spec.ExpectFail && code == 0:
@@ -293,7 +281,41 @@ func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *rep
 	case want == spec.ExpectFail, code == 0:
 		return done(result), nil
 	}
-	return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("%s: %s failed (exit %d); its output is in %s", st.ID, command, code, log)), nil
+	return stopped(p, pipeline.StepFailed, WalkFailed, ranFailed(st, command, code, log)), nil
+}
+
+func ranFailed(st *spec.Step, command string, code int, log string) string {
+	return fmt.Sprintf("%s: %s failed (exit %d); its output is in %s", st.ID, command, code, log)
+}
+
+// runCommand runs command for st (in task) with sh -c in the work tree
+// and keeps its output in the pipeline's run directory: its exit code and
+// the log's path.
+func (w *walker) runCommand(ctx context.Context, st *spec.Step, task *report.PlanTask, command string) (int, string, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = w.e.Workdir
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return 0, "", fmt.Errorf("%s: %w", st.ID, err)
+	}
+	if ctx.Err() != nil {
+		return 0, "", ctx.Err()
+	}
+	name := st.ID
+	if task != nil {
+		name += "-" + task.ID
+	}
+	log := filepath.Join(w.e.runs(), "run", name+".log")
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		return 0, "", err
+	}
+	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
+		return 0, "", err
+	}
+	return cmd.ProcessState.ExitCode(), log, nil
 }
 
 // approve records the approval with Yes; without it the walk waits.
@@ -306,8 +328,11 @@ func (w *walker) approve(ctx context.Context, p spec.Point, st *spec.Step) (step
 		}
 		return end, nil
 	}
-	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
-		Type: "approval", Choice: fmt.Sprintf("Phase %d approved: %s", p.Phase, st.ID), Reason: "build --yes"}}); err != nil {
+	d := pipeline.DecisionData{Type: "approval", Choice: fmt.Sprintf("Phase %d approved: %s", p.Phase, st.ID), Reason: "build --yes"}
+	if w.view.journalledSince(p, d.Type, d.Choice) {
+		return done("approved"), nil // before the engine was killed
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: d}); err != nil {
 		return stepEnd{}, err
 	}
 	return done("approved"), nil

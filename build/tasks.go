@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/report"
@@ -120,7 +123,8 @@ func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
 // or changed nothing) is fine.
 func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int, role string) error {
 	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
+		// Another's ref lock (HEAD, the branch) is waited for as the engine's own ref updates do.
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", gitext.WaitForLocks()}, args...)...)
 		cmd.Dir = w.e.Workdir
 		// A process group of its own: git outlives a kill of the engine's
 		// group and ends as it would have, rather than dying with HEAD and
@@ -134,6 +138,11 @@ func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int,
 		}
 		return out, nil
 	}
+	// A resume may start while the git commit of the engine it follows,
+	// killed, still runs in its own group, holding the index: wait for it.
+	if err := waitGone(ctx, filepath.Join(w.e.Service.Repo.GitDir, "index.lock"), gitext.LockWait); err != nil {
+		return err
+	}
 	if _, err := git("add", "-A"); err != nil {
 		return err
 	}
@@ -143,4 +152,18 @@ func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int,
 	msg := fmt.Sprintf("%s (task %s)\n\n%s dispatch %d of pipeline %s.", task.Title, task.ID, role, seq, w.e.ID)
 	_, err := git("commit", "-q", "-m", msg)
 	return err
+}
+
+// waitGone waits until path does not exist, at most limit: then git meets
+// it and says what it is.
+func waitGone(ctx context.Context, path string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for exists(path) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -103,6 +104,9 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 	if err := w.refresh(ctx); err != nil {
 		return WalkResult{}, err
 	}
+	if err := w.givenDesign(); err != nil {
+		return WalkResult{}, err
+	}
 	for _, ph := range w.sp.Phases {
 		for i := range ph.Steps {
 			st := &ph.Steps[i]
@@ -175,4 +179,35 @@ func (w *walker) enterPhase(ctx context.Context, n ledger.Phase) error {
 		return fmt.Errorf("begin Phase %d: %w", n, err)
 	}
 	return w.refresh(ctx)
+}
+
+// designGiven starts the result of the design's producer skipped for
+// --design: the path follows.
+const designGiven = "skipped: the design is "
+
+// givenDesign takes the design an earlier walk was given (--design), which
+// its producer's step result keeps, so that a resume without the flag
+// goes on with it; a resume given another one is refused.
+func (w *walker) givenDesign() error {
+	l, ok := w.sp.Find(producerID(w.sp))
+	if !ok {
+		return nil
+	}
+	given, ok := strings.CutPrefix(w.view.result[spec.Point{Phase: l.Phase, Step: l.Step.ID}], designGiven)
+	switch {
+	case !ok:
+	case w.opts.Design == "":
+		w.opts.Design = given
+	case w.opts.Design != given:
+		return fmt.Errorf("the pipeline's design is %s: it was given with --design when it began", given)
+	}
+	return nil
+}
+
+// producerID is the id of the step producing the design, "" when none does.
+func producerID(sp *spec.Spec) string {
+	if p := sp.Producer("design"); p != nil {
+		return p.ID
+	}
+	return ""
 }

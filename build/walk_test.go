@@ -172,6 +172,15 @@ func TestWalkHappy(t *testing.T) {
 	if problems, err := e.Service.Verify(t.Context(), e.ID); err != nil || len(problems) != 0 {
 		t.Errorf("verify: %v %v", problems, err)
 	}
+	steps, err := StepsOf(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []string{"1", "2"} { // the plan's fast gates ran
+		if r := steps[spec.Point{Phase: ledger.Execute, Step: "task-check", Task: task}].Result; r != "exit 0: sh test/unit.sh" {
+			t.Errorf("task %s's check: %q", task, r)
+		}
+	}
 	commits := gittest.Git(t, e.Workdir, "log", "-3",
 		"--format=%s|%(trailers:key=Crucible-Phase,key=Crucible-Task,key=Crucible-Seq,valueonly,separator=%x2C)")
 	// Dispatches 1-10 are phases 1 and 2 (the design gate's three rounds
@@ -215,8 +224,8 @@ func TestWalkStagnate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.View.Health.Level != pipeline.Red {
-		t.Errorf("health %+v", st.View.Health)
+	if h := st.View.Health; h.Level != pipeline.Red || h.Action != res.Suggestion {
+		t.Errorf("health %+v, want RED with the gate's suggestion %q", h, res.Suggestion)
 	}
 	pr, err := e.Progress(t.Context(), mustDefault(t), nil)
 	if err != nil || pr.Steps[spec.Point{Phase: ledger.Design, Step: "design-gate"}].Status != pipeline.StepEscalated {
@@ -285,9 +294,8 @@ func TestWalkFails(t *testing.T) {
 		reason   string
 	}{
 		{"fails", design, "dispatch 1 (design-writer) failed: "},
-		{"garbage", design, "dispatch 1 (design): report: line 1: "},
-		{"noreport", design, "dispatch 1 (design): it wrote no report"},
-		{"breaks", spec.Point{Phase: ledger.Execute, Step: "task-check", Task: "1"}, "task-check: sh test/unit.sh failed (exit 1)"},
+		{"garbage", design, "dispatch 1 (design-writer) failed: report: line 1: "},
+		{"noreport", design, "dispatch 1 (design-writer) failed: it wrote no report"},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			e, _ := sampleEngine(t, c.scenario)
@@ -446,7 +454,206 @@ func TestWalkGreenAcceptance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st.Gates.Ledger.Entry(ledger.Design).Status; got != ledger.Pass || st.View.Health.Level != pipeline.Red {
-		t.Errorf("Phase 1 %s, health %+v", got, st.View.Health)
+	if got, h := st.Gates.Ledger.Entry(ledger.Design).Status, st.View.Health; got != ledger.Pass || h.Level != pipeline.Red || h.Action != res.Suggestion {
+		t.Errorf("Phase 1 %s, health %+v, want RED with the suggestion %q", got, h, res.Suggestion)
+	}
+}
+
+// TestWalkTaskCheckFix: a task whose fast gate fails goes back to its
+// implementer once, the failure in its prompt; fixed, the walk goes on;
+// still failing (breaks), the task escalates (health RED with the
+// suggestion), and a resume neither dispatches again nor journals the
+// escalation twice.
+func TestWalkTaskCheckFix(t *testing.T) {
+	at := spec.Point{Phase: ledger.Execute, Step: "task-check", Task: "1"}
+	t.Run("fixed", func(t *testing.T) {
+		dir := t.TempDir()
+		for _, name := range []string{"happy", "breaks"} {
+			b, err := os.ReadFile("../testdata/agent/scenarios/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(dir, name), string(b))
+		}
+		write(t, filepath.Join(dir, "fixed"), "[implementer phase=3 task=1 round=1]\nwrite greet.sh\n#!/bin/sh\necho \"hello, ${1:-world}\"\n.\n"+
+			"report\n"+completedReport+".\n\ninclude breaks\n")
+		e, log := sampleEngine(t, filepath.Join(dir, "fixed"))
+		if res := walk(t, e, true); res.Status != WalkDone {
+			t.Fatalf("walk: %+v", res)
+		}
+		pr, err := e.Progress(t.Context(), mustDefault(t), []string{"1", "2"})
+		if err != nil || pr.Steps[at].Result != "exit 0: sh test/unit.sh (after 1 fix)" {
+			t.Errorf("task check: %+v, %v", pr.Steps[at], err)
+		}
+		if got := strings.Join(logLines(t, log)[10:13], "|"); got != "11 implementer phase=3 task=1 round=|12 implementer phase=3 task=1 round=1|13 reviewer phase=3 task=1 round=1" {
+			t.Errorf("dispatches: %s", got)
+		}
+		recs, err := e.Dispatches(t.Context())
+		if err != nil || recs[11].Template != "fixer" || recs[11].Point != (spec.Point{Phase: ledger.Execute, Step: "task-check", Task: "1", Round: 1}) {
+			t.Errorf("the fix: %+v, %v", recs[11], err)
+		}
+		prompt := kept(t, e, pipeline.DispatchPath(12, "fixer", false))
+		if !strings.Contains(prompt, "the task's fast gate fails: sh test/unit.sh (exit 1)") || !strings.Contains(prompt, "printed 'hi, world', want 'hello, world'") {
+			t.Errorf("the fix's prompt does not say what failed:\n%s", prompt)
+		}
+	})
+	t.Run("still failing", func(t *testing.T) {
+		e, log := sampleEngine(t, "breaks")
+		res := walk(t, e, true)
+		at := at
+		at.Round = 1
+		if res.Status != WalkEscalated || res.Point != at || res.Suggestion == "" ||
+			!strings.HasPrefix(res.Reason, "task-check: sh test/unit.sh still fails (exit 1) after 1 fix by the task's implementer; its output is in ") {
+			t.Fatalf("walk: %+v", res)
+		}
+		before := logLines(t, log)
+		if got := strings.Join(before[10:], "|"); got != "11 implementer phase=3 task=1 round=|12 implementer phase=3 task=1 round=1" {
+			t.Errorf("dispatches: %s", got)
+		}
+		if again := walk(t, e, true); again.Status != WalkEscalated || again.Point != at {
+			t.Fatalf("resume: %+v", again)
+		}
+		if after := logLines(t, log); len(after) != len(before) {
+			t.Errorf("the resume dispatched again: %s", after[len(before):])
+		}
+		st, _, err := e.Service.Load(t.Context(), e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := st.View.Health; h.Level != pipeline.Red || h.Action != res.Suggestion || h.Reason != "escalation pending: task-check of task 1 escalated" {
+			t.Errorf("health %+v", h)
+		}
+		escalations := 0
+		for _, d := range st.View.Journal.Decisions {
+			if d.Type == "escalation" {
+				escalations++
+			}
+		}
+		if escalations != 1 || statuses(t, e)[2] != ledger.Fail {
+			t.Errorf("%d escalations journalled; ledger %v", escalations, statuses(t, e))
+		}
+	})
+}
+
+// killedAfterJournal is a chain as an engine killed between journalling
+// an escalation at step and recording the step's end leaves it: Phase 1
+// begun, its steps before step done, then the decision and the ledger's
+// FAIL recorded.
+func killedAfterJournal(t *testing.T, e *Engine, step string, decision pipeline.DecisionData) {
+	t.Helper()
+	ctx := t.Context()
+	if _, _, err := e.Service.Record(ctx, e.ID, pipeline.Draft{Type: pipeline.LedgerType(ledger.Begin),
+		Data: pipeline.LedgerData{Phase: ledger.Design}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"pre-design", "design", "pre-design-gate", "design-gate", "acceptance-tests", "acceptance-red"} {
+		if id == step {
+			break
+		}
+		if err := e.RecordStep(ctx, spec.Point{Phase: ledger.Design, Step: id}, pipeline.StepDone, "crafted"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := e.Service.Record(ctx, e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: decision},
+		pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase), Data: pipeline.LedgerData{Phase: ledger.Design, Reason: decision.Reason}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// journalled counts the chain's decisions of type typ.
+func journalled(t *testing.T, e *Engine, typ string) int {
+	t.Helper()
+	events, err := e.events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range events {
+		var d pipeline.DecisionData
+		if ev.Type == pipeline.TypeDecision && pipeline.DecodeData(ev, &d) == nil && d.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestJournalOnceAfterKill: an engine killed after journalling the
+// approval, or a RED test's escalation, and before the step's end, does
+// not journal it again on resume.
+func TestJournalOnceAfterKill(t *testing.T) {
+	t.Run("approval", func(t *testing.T) {
+		e, _ := sampleEngine(t, "happy")
+		e.Agents.Agents["person"] = agent.Agent{Name: "person", Kind: agent.Manual}
+		e.Agents.Roles["plan-writer"] = agent.Binding{Agent: "person"}
+		if res := walk(t, e, false); res.Status != WalkWaiting || res.Point.Step != "approve" {
+			t.Fatalf("walk: %+v", res)
+		}
+		if _, _, err := e.Service.Record(t.Context(), e.ID, pipeline.Draft{Type: pipeline.TypeDecision,
+			Data: pipeline.DecisionData{Type: "approval", Choice: "Phase 1 approved: approve", Reason: "build --yes"}}); err != nil {
+			t.Fatal(err)
+		}
+		if res := walk(t, e, true); res.Status != WalkWaiting || res.Point.Step != "plan" {
+			t.Fatalf("walk: %+v", res)
+		}
+		if n := journalled(t, e, "approval"); n != 1 {
+			t.Errorf("%d approvals journalled", n)
+		}
+	})
+	t.Run("escalation", func(t *testing.T) {
+		e, _ := sampleEngine(t, "happy")
+		reason := "acceptance-red: sh test/unit.sh passes; it must fail before the change (RED)"
+		killedAfterJournal(t, e, "acceptance-red", pipeline.DecisionData{Type: "escalation", Choice: "acceptance-red escalated",
+			Reason: reason, Suggestion: "Make the acceptance tests test the goal, so that they fail before it is built."})
+		if res := walk(t, e, true); res.Status != WalkEscalated || res.Reason != reason {
+			t.Fatalf("walk: %+v", res)
+		}
+		if n := journalled(t, e, "escalation"); n != 1 {
+			t.Errorf("%d escalations journalled", n)
+		}
+		st, _, err := e.Service.Load(t.Context(), e.ID)
+		if err != nil || st.Gates.Ledger.Entry(ledger.Design).Status != ledger.Fail {
+			t.Errorf("Phase 1: %+v, %v", st.Gates.Ledger.Entry(ledger.Design), err)
+		}
+	})
+}
+
+// TestWalkArchitectural: a review round or a gate round that raises an
+// architectural concern escalates at once (ARCHITECTURAL, exit 2's walk
+// status, health RED with the gate's suggestion), with no fix round.
+func TestWalkArchitectural(t *testing.T) {
+	for _, c := range []struct {
+		name, section string
+		at            spec.Point
+	}{
+		{"plan review", "[reviewer phase=2]", spec.Point{Phase: ledger.Plan, Step: "plan-review", Round: 1}},
+		{"design gate", "[red-team phase=1 round=1]", spec.Point{Phase: ledger.Design, Step: "design-gate", Round: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			happy, err := os.ReadFile("../testdata/agent/scenarios/happy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(dir, "happy"), string(happy))
+			write(t, filepath.Join(dir, "arch"), c.section+"\nreport\nfindings:\n  fatal: []\n  significant: []\n  minor: []\n"+
+				"  architectural:\n    - title: Greeting belongs in a library\n      detail: greet.sh should not own the format.\n.\n\ninclude happy\n")
+			e, log := sampleEngine(t, filepath.Join(dir, "arch"))
+			res := walk(t, e, true)
+			if res.Status != WalkEscalated || res.Point != c.at || !strings.Contains(res.Reason, "(ARCHITECTURAL): Round 1 raised 1 architectural concern: Greeting belongs in a library.") {
+				t.Fatalf("walk: %+v", res)
+			}
+			for _, l := range logLines(t, log) {
+				if strings.Contains(l, "fixer") && strings.Contains(l, fmt.Sprintf("phase=%d", c.at.Phase)) {
+					t.Errorf("a fix round ran: %s", l)
+				}
+			}
+			st, _, err := e.Service.Load(t.Context(), e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := st.View.Health; h.Level != pipeline.Red || h.Action != res.Suggestion || statuses(t, e)[c.at.Phase-1] != ledger.Fail {
+				t.Errorf("health %+v, ledger %v", h, statuses(t, e))
+			}
+		})
 	}
 }

@@ -57,6 +57,9 @@ func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
 		if err := writeSettings(dir); err != nil {
 			return nil, err
 		}
+		if err := sweepInits(filepath.Dir(dir)); err != nil {
+			return nil, err
+		}
 	case errors.Is(headErr, os.ErrNotExist) && errors.Is(objErr, os.ErrNotExist):
 		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 			return nil, fmt.Errorf("the shadow repository %s is damaged (no HEAD, no objects); it was left as it is", dir)
@@ -73,13 +76,24 @@ func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
 }
 
 // create makes the shadow in a directory of its own and renames it into
-// place, so that two first checkpoints at once never see half a repository:
-// the loser of the rename uses the winner's.
+// place, so that two first checkpoints at once never see half a repository.
+// They take turns (initLock): the second finds the first's shadow made. The
+// holder of the lock knows every other .init- directory stale, one a
+// process killed halfway left, and removes it.
 func create(ctx context.Context, dir, format string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	parent := filepath.Dir(dir)
+	unlock, err := fsutil.Lock(filepath.Join(parent, initLock))
+	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".init-")
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		return nil // another process made it while this one waited
+	}
+	if err := removeInits(parent); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, initPrefix)
 	if err != nil {
 		return err
 	}
@@ -92,11 +106,60 @@ func create(ctx context.Context, dir, format string) error {
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(filepath.Join(dir, "HEAD")); serr == nil {
-			return nil // another process made it first
+			return nil // a process of a version without initLock made it first
 		}
 		return err
 	}
 	return nil
+}
+
+// A shadow is made in a directory named initPrefix+random beside it, while
+// its maker holds the flock initLock there.
+const (
+	initPrefix = ".init-"
+	initLock   = "init-lock"
+)
+
+// sweepInits removes what first checkpoints killed halfway left in parent,
+// unless one is making a shadow now (it holds initLock): it removes its
+// own when it ends, or the next checkpoint does.
+func sweepInits(parent string) error {
+	if len(inits(parent)) == 0 {
+		return nil
+	}
+	unlock, err := fsutil.TryLock(filepath.Join(parent, initLock), nil)
+	var held *fsutil.HeldError
+	if errors.As(err, &held) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return removeInits(parent)
+}
+
+// removeInits removes the .init- directories in parent: its caller holds
+// initLock, so no process is making one of them.
+func removeInits(parent string) error {
+	for _, path := range inits(parent) {
+		if err := os.RemoveAll(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inits are the .init- directories in parent.
+func inits(parent string) []string {
+	entries, _ := os.ReadDir(parent)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), initPrefix) {
+			out = append(out, filepath.Join(parent, e.Name()))
+		}
+	}
+	return out
 }
 
 // shadowConfig is appended to the shadow's config once. The split index

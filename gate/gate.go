@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -43,6 +44,9 @@ const (
 	// and its marker names that verdict SUSTAINED_REGRESSION.
 	VerdictRegression = "SUSTAINED_REGRESSION"
 	VerdictBreaker    = "ESCALATED"
+	// VerdictArchitectural is a round that raised an architectural
+	// concern: it escalates at once, whatever the round.
+	VerdictArchitectural = "ARCHITECTURAL"
 )
 
 // Decision types of the journal entries a round produces.
@@ -55,11 +59,12 @@ const (
 // Counts is a round's findings by severity.
 type Counts struct {
 	Fatal, Significant, Minor int
+	Architectural             int // concerns that escalate at once
 }
 
 // CountsOf counts f.
 func CountsOf(f report.Findings) Counts {
-	return Counts{Fatal: len(f.Fatal), Significant: len(f.Significant), Minor: len(f.Minor)}
+	return Counts{Fatal: len(f.Fatal), Significant: len(f.Significant), Minor: len(f.Minor), Architectural: len(f.Architectural)}
 }
 
 // Score is the quality gate's weight of c.
@@ -118,9 +123,10 @@ type Decision struct {
 
 // suggestions are the next step offered with each escalation.
 var suggestions = map[string]string{
-	VerdictStagnation: "Review the findings that keep coming back with the user, and re-work the artifact or decide to skip the gate.",
-	VerdictRegression: "The last fix made things worse: restore the checkpoint taken before it, or fix the new findings by hand.",
-	VerdictBreaker:    "Review the whole round history with the user before any further round.",
+	VerdictStagnation:    "Review the findings that keep coming back with the user, and re-work the artifact or decide to skip the gate.",
+	VerdictRegression:    "The last fix made things worse: restore the checkpoint taken before it, or fix the new findings by hand.",
+	VerdictBreaker:       "Review the whole round history with the user before any further round.",
+	VerdictArchitectural: "Settle the architectural concern with the user: it is beyond what a fix round may change.",
 }
 
 // rules is what differs between a gate and a review loop.
@@ -196,25 +202,37 @@ func judgeReview(n int, prev, cur Counts) (verdict, why string) {
 		n, issues(cur.Issues()), n-1, prev.Issues())
 }
 
-func issues(n int) string {
+func issues(n int) string { return plural(n, "issue") }
+
+func plural(n int, noun string) string {
 	if n == 1 {
-		return "1 issue"
+		return "1 " + noun
 	}
-	return strconv.Itoa(n) + " issues"
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // Round judges a round's findings.
-func (l *loop) Round(f report.Findings) Decision { return l.Record(CountsOf(f)) }
+func (l *loop) Round(f report.Findings) Decision {
+	concern := ""
+	if len(f.Architectural) > 0 {
+		concern = f.Architectural[0].Title
+	}
+	return l.record(CountsOf(f), concern)
+}
 
 // Record judges a round from its counts, as Round does; the engine replays
 // the rounds it recorded through it when it resumes. Negative counts are
 // taken as 0. Once a round passed or escalated, the loop is over: Record
 // returns that final decision again and records nothing.
-func (l *loop) Record(c Counts) Decision {
+func (l *loop) Record(c Counts) Decision { return l.record(c, "") }
+
+// record is Record, concern the first architectural concern's title when
+// it is known.
+func (l *loop) record(c Counts, concern string) Decision {
 	if l.final != nil {
 		return *l.final
 	}
-	c = Counts{Fatal: max(c.Fatal, 0), Significant: max(c.Significant, 0), Minor: max(c.Minor, 0)}
+	c = Counts{Fatal: max(c.Fatal, 0), Significant: max(c.Significant, 0), Minor: max(c.Minor, 0), Architectural: max(c.Architectural, 0)}
 	l.rounds = append(l.rounds, c)
 	n := len(l.rounds)
 	d := Decision{Round: n, Counts: c, Score: l.measure(c)}
@@ -224,6 +242,13 @@ func (l *loop) Record(c Counts) Decision {
 		verdict, why = l.judge(n, l.rounds[n-2], c)
 	}
 	switch {
+	case c.Architectural > 0:
+		d.Action, d.Verdict = Escalate, VerdictArchitectural
+		d.Reason = fmt.Sprintf("Round %d raised %s", n, plural(c.Architectural, "architectural concern"))
+		if concern != "" {
+			d.Reason += ": " + strings.TrimSuffix(concern, ".")
+		}
+		d.Reason += ". It goes to a person at once, whatever the round."
 	case c.Fatal == 0 && c.Significant == 0:
 		d.Action, d.Verdict = Pass, VerdictPass
 		d.Reason = fmt.Sprintf("Round %d found no Fatal or Significant issue.", n)
@@ -266,6 +291,7 @@ func (l *loop) journalFor(d Decision) []pipeline.DecisionData {
 			Choice:       fmt.Sprintf("%s %s at round %d", l.name, d.Verdict, d.Round),
 			Reason:       d.Reason,
 			Alternatives: alternatives,
+			Suggestion:   d.Suggestion,
 		})
 	}
 	return entries

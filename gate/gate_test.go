@@ -222,7 +222,8 @@ func TestJournal(t *testing.T) {
 			Alternatives: "another fix round"},
 		{Type: "escalation", Choice: "quality gate SUSTAINED_REGRESSION at round 3",
 			Reason:       "Round 3's score 3 is higher than round 2's 2: the fix introduced new issues.",
-			Alternatives: "another fix round"},
+			Alternatives: "another fix round",
+			Suggestion:   "The last fix made things worse: restore the checkpoint taken before it, or fix the new findings by hand."},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("journal\n  %#v\nwant\n  %#v", got, want)
@@ -304,8 +305,31 @@ func TestMarker(t *testing.T) {
 	}
 }
 
+// TestArchitecturalEscalates: an architectural concern escalates at once,
+// whatever the round and the counts, in a gate and in a review loop.
+func TestArchitecturalEscalates(t *testing.T) {
+	concern := report.Findings{Architectural: []report.Finding{{Title: "two sources of truth"}}}
+	for name, j := range map[string]interface {
+		Round(report.Findings) Decision
+	}{"gate": New(0), "review": NewReview(0)} {
+		t.Run(name, func(t *testing.T) {
+			if d := j.Round(report.Findings{Fatal: []report.Finding{{Title: "x"}}}); d.Action != Continue {
+				t.Fatalf("round 1: %+v", d)
+			}
+			d := j.Round(concern)
+			if d.Action != Escalate || d.Verdict != VerdictArchitectural || d.Suggestion == "" ||
+				d.Reason != "Round 2 raised 1 architectural concern: two sources of truth. It goes to a person at once, whatever the round." {
+				t.Fatalf("round 2: %+v", d)
+			}
+			if len(d.Journal) != 2 || d.Journal[1].Type != JournalEscalation || d.Journal[1].Suggestion != d.Suggestion {
+				t.Fatalf("journal %+v", d.Journal)
+			}
+		})
+	}
+}
+
 func TestVerdictsAreCrucibles(t *testing.T) {
-	for _, v := range []string{VerdictPass, VerdictStagnation, VerdictRegression, VerdictBreaker} {
+	for _, v := range []string{VerdictPass, VerdictStagnation, VerdictRegression, VerdictBreaker, VerdictArchitectural} {
 		if !interop.ValidVerdict(v) {
 			t.Errorf("%s is not a verdict crucible's marker knows", v)
 		}

@@ -165,7 +165,7 @@ func (r *Repo) SetSymref(name, target, old string) error {
 	if err := r.checkRef(name); err != nil {
 		return err
 	}
-	lock, err := takeLock(r.refPath(name), lockWait)
+	lock, err := takeLock(r.refPath(name), LockWait)
 	if err != nil {
 		return err
 	}

@@ -44,21 +44,21 @@ type RefUpdate struct {
 	New  string // the value it gets; "" deletes it
 }
 
-// lockWait bounds how long a writer waits for another's ref lock
-// (git's core.filesRefLockTimeout, in milliseconds).
-const lockWait = 10 * time.Second
+// LockWait bounds how long a writer waits for another's ref lock (git's
+// core.filesRefLockTimeout, in milliseconds), or for another git's index.
+const LockWait = 10 * time.Second
 
 // WaitForLocks is the setting (for git -c) that makes any git command that
 // moves refs wait for another's ref lock as long as UpdateRefs does, not
 // git's default 100ms, which a loaded machine can take to commit one ref.
 func WaitForLocks() string {
-	return fmt.Sprintf("core.filesRefLockTimeout=%d", lockWait.Milliseconds())
+	return fmt.Sprintf("core.filesRefLockTimeout=%d", LockWait.Milliseconds())
 }
 
 // UpdateRefs applies updates in one git transaction: every ref moves, or
 // none does. reason goes into the reflogs git keeps. A ref not at its Old
 // value fails the whole transaction with an error wrapping ErrRefChanged; a
-// lock another process holds for longer than lockWait is a *LockedError.
+// lock another process holds for longer than LockWait is a *LockedError.
 func (r *Repo) UpdateRefs(ctx context.Context, reason string, updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil

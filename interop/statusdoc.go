@@ -31,7 +31,7 @@ func StatusOf(st *pipeline.State, now string) Status {
 		if end == "" {
 			end, suffix = now, "+"
 		}
-		doc.Tasks = append(doc.Tasks, StatusTask{N: strconv.Itoa(t.Task), Task: t.Role, Tier: orDash(t.Tier),
+		doc.Tasks = append(doc.Tasks, StatusTask{N: strconv.Itoa(t.Task), Task: t.Label(), Tier: orDash(t.Tier),
 			Status: taskStatus(t.Status), Duration: Duration(pipeline.Seconds(t.Started, end)) + suffix})
 	}
 	for _, g := range pipeline.GateStates(st) {

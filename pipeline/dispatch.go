@@ -45,6 +45,8 @@ type DispatchStart struct {
 	Step   string `json:"step,omitempty"`
 	TaskID string `json:"task_id,omitempty"`
 	Round  int    `json:"round,omitempty"`
+	// TaskTitle is the plan's title of the task, as status lists it.
+	TaskTitle string `json:"task_title,omitempty"`
 	// RetryOf is the dispatch of the same step this one runs again: one the
 	// engine could not settle when it resumed.
 	RetryOf *int `json:"retry_of,omitempty"`
@@ -185,6 +187,7 @@ type DispatchRequest struct {
 	ToolUseID     string
 	Step          string
 	TaskID        string
+	TaskTitle     string
 	Round         int
 	RetryOf       *int
 }
@@ -221,7 +224,7 @@ func (r *DispatchRequest) start(seq int, template string, files map[string][]byt
 	d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
 		ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
 		ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID,
-		Step: r.Step, TaskID: r.TaskID, Round: r.Round, RetryOf: r.RetryOf}
+		Step: r.Step, TaskID: r.TaskID, TaskTitle: r.TaskTitle, Round: r.Round, RetryOf: r.RetryOf}
 	if r.Prompt != nil {
 		d.Prompt = DispatchPath(seq, template, false)
 		files[d.Prompt] = r.Prompt

@@ -102,6 +102,9 @@ type DecisionData struct {
 	Choice       string `json:"choice"`
 	Reason       string `json:"reason,omitempty"`
 	Alternatives string `json:"alternatives,omitempty"`
+	// Suggestion is, on an escalation, one sentence on what a person can
+	// do: health's action while it is pending.
+	Suggestion string `json:"suggestion,omitempty"`
 	// Time is when it was decided, when that was before this record (an
 	// imported journal line): RFC 3339. The event's own time otherwise.
 	Time string `json:"time,omitempty"`

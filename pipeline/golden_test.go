@@ -58,6 +58,9 @@ func TestEventsGolden(t *testing.T) {
 	add(TypeDispatchStart, DispatchStart{Seq: 10, Role: "red-team", Phase: ledger.Execute, Template: "red-team", Step: "review", TaskID: "t-2", Round: 3, RetryOf: &retry})
 	add(TypeDispatchFinish, DispatchFinish{Seq: 10, Status: "failed", Summary: "the agent exited with status 2", Failure: "exit", Recovered: "adopted"})
 	add(TypeStep, StepData{Phase: ledger.Execute, Step: "review", Task: "t-2", Round: 3, Status: StepEscalated, Result: "STAGNATION"})
+	// An escalation, with the gate's suggestion: health's action.
+	add(TypeDecision, DecisionData{Type: "escalation", Choice: "quality gate STAGNATION at round 3", Reason: "no progress",
+		Alternatives: "another fix round", Suggestion: "Review the findings that keep coming back with the user."})
 
 	out.WriteString("-- state.json --\n")
 	out.Write(st.Encode())

@@ -100,6 +100,7 @@ type Metrics struct {
 // TaskProgress is a row of status's "Task Progress": a task's newest dispatch.
 type TaskProgress struct {
 	Task     int    `json:"task"`
+	Title    string `json:"title,omitempty"` // the plan's, when its dispatches carry it
 	Role     string `json:"role"`
 	Tier     string `json:"tier,omitempty"`
 	Status   string `json:"status"`
@@ -173,7 +174,11 @@ func (s *State) observe(prev *State, e Event, p any) {
 		v.Journal = v.Journal.add(JournalDecision{Type: d.Type, Choice: d.Choice, Reason: d.Reason,
 			Alternatives: d.Alternatives, Time: at})
 		if d.Type == "escalation" {
-			v.worsen(Red, "escalation pending: "+d.Choice, "Wait for the user's decision on the escalation.")
+			action := d.Suggestion
+			if action == "" { // recorded before escalations carried one
+				action = "Wait for the user's decision on the escalation."
+			}
+			v.worsen(Red, "escalation pending: "+d.Choice, action)
 		}
 	case *importedDispatch:
 		line := d.line
@@ -221,7 +226,8 @@ func (s *State) observe(prev *State, e Event, p any) {
 		task := "-"
 		if d.Task != nil {
 			task = strconv.Itoa(*d.Task)
-			v.setTask(TaskProgress{Task: *d.Task, Role: d.Role, Tier: d.ModelTier, Status: "dispatched", Seq: d.Seq, Started: e.Time})
+			v.setTask(TaskProgress{Task: *d.Task, Title: v.taskTitle(*d.Task, d.TaskTitle), Role: d.Role, Tier: d.ModelTier,
+				Status: "dispatched", Seq: d.Seq, Started: e.Time})
 		}
 		switch {
 		case d.ReplayOf != nil:
@@ -262,6 +268,24 @@ func (v *View) worsen(level, reason, action string) {
 	if healthRank[level] > healthRank[v.Health.Level] {
 		v.Health.Level, v.Health.Reason, v.Health.Action = level, reason, action
 	}
+}
+
+// taskTitle is title, or task's title so far when a dispatch gives none.
+func (v *View) taskTitle(task int, title string) string {
+	for _, x := range v.Tasks {
+		if x.Task == task && title == "" {
+			return x.Title
+		}
+	}
+	return title
+}
+
+// Label is what the task is listed as: its title, else its last dispatch's role.
+func (t TaskProgress) Label() string {
+	if t.Title != "" {
+		return t.Title
+	}
+	return t.Role
 }
 
 func (v *View) setTask(t TaskProgress) {

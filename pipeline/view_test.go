@@ -67,6 +67,32 @@ func TestHealthMachine(t *testing.T) {
 	}
 }
 
+// TestEscalationSuggestion: an escalation carrying its suggestion (a
+// gate's) makes it health's action; an old one without keeps the fixed one.
+func TestEscalationSuggestion(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		suggestion string
+		action     string
+	}{
+		{"the gate's", "Review the findings that keep coming back with the user.", "Review the findings that keep coming back with the user."},
+		{"none (an old event)", "", "Wait for the user's decision on the escalation."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := started(t)
+			at := "2026-11-22T10:00:00Z"
+			apply(t, st, at, LedgerType(ledger.Begin), LedgerData{Phase: 1})
+			apply(t, st, at, TypeDecision, DecisionData{Type: "escalation", Choice: "quality gate STAGNATION at round 2",
+				Reason: "no progress", Suggestion: c.suggestion})
+			apply(t, st, at, LedgerType(ledger.FailPhase), LedgerData{Phase: 1, Reason: "no progress"})
+			want := Health{Level: Red, Phase: 1, Reason: "escalation pending: quality gate STAGNATION at round 2", Action: c.action}
+			if st.View.Health != want {
+				t.Fatalf("health %+v\nwant %+v", st.View.Health, want)
+			}
+		})
+	}
+}
+
 func TestRetryTurnsYellow(t *testing.T) {
 	st := started(t)
 	at := "2026-11-22T10:00:00Z"
@@ -81,6 +107,20 @@ func TestRetryTurnsYellow(t *testing.T) {
 	}
 	if got := st.View.Tasks; len(got) != 1 || got[0].Seq != 2 || got[0].Status != "dispatched" {
 		t.Fatalf("tasks %+v", got)
+	}
+}
+
+// TestTaskTitle: a task's row shows the title its engine dispatches
+// carry; a later dispatch without one (a hook's) keeps it.
+func TestTaskTitle(t *testing.T) {
+	st := started(t)
+	at := "2026-11-22T10:00:00Z"
+	apply(t, st, at, TypeDispatchStart, DispatchStart{Seq: 1, Role: "implementer", Phase: 3, Task: intp(1), Template: "impl", TaskTitle: "Take the name"})
+	apply(t, st, at, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "completed"})
+	apply(t, st, at, TypeDispatchStart, DispatchStart{Seq: 2, Role: "reviewer", Phase: 3, Task: intp(1), Template: "review"})
+	want := TaskProgress{Task: 1, Title: "Take the name", Role: "reviewer", Status: "dispatched", Seq: 2, Started: at}
+	if got := st.View.Tasks; len(got) != 1 || got[0] != want {
+		t.Fatalf("tasks %+v\nwant %+v", got, want)
 	}
 }
 

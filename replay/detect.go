@@ -24,6 +24,9 @@ type Evidence struct {
 type Options struct {
 	FromPhase ledger.Phase // 0: detect
 	FromSeq   int          // 0: none; else its enclosing phase
+	// CurrentTree resumes on the work tree as it is: no checkpoint is
+	// restored, so none is looked for.
+	CurrentTree bool
 }
 
 // PhaseState is a phase of the source's run.
@@ -138,7 +141,9 @@ func Detect(src *Source, sp *spec.Spec, ev Evidence, opts Options) (*Resume, err
 	if r.Phase == 0 {
 		return r, nil
 	}
-	r.boundary(src, ev)
+	if r.Boundary = src.Boundaries[r.Phase]; !opts.CurrentTree {
+		r.boundary(src, ev)
+	}
 	for _, d := range src.Dispatches {
 		if d.Phase < r.Phase {
 			r.Skip = append(r.Skip, d)
@@ -284,6 +289,9 @@ func (r *Resume) override(src *Source, opts Options) error {
 	from := opts.FromPhase
 	if opts.FromSeq != 0 {
 		d := src.Find(opts.FromSeq)
+		if d == nil && src.Replaced[opts.FromSeq] {
+			return &OverrideError{Msg: fmt.Sprintf("dispatch %d of pipeline %s was run again by a replay: name one of the run replay resumes", opts.FromSeq, src.Pipeline)}
+		}
 		if d == nil {
 			last := 0
 			if n := len(src.Dispatches); n > 0 {
@@ -321,7 +329,6 @@ func detectedName(p ledger.Phase) string {
 // earlier boundary's when the shadow no longer holds it.
 func (r *Resume) boundary(src *Source, ev Evidence) {
 	want := r.Phase
-	r.Boundary = src.Boundaries[want]
 	if ev.Checkpoints == nil || r.Boundary.Checkpoint != "" && ev.Checkpoints[r.Boundary.Checkpoint] {
 		return
 	}

@@ -120,6 +120,12 @@ func TestDetect(t *testing.T) {
 				"Phase 3 is earlier than the detected resume point (none: every phase is complete): verified work is done again"}},
 		{name: "unknown seq", src: func() *Source { return engineRun(sp, 4) }, opts: Options{FromSeq: 9},
 			wantErr: "pipeline p1 has no dispatch 9 (its dispatches are 1 to 5)"},
+		{name: "replaced seq", src: func() *Source {
+			s := engineRun(sp, 4)
+			s.Replaced[9] = true
+			return s
+		}, opts: Options{FromSeq: 9},
+			wantErr: "dispatch 9 of pipeline p1 was run again by a replay: name one of the run replay resumes"},
 		{name: "unknown phase", src: func() *Source { return engineRun(sp, 4) }, opts: Options{FromPhase: 5},
 			wantErr: "there is no Phase 5: phases are 1 to 4"},
 		{name: "pruned checkpoint falls back to the boundary before", src: func() *Source { return engineRun(sp, 2) },

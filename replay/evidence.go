@@ -29,15 +29,17 @@ func Gather(ctx context.Context, repo *gitext.Repo, src *Source) (Evidence, erro
 		}
 	}
 	if _, err := repo.Git(ctx, "rev-parse", "-q", "--verify", tip); err == nil {
-		rev := tip
-		if src.Baseline != "" {
-			if _, err := repo.Git(ctx, "rev-parse", "-q", "--verify", src.Baseline+"^{commit}"); err == nil {
-				rev = src.Baseline + ".." + tip
-			}
-		}
 		format := "--format=%x1e%(trailers:key=" + enforce.TrailerPipeline + ",valueonly,separator=%x2C)%x1f%(trailers:key=" +
 			enforce.TrailerSeq + ",valueonly,separator=%x2C)%x1f%N%x1f%B"
-		out, err := repo.Git(ctx, "log", "--no-color", "--notes="+notes.ProvenanceRef, format, rev, "--")
+		args := []string{"log", "--no-color", "--notes=" + notes.ProvenanceRef, format, tip}
+		// Only the pipeline's commits: since its baseline, else (a crucible
+		// run that named none) since it started.
+		if _, err := repo.Git(ctx, "rev-parse", "-q", "--verify", src.Baseline+"^{commit}"); src.Baseline != "" && err == nil {
+			args[len(args)-1] = src.Baseline + ".." + tip
+		} else if src.Started != "" {
+			args = append(args, "--since="+src.Started)
+		}
+		out, err := repo.Git(ctx, append(args, "--")...)
 		if err != nil {
 			return ev, err
 		}

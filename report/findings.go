@@ -17,6 +17,9 @@ type Finding struct {
 // Findings is a review or red-team round's report, by severity.
 type Findings struct {
 	Fatal, Significant, Minor []Finding
+	// Architectural are crucible's architectural concerns: beyond what a
+	// fix round may settle, they go to a person at once.
+	Architectural []Finding
 }
 
 // severityKeys maps the keys under findings: to a severity. Crucible's code
@@ -26,7 +29,8 @@ type Findings struct {
 var severityKeys = map[string]string{
 	"fatal": "fatal", "critical": "fatal",
 	"significant": "significant", "important": "significant",
-	"minor": "minor",
+	"minor":         "minor",
+	"architectural": "architectural", "architectural-concerns": "architectural", "architectural-concern": "architectural",
 }
 
 // ParseFindings reads a reviewer's or red-team round's report: a findings
@@ -76,6 +80,8 @@ func ParseFindings(data []byte) (Findings, error) {
 			out.Fatal = items
 		case "significant":
 			out.Significant = items
+		case "architectural":
+			out.Architectural = items
 		default:
 			out.Minor = items
 		}

@@ -23,9 +23,10 @@ func TestParseFindings(t *testing.T) {
 			Minor: []Finding{{Title: "Consider naming the constant", Line: 5}}}},
 		{file: "findings-empty.yaml"},
 		{file: "findings-reviewer.yaml", want: Findings{
-			Fatal:       []Finding{{Title: "Data race on the counter", File: "worker.go:88", Line: 4}},
-			Significant: []Finding{{Title: "Error is swallowed", File: "worker.go:120", Line: 7}},
-			Minor:       []Finding{}}},
+			Fatal:         []Finding{{Title: "Data race on the counter", File: "worker.go:88", Line: 4}},
+			Significant:   []Finding{{Title: "Error is swallowed", File: "worker.go:120", Line: 7}},
+			Minor:         []Finding{},
+			Architectural: []Finding{}}},
 
 		{file: "findings-missing.yaml", wantErr: "report: line 1: no findings: a review round's report lists them (fatal, significant, minor), empty lists when clean"},
 		{file: "findings-counts.yaml", wantErr: `report: line 2: fatal: want a list of findings, found "0"`},
@@ -57,6 +58,10 @@ func TestParseFindingsInline(t *testing.T) {
 		{name: "null item", in: "findings:\n  fatal:\n    -\n", wantErr: "report: line 3: fatal: want a finding (title, file, detail), found nothing"},
 		{name: "list item", in: "findings:\n  fatal:\n    - [a]\n", wantErr: "report: line 3: fatal: want a finding (title, file, detail), found a list"},
 		{name: "title mapping", in: "findings:\n  fatal:\n    - title: {a: b}\n", wantErr: "report: line 3: title: want a string, found a mapping"},
+		{name: "architectural concerns", in: "findings:\n  fatal: []\n  architectural:\n    - title: a second store\n      detail: the design keeps state twice\n",
+			want: Findings{Fatal: []Finding{}, Architectural: []Finding{{Title: "a second store", Detail: "the design keeps state twice", Line: 4}}}},
+		{name: "architectural concerns, crucible's words", in: "findings:\n  Architectural-Concerns: [one owner]\n",
+			want: Findings{Architectural: []Finding{{Title: "one owner", Line: 2}}}},
 		{name: "unknown severity ignored", in: "findings:\n  blocker: [x]\n  Minor: [y]\n", want: Findings{Minor: []Finding{{Title: "y", Line: 3}}}},
 		{name: "duplicate finding key", in: "findings:\n  fatal:\n    - {title: a, title: b}\n", wantErr: `report: line 3: duplicate key "title" (first on line 3)`},
 	} {

@@ -65,6 +65,9 @@ func buildAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := checkDesign(repo.WorkTree, c.String("design")); err != nil {
+			return err
+		}
 		id, err := buildPipeline(c, s, resume, fresh)
 		if err != nil {
 			return err
@@ -119,6 +122,29 @@ func resolveRoles(sp *spec.Spec, agents *agent.Config) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkDesign checks build --design's file before anything starts: a
+// regular file of the work tree, named relative to its top.
+func checkDesign(work, file string) error {
+	if file == "" {
+		return nil
+	}
+	if !filepath.IsLocal(file) {
+		return usageErrorf("--design %s: want a path inside the work tree, relative to its top", file)
+	}
+	fi, err := os.Stat(filepath.Join(work, file))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--design %s: no such file in the work tree", file)
+	case err != nil:
+		return fmt.Errorf("--design %s: %w", file, err)
+	case fi.IsDir():
+		return fmt.Errorf("--design %s: is a directory, not a design document", file)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("--design %s: not a regular file", file)
 	}
 	return nil
 }

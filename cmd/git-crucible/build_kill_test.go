@@ -152,9 +152,11 @@ func TestKilledBuildResumes(t *testing.T) {
 
 	assertTasksCommittedOnce(t, dir)
 	// A first checkpoint killed while it made the shadow leaves its
-	// half-made .init-* directory, locks and all, in no one's way.
+	// half-made .init-* directory, locks and all: the next checkpoint
+	// removes it.
 	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".init-") {
+			t.Errorf("half-made shadow left behind: %s", path)
 			return filepath.SkipDir
 		}
 		if err == nil && strings.HasSuffix(path, ".lock") && path != filepath.Join(dir, ".git", "crucible", "shadow", "main", "crucible.lock") {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/checkpoint"
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -35,21 +36,25 @@ func replayCommand() *cli.Command {
 		Name:      "replay",
 		Usage:     "resume a crashed pipeline from its last verified phase boundary, or run it again from one",
 		ArgsUsage: "[<pipeline> | <scratch-dir> | <manifest.jsonl>]",
-		Description: "Reads the pipeline (--pipeline or the argument, else the branch's active one; a crucible\n" +
-			"scratch or dispatch directory, or a manifest.jsonl, is imported first) and finds where to resume:\n" +
-			"the first phase not complete (every dispatch in it completed, or retried to completion, and\n" +
-			"every spec step of it done), fallen back boundary by boundary past a phase whose completed\n" +
-			"work is missing (an implementer's commit on the branch, a red team's or reviewer's output),\n" +
-			"and past a pruned checkpoint. --from-phase N resumes at phase N's start instead (a warning\n" +
-			"when that redoes verified work); --from-seq N at the start of dispatch N's phase.\n" +
+		Description: "Reads the pipeline (--pipeline or the argument, else the branch's active one; or a crucible\n" +
+			"scratch or dispatch directory, or its manifest.jsonl) and finds where to resume: the first phase\n" +
+			"not complete (every dispatch in it completed, or retried to completion, and every spec step of\n" +
+			"it done), fallen back boundary by boundary past a phase whose completed work is missing (an\n" +
+			"implementer's commit on the branch, a red team's or reviewer's output) and past a pruned\n" +
+			"checkpoint. --from-phase N resumes at phase N's start instead (a warning when that redoes\n" +
+			"verified work); --from-seq N at the start of dispatch N's phase. It warns on a pipeline started\n" +
+			"more than 7 days ago, and advises smaller tasks after 3 resumes.\n" +
 			"--dry-run prints the Replay Plan (crucible's format) and changes nothing. Otherwise replay\n" +
 			"refuses on another branch than the pipeline's, asks (or takes --yes, which also approves the\n" +
 			"design when the replay walks past the approval), restores the boundary's checkpoint after a\n" +
-			"safety checkpoint, records the replay with its Compression State Block (printed, and kept in\n" +
-			"the chain as replay/<session>.md), reopens the ledger from that phase, and walks the pipeline\n" +
-			"from there as 'git crucible build' does: new dispatches append to the same manifest with\n" +
-			"replay_of and replay_session. A replay killed on the way goes on with 'git crucible build\n" +
-			"--resume', or is replayed again.",
+			"safety checkpoint (--current-tree: none, the tree as it is; a crucible directory needs it, and\n" +
+			"is imported), records the replay with its Compression State Block (printed, and kept in the\n" +
+			"chain as replay/<session>.md), reopens the ledger from that phase, and walks the pipeline from\n" +
+			"there as 'git crucible build' does: new dispatches append to the same manifest with replay_of\n" +
+			"and replay_session. --mutate swaps a template for this replay (each dispatch records it as its\n" +
+			"mutation), --template-ref reads .crucible/templates from a revision, and --diff prints the\n" +
+			"Replay Diff against the run replaced (see 'git crucible replay diff'). A replay killed on the\n" +
+			"way goes on with 'git crucible build --resume', or is replayed again.",
 		Flags: commonFlags(
 			&cli.IntFlag{Name: "from-phase", Usage: "resume at the start of phase `N` (1-4) instead of the detected one"},
 			&cli.IntFlag{Name: "from-seq", Usage: "resume at the start of the phase of dispatch `N`"},
@@ -130,7 +135,7 @@ func replayAction(c *cli.Context) error {
 	if err := wantArgs(c, 1); err != nil {
 		return err
 	}
-	opts := replay.Options{FromPhase: ledger.Phase(c.Int("from-phase")), FromSeq: c.Int("from-seq")}
+	opts := replay.Options{FromPhase: ledger.Phase(c.Int("from-phase")), FromSeq: c.Int("from-seq"), CurrentTree: c.Bool("current-tree")}
 	switch {
 	case c.IsSet("from-phase") && c.IsSet("from-seq"):
 		return usageErrorf("--from-phase and --from-seq cannot be used together")
@@ -302,7 +307,12 @@ func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts 
 	for _, n := range r.Notes {
 		fmt.Fprintf(s.err(), "warning: %s\n", n)
 	}
-	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && time.Since(started) > staleAfter {
+	// git's notion of now, which a user (and a test) may pin.
+	now, err := gitext.Now()
+	if err != nil {
+		return nil, err
+	}
+	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && now.Sub(started) > staleAfter {
 		fmt.Fprintf(s.err(), "warning: pipeline %s started %s, more than 7 days ago: its state may be stale\n", src.Pipeline, src.Started)
 	}
 	if src.Replays >= manyReplays {
@@ -378,6 +388,9 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	if branch, _ := repo.HeadBranch(); src.Branch != "" && branch != src.Branch {
 		return &refused{Err: &wrongBranchError{want: src.Branch, have: branch}}
 	}
+	if b := st.Gates.CanBegin(r.Phase); b != nil {
+		return withHints(&refused{Err: b}, "replay from an earlier phase: git crucible replay --from-phase <N>")
+	}
 	current := c.Bool("current-tree")
 	if !current && (r.Gone || r.Boundary.Checkpoint == "") {
 		return withHints(&refused{Err: fmt.Errorf("no checkpoint is left to restore the Phase %d boundary (%s) from", r.Phase, r.Boundary.Reason)},
@@ -446,6 +459,10 @@ func restoreBoundary(c *cli.Context, s *session, r *replay.Resume) (string, erro
 type wrongBranchError struct{ want, have string }
 
 func (e *wrongBranchError) Error() string {
+	have := e.have
+	if have == "" {
+		have = "no branch (a detached HEAD)"
+	}
 	return fmt.Sprintf("Pipeline was running on branch %s but you are on %s. Switch to %s before resuming"+
-		" — restoring a checkpoint from a different branch would contaminate your working directory.", e.want, e.have, e.want)
+		" — restoring a checkpoint from a different branch would contaminate your working directory.", e.want, have, e.want)
 }

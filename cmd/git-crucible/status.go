@@ -121,7 +121,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 			if end == "" {
 				end = now
 			}
-			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Role, t.Tier, t.Status, interop.Duration(pipeline.Seconds(t.Started, end)))
+			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Label(), t.Tier, t.Status, interop.Duration(pipeline.Seconds(t.Started, end)))
 		}
 	}
 	j := v.Journal

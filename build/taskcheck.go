@@ -1,0 +1,99 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// TaskCheckFixes is how many times a task whose fast gate fails goes back
+// to its implementer, the failure and the gate's output in its prompt,
+// before the task escalates: crucible's one retry.
+const TaskCheckFixes = 1
+
+// taskCheck runs task's fast gate; while it fails and fixes are left, the
+// task's implementer (the fixer template, the failure as a fatal finding)
+// fixes it at round n of the step, its change committed, and the gate runs
+// again. A fix already in the chain is adopted, so a resume neither runs
+// one twice nor grants more. Still failing, the task escalates.
+func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask, command string) (stepEnd, error) {
+	for round := 0; ; round++ {
+		code, log, err := w.runCommand(ctx, st, task, command)
+		if err != nil {
+			return stepEnd{}, err
+		}
+		if code == 0 {
+			result := fmt.Sprintf("exit 0: %s", command)
+			if round > 0 {
+				result += fmt.Sprintf(" (after %d fix)", round)
+			}
+			return done(result), nil
+		}
+		if round == TaskCheckFixes {
+			q := p
+			q.Round = round
+			end := stopped(q, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s: %s still fails (exit %d) after %d fix by the task's implementer; its output is in %s",
+				st.ID, command, code, round, log))
+			end.stop.Suggestion = fmt.Sprintf("Fix task %s by hand until %s passes, or revise the plan, then go on with git crucible build --resume.", task.ID, command)
+			return end, w.escalate(ctx, q, end.stop)
+		}
+		role := w.implementer(p)
+		if role == "" {
+			return stopped(p, pipeline.StepFailed, WalkFailed, ranFailed(st, command, code, log)), nil
+		}
+		q := p
+		q.Round = round + 1
+		d, err := w.data(ctx, q, st, task)
+		if err != nil {
+			return stepEnd{}, err
+		}
+		if d.Artifact.Path, err = w.diff(ctx, st, task); err != nil {
+			return stepEnd{}, err
+		}
+		d.Artifact.Name, d.MaxRounds = spec.Diff, TaskCheckFixes
+		d.Findings = &report.Findings{Fatal: []report.Finding{{Title: fmt.Sprintf("the task's fast gate fails: %s (exit %d)", command, code),
+			Detail: "its output ends:\n" + logTail(log)}}}
+		d.Report.Format = prompt.ReportTask
+		fixed, end, err := w.dispatch(ctx, q, role, "fixer", d)
+		if err != nil || end != nil {
+			return deref(end), err
+		}
+		if err := w.commitTask(ctx, task, fixed.Seq, role); err != nil {
+			return stepEnd{}, err
+		}
+		if _, end := w.parsedTask(q, fixed); end != nil {
+			return *end, nil
+		}
+	}
+}
+
+// implementer is the role that implements the tasks of p's tasks step:
+// its first dispatch step's.
+func (w *walker) implementer(p spec.Point) string {
+	l, ok := w.sp.Find(p.Step)
+	if !ok || l.Parent == nil {
+		return ""
+	}
+	for _, s := range l.Parent.Steps {
+		if s.Kind == spec.Dispatch {
+			return s.Role
+		}
+	}
+	return ""
+}
+
+// logTail is the last lines of a run's log, as a prompt quotes them.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-40):], "\n")
+}
