@@ -14,6 +14,7 @@ import (
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/replay"
 	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/trust"
 )
@@ -77,7 +78,12 @@ func buildAction(c *cli.Context) error {
 			return err
 		}
 		defer e.Close()
-		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design")})
+		templates, mutations, err := replay.Templates(c.Context, s.svc, id, repo.WorkTree)
+		if err != nil {
+			return err
+		}
+		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design"),
+			Templates: templates, Mutations: mutations})
 	})
 }
 

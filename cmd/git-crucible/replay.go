@@ -195,23 +195,16 @@ func replayTemplates(c *cli.Context, s *session) (*templates, error) {
 			return nil, withHints(usageErrorf("--template-ref %s: not a commit", rev), "name a revision: a commit, a branch or a tag")
 		}
 		t.ref = strings.TrimSpace(string(out))
-		names, err := s.svc.Repo.Git(c.Context, "ls-tree", "--name-only", t.ref, prompt.OverrideDir+"/")
-		if err != nil {
+		if overrides, err = replay.TemplatesAt(c.Context, s.svc.Repo, t.ref, rev); err != nil {
 			return nil, err
 		}
-		for _, path := range strings.Fields(string(names)) {
-			name, ok := strings.CutSuffix(filepath.Base(path), ".md")
-			if !ok {
-				continue
-			}
-			text, err := s.svc.Repo.Git(c.Context, "cat-file", "blob", t.ref+":"+path)
-			if err != nil {
-				return nil, err
-			}
-			overrides[name] = prompt.Override{Source: rev + ":" + path, Text: string(text)}
-		}
 	}
-	base, err := prompt.LoadWith("", overrides)
+	// --template-ref's revision replaces the work tree's templates.
+	workTree := s.svc.Repo.WorkTree
+	if t.ref != "" {
+		workTree = ""
+	}
+	base, err := prompt.LoadWith(workTree, overrides)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +225,7 @@ func replayTemplates(c *cli.Context, s *session) (*templates, error) {
 		t.mutations[name] = name + ".md -> " + filepath.Base(repl)
 		t.swapped[name] = text
 	}
-	if t.set, err = prompt.LoadWith("", overrides); err != nil {
+	if t.set, err = prompt.LoadWith(workTree, overrides); err != nil {
 		return nil, &refused{Err: err}
 	}
 	return t, nil
@@ -404,8 +397,14 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	defer e.Close()
 	// An agent of the crashed run may still be running: it ends, or is
 	// ended, before the tree is restored under it.
-	if _, err := e.Recover(c.Context); err != nil {
+	// What it finds is recorded, whatever the answer to the restore, so it
+	// is said before the question.
+	recovered, err := e.Recover(c.Context)
+	if err != nil {
 		return err
+	}
+	for _, r := range recovered {
+		fmt.Fprintf(s.err(), "Settled dispatch %d of the crashed run: %s\n", r.Seq, r.Outcome.Status)
 	}
 	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase, Mutations: t.list(), TemplateRef: t.ref}
 	if d.Head, err = repo.HeadCommit(); err != nil {
