@@ -102,7 +102,7 @@ func (m *Manifest) sharedFiles() Errors {
 			owners[lv] = map[string]owner{}
 		}
 		for j, f := range t.Files {
-			f = cleanPath(f)
+			f = CleanPath(f)
 			first, ok := owners[lv][f]
 			if !ok {
 				owners[lv][f] = owner{i, m.lines.tasks[i].files[j]}
@@ -119,8 +119,8 @@ func (m *Manifest) sharedFiles() Errors {
 	return errs
 }
 
-// cleanPath is a file's name as the tasks compare them.
-func cleanPath(f string) string {
+// CleanPath is a file's name as the tasks compare them.
+func CleanPath(f string) string {
 	f = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(f), "./"))
 	return strings.TrimSuffix(f, "/")
 }
