@@ -118,3 +118,17 @@ func (m *Manifest) Deadlocked() *Deadlock {
 	}
 	return &d
 }
+
+// SetStatus sets the status of the task with id, and its commit; it is
+// how a run's events apply to the manifest.
+func (m *Manifest) SetStatus(id string, st TaskStatus, commit string) error {
+	t := m.Task(id)
+	if t == nil {
+		return fmt.Errorf("no task %q", id)
+	}
+	t.Status, t.CommitSHA = st, commit
+	if st != Fixing {
+		t.FixingSource = ""
+	}
+	return nil
+}
