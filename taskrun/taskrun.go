@@ -155,3 +155,28 @@ func snapshot(ctx context.Context, wt *gitext.Repo, base string) (tree string, c
 	}
 	return tree, changed, nil
 }
+
+// UpstreamContext is what a task's prompt gets from the upstream tasks it
+// receives: each one's output.yaml, fenced, in receives' order, as the
+// seed injects it (the task's plan.md is left as it is). "" when it
+// receives none.
+func (j Job) UpstreamContext() string {
+	if len(j.Upstream) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Upstream context\n")
+	for _, u := range j.Upstream {
+		fmt.Fprintf(&b, "\n### Output of task %s\n\n", u.ID)
+		if u.Output == nil {
+			b.WriteString("(no output was kept)\n")
+			continue
+		}
+		fence := "```"
+		for strings.Contains(string(u.Output), fence) {
+			fence += "`"
+		}
+		b.WriteString(fence + "yaml\n" + strings.TrimRight(string(u.Output), "\n") + "\n" + fence + "\n")
+	}
+	return b.String()
+}

@@ -239,3 +239,15 @@ func TestRunLevelCancelled(t *testing.T) {
 		t.Fatalf("error %v, want cancelled", err)
 	}
 }
+
+func TestUpstreamContext(t *testing.T) {
+	if got := (Job{}).UpstreamContext(); got != "" {
+		t.Fatalf("no upstream: %q", got)
+	}
+	j := Job{Upstream: []Upstream{{ID: "1a", Output: []byte("status: completed\nnotes: |\n  ```go\n  x\n  ```\n")}, {ID: "1b"}}}
+	want := "## Upstream context\n\n### Output of task 1a\n\n````yaml\nstatus: completed\nnotes: |\n  ```go\n  x\n  ```\n````\n" +
+		"\n### Output of task 1b\n\n(no output was kept)\n"
+	if got := j.UpstreamContext(); got != want {
+		t.Fatalf("context\n%s\nwant\n%s", got, want)
+	}
+}
