@@ -375,20 +375,31 @@ func warnTemplates(s *session, r *replay.Resume, t *templates) {
 	}
 }
 
+// resumePoint reads the source and finds where to resume, warning of
+// templates changed since the run it replaces: the dry run's and the
+// replay's first steps.
+func resumePoint(c *cli.Context, s *session, sp *spec.Spec, id, manifest string, opts replay.Options, t *templates) (*replay.Source, *pipeline.State, *replay.Resume, error) {
+	src, st, err := readSource(c, s, sp, id, manifest)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := detect(c, s, sp, src, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	warnTemplates(s, r, t)
+	return src, st, r, nil
+}
+
 func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
 	id, manifest, err := replaySource(c, s)
 	if err != nil {
 		return err
 	}
-	src, _, err := readSource(c, s, sp, id, manifest)
+	src, _, r, err := resumePoint(c, s, sp, id, manifest, opts, t)
 	if err != nil {
 		return err
 	}
-	r, err := detect(c, s, sp, src, opts)
-	if err != nil {
-		return err
-	}
-	warnTemplates(s, r, t)
 	plan := &replay.Plan{Source: src, Resume: r, Mutations: t.list()}
 	if s.jsonOut() {
 		return s.printJSON(plan)
@@ -426,15 +437,10 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 		id = r.Pipeline
 		fmt.Fprintf(s.err(), "Imported %s as pipeline %s\n", manifest, id)
 	}
-	src, st, err := readSource(c, s, sp, id, "")
+	src, st, r, err := resumePoint(c, s, sp, id, "", opts, t)
 	if err != nil {
 		return err
 	}
-	r, err := detect(c, s, sp, src, opts)
-	if err != nil {
-		return err
-	}
-	warnTemplates(s, r, t)
 	if r.Phase == 0 {
 		fmt.Fprintf(s.out(), "Pipeline %s: every phase is complete and verified; nothing to resume\n", id)
 		fmt.Fprintln(s.err(), "hint: run it again from a phase with: git crucible replay --from-phase <N>")
