@@ -110,7 +110,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		if n := v.Metrics.Verdicts[fmt.Sprint(int(p))]; n > 0 {
 			note += fmt.Sprintf(" (verdicts: %d", n)
 			if r := v.Metrics.GateRounds[fmt.Sprint(int(p))]; r > 0 {
-				note += fmt.Sprintf(", last after %d rounds", r)
+				note += ", last after " + plural(r, "round")
 			}
 			note = strings.TrimSpace(note + ")")
 		}
