@@ -241,10 +241,15 @@ func checkpointRestore(c *cli.Context) error {
 		if s.jsonOut() {
 			return s.printJSON(map[string]any{"checkpoint": cp, "safety": r.safety.Checkpoint, "changes": r.changes, "refused": r.refused})
 		}
-		fmt.Fprintf(s.out(), "Restored checkpoint %s (%s): %d paths changed\n", cp.ID[:12], cp.Reason, len(r.changes))
+		fmt.Fprintln(s.out(), r.said(cp))
 		fmt.Fprintf(s.out(), "Undo with: %s\n", r.undo)
 		return nil
 	})
+}
+
+// said is the line that says what restore r of cp did.
+func (r *restored) said(cp *checkpoint.Checkpoint) string {
+	return fmt.Sprintf("Restored checkpoint %s (%s): %s changed", cp.ID[:12], cp.Reason, plural(len(r.changes), "path"))
 }
 
 // restored is what restoreTo did.
@@ -295,8 +300,8 @@ func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint
 	}
 	var gone *checkpoint.HeadGoneError
 	if err := sh.ResetBranch(c.Context, safety.Head, cp.Head); errors.As(err, &gone) {
-		return nil, withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %d paths changed), but the branch did not move: %w",
-			cp.ID[:12], cp.Reason, len(changes), gone), "the branch stays where it was; undo the restore with: "+r.undo)
+		return nil, withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %s changed), but the branch did not move: %w",
+			cp.ID[:12], cp.Reason, plural(len(changes), "path"), gone), "the branch stays where it was; undo the restore with: "+r.undo)
 	} else if killed := (*checkpoint.KilledRestoreError)(nil); errors.As(err, &killed) {
 		return nil, withHints(err, "the work tree is restored; the branch did not move", killed.Hint())
 	} else if err != nil {

@@ -518,8 +518,15 @@ func restoreBoundary(c *cli.Context, s *session, r *replay.Resume) (string, erro
 	if err != nil {
 		return "", err
 	}
-	_, err = restoreTo(c, s, sh, cp, nil, c.Bool("yes"), false)
-	return cp.ID, err
+	res, err := restoreTo(c, s, sh, cp, nil, c.Bool("yes"), false)
+	if err != nil {
+		return "", err
+	}
+	// Commits after the boundary leave the branch and changes are reset:
+	// the safety checkpoint brings them back.
+	fmt.Fprintln(s.err(), res.said(cp))
+	fmt.Fprintf(s.err(), "Undo with: %s\n", res.undo)
+	return cp.ID, nil
 }
 
 // wrongBranchError is the replay seed's branch guard, in its words.
