@@ -28,7 +28,7 @@ func check(t dag.Task, data []byte, changed []string, workdir string) (passed bo
 		return false, "the agent reported failed: " + firstLine(rep.Error)
 	}
 	for _, f := range rep.Verification.EvidenceFiles {
-		if _, err := os.Stat(filepath.Join(workdir, filepath.FromSlash(f))); err != nil {
+		if !inWorkTree(workdir, f) {
 			return false, fmt.Sprintf("evidence file %s is not in the work tree", f)
 		}
 	}
@@ -36,6 +36,19 @@ func check(t dag.Task, data []byte, changed []string, workdir string) (passed bo
 		return false, fmt.Sprintf("modified %s outside its plan without reporting a deviation", strings.Join(outside, ", "))
 	}
 	return true, ""
+}
+
+// inWorkTree reports whether the agent's path f names a file inside
+// workdir that is not a symbolic link: os.Root refuses a path, or a link
+// on the way, that leads out of it.
+func inWorkTree(workdir, f string) bool {
+	root, err := os.OpenRoot(workdir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	fi, err := root.Lstat(filepath.FromSlash(f))
+	return err == nil && fi.Mode()&os.ModeSymlink == 0
 }
 
 // unreported lists the files the task changed or says it modified that

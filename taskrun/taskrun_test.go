@@ -168,6 +168,10 @@ func TestContract(t *testing.T) {
 			[]string{"a: ok"}},
 		{"evidence missing", jobs("a:a.txt"), "status: completed\nverification-summary: {level: automated, evidence-files: [a.txt, log.txt]}\ndeviations: []\n", nil,
 			[]string{"a: evidence file log.txt is not in the work tree"}},
+		{"evidence outside", jobs("a:a.txt"), "status: completed\nverification-summary: {level: automated, evidence-files: [../../../../../../etc/passwd]}\ndeviations: []\n", nil,
+			[]string{"a: evidence file ../../../../../../etc/passwd is not in the work tree"}},
+		{"evidence a link", jobs("a:a.txt"), "status: completed\nverification-summary: {level: automated, evidence-files: [link.txt]}\ndeviations: []\n", nil,
+			[]string{"a: evidence file link.txt is not in the work tree"}},
 		{"no plan files", jobs("a"), completed, nil, []string{"a: ok"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,6 +181,9 @@ func TestContract(t *testing.T) {
 				}
 				if strings.Contains(tc.report, "other.txt") {
 					os.WriteFile(filepath.Join(workdir, "other.txt"), nil, 0o644)
+				}
+				if strings.Contains(tc.report, "link.txt") {
+					os.Symlink("/etc/passwd", filepath.Join(workdir, "link.txt"))
 				}
 				if tc.report == "" {
 					return nil, tc.err
