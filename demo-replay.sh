@@ -45,6 +45,7 @@ printf '\n$ git crucible build --yes %s\n' "'$goal'"
 git crucible build --yes "$goal" || echo "(exit $?, as expected)"
 say git crucible dispatch list
 say git crucible replay --dry-run
+printf '\n# From here the scripted agent plays its happy scenario (the untracked agents config).\n'
 agents happy
 say git crucible replay --from-phase 3 --yes
 say git crucible dispatch list
