@@ -24,7 +24,7 @@ const TaskCheckFixes = 1
 // one twice nor grants more. Still failing, the task escalates.
 func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask, command string) (stepEnd, error) {
 	for round := 0; ; round++ {
-		code, log, err := w.runCommand(ctx, st, task, command)
+		code, log, err := w.checkTaskCommit(ctx, st, task, command)
 		if err != nil {
 			return stepEnd{}, err
 		}
