@@ -47,15 +47,8 @@ for tool in go git; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "error: $tool is not on PATH" >&2; exit 1; }
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/crucible-bench.XXXXXX")
-cleanup() {
-	if [ "${BENCH_KEEP:-0}" = 1 ]; then
-		echo "kept $tmp" >&2
-	else
-		rm -rf "$tmp"
-	fi
-}
-trap cleanup EXIT
+. bench/common.sh
+bench_tmp crucible-bench
 
 t_start=$(date +%s.%N)
 
@@ -73,28 +66,7 @@ fi
 ln -s "$(type -P true)" "$tmp/bin/git-true"
 
 # --- hermetic git ------------------------------------------------------------
-for v in $(env | sed -n 's/^\(GIT_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-export PATH="$tmp/bin:$PATH"
-export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$tmp/home/.gitconfig"
-export GIT_AUTHOR_NAME="Bench" GIT_AUTHOR_EMAIL="bench@example.com"
-export GIT_COMMITTER_NAME="Bench" GIT_COMMITTER_EMAIL="bench@example.com"
-export GIT_TERMINAL_PROMPT=0 LC_ALL=C
-mkdir -p "$HOME"
-# No automatic gc: the repository stays as the benchmarks leave it until
-# they run gc themselves.
-cat >"$GIT_CONFIG_GLOBAL" <<'EOF'
-[init]
-	defaultBranch = main
-[gc]
-	auto = 0
-[maintenance]
-	auto = false
-[advice]
-	detachedHead = false
-EOF
+bench_hermetic
 
 timer() { "$tmp/bin/timer" "$@"; }
 # bench runs a timer line and keeps it, for BENCH_STRICT.

@@ -10,37 +10,29 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/spec"
 )
 
-// walker is one walk's view of the chain, reloaded after every step.
+// walker is one walk's view of the chain, brought up to date after every
+// step.
 type walker struct {
 	e     *Engine
 	opts  WalkOptions
 	sp    *spec.Spec
 	state *pipeline.State
-	steps map[spec.Point]pipeline.StepData
-	recs  []Record
+	view  *chainView
+	tip   string // the chain commit view was brought up to
 	// exports are the report exports so far, the newest report's value of
-	// each key (exportSeq: the dispatch it came from), read from the kept
+	// each key (exportFrom: the dispatch it came from), read from the kept
 	// reports of dispatches as they finish: the chain is their only source.
-	exports   map[string]any
-	exportSeq map[string]int
-	read      map[int]bool // dispatches whose reports were read
-	handedOff map[ledger.Phase]bool
-	events    []pipeline.Event
-	tip       string // the chain commit events was read up to
-	// live are the events the run stands on: events less what replays
-	// replaced (pipeline.Live).
-	live []pipeline.Event
-	// replay is the session of the newest replay, "" when none; replaced
-	// are the dispatches replays ran again, the newest by where it ran.
-	replay   string
-	replaced map[replayedAt]int
+	exports    map[string]any
+	exportFrom map[string]Record
 	// taskNumbers is each plan task's 1-based position in the plan's
 	// order: CRUCIBLE_TASK of its commits.
 	taskNumbers map[string]int
@@ -48,62 +40,28 @@ type walker struct {
 	waiting map[int]Outcome
 }
 
-// refresh reloads the chain: state, step events, dispatches, exports.
+// keptInMemory bounds the events.jsonl blobs a refresh holds while it
+// walks back to the commit it read last: past it, a commit's is read
+// again when its turn comes, so that a first read of a long chain holds
+// commit ids, not the chain.
+const keptInMemory = 1 << 20
+
+// refresh brings the walk up to the chain's tip: the state, and the view
+// and exports past the events of the commits since the tip it read last
+// (the whole chain when that tip is no longer on it), oldest first, as
+// ChainEvents orders them.
 func (w *walker) refresh(ctx context.Context) error {
 	st, _, err := w.e.Service.Load(ctx, w.e.ID)
 	if err != nil {
 		return err
 	}
-	if err := w.loadEvents(ctx); err != nil {
-		return err
+	type pending struct {
+		commit string
+		blob   []byte // nil when it is to be read again
 	}
-	events, replaced, err := pipeline.Live(w.events)
-	if err != nil {
-		return err
-	}
-	w.live, w.replaced = events, map[replayedAt]int{}
-	for _, d := range replaced {
-		w.replaced[replayedAt{spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}, d.Role}] = d.Seq
-	}
-	if w.steps, err = StepsOf(events); err != nil {
-		return err
-	}
-	recs, err := Records(events)
-	if err != nil {
-		return err
-	}
-	w.handedOff = map[ledger.Phase]bool{}
-	for _, ev := range events {
-		switch ev.Type {
-		case pipeline.TypeHandoff:
-			var d pipeline.HandoffData
-			if err := pipeline.DecodeData(ev, &d); err != nil {
-				return err
-			}
-			w.handedOff[d.From] = true
-		case pipeline.TypeReplay:
-			var d pipeline.ReplayData
-			if err := pipeline.DecodeData(ev, &d); err != nil {
-				return err
-			}
-			w.replay = d.Session
-		}
-	}
-	if err := w.readExports(ctx, recs); err != nil {
-		return err
-	}
-	w.state, w.recs = st, recs
-	return nil
-}
-
-// loadEvents brings w.events up to the chain's tip, reading only the
-// commits since the tip it read last (a whole chain costs a read per
-// commit, and the walk reloads after every step), or the whole chain when
-// that tip is no longer on it.
-func (w *walker) loadEvents(ctx context.Context) error {
-	var commits [][]pipeline.Event
-	tip, found := "", false
-	err := w.e.Service.Store.EventLog(ctx, w.e.ID, func(commit string, blob []byte) (bool, error) {
+	var commits []pending
+	tip, found, kept := "", false, 0
+	err = w.e.Service.Store.EventLog(ctx, w.e.ID, func(commit string, blob []byte) (bool, error) {
 		if tip == "" {
 			tip = commit
 		}
@@ -111,42 +69,87 @@ func (w *walker) loadEvents(ctx context.Context) error {
 			found = true
 			return false, nil
 		}
-		events, err := pipeline.DecodeEvents(blob)
-		if err != nil {
-			return false, fmt.Errorf("commit %s: %w", commit, err)
+		if kept += len(blob); kept > keptInMemory {
+			blob = nil
 		}
-		commits = append(commits, events)
+		commits = append(commits, pending{commit, blob})
 		return true, nil
 	})
 	if err != nil {
 		return err
 	}
-	if !found {
-		w.events = nil
+	if !found || w.view == nil {
+		w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]Record{}
 	}
-	// As ChainEvents: the commits were visited newest first.
+	r, err := w.e.Service.Store.Objects(ctx)
+	if err != nil {
+		return err
+	}
 	for i := len(commits) - 1; i >= 0; i-- {
-		w.events = append(w.events, commits[i]...)
+		c := commits[i]
+		if c.blob == nil {
+			if c.blob, err = r.ReadKind(c.commit+":"+refs.EventsFile, "blob"); err != nil {
+				return err
+			}
+		}
+		events, err := pipeline.DecodeEvents(c.blob)
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", c.commit, err)
+		}
+		commits[i].blob = nil
+		for _, ev := range events {
+			if err := w.view.add(ev); err != nil {
+				return err
+			}
+		}
+		if err := w.readExports(r, tip); err != nil {
+			return err
+		}
 	}
-	w.tip = tip
+	if w.view.replayed {
+		if tip, err = w.rebuild(ctx, r); err != nil {
+			return err
+		}
+	}
+	w.state, w.tip = st, tip
 	return nil
 }
 
-// readExports merges the exports of the task reports completed since it
-// last ran: a report of a later dispatch carrying a key supersedes it.
-func (w *walker) readExports(ctx context.Context, recs []Record) error {
-	if w.exports == nil {
-		w.exports, w.exportSeq, w.read = map[string]any{}, map[string]int{}, map[int]bool{}
+// rebuild makes the view again from the whole chain, of the part the run
+// stands on (pipeline.Live): a replay replaces what came before it. It
+// returns the tip it read up to.
+func (w *walker) rebuild(ctx context.Context, r *gitext.ObjectReader) (string, error) {
+	events, tip, err := w.e.Service.ChainEventsAt(ctx, w.e.ID)
+	if err != nil {
+		return "", err
 	}
-	for _, r := range recs {
-		if !r.Finished() || w.read[r.Seq] {
+	live, replaced, err := pipeline.Live(events)
+	if err != nil {
+		return "", err
+	}
+	w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]Record{}
+	w.view.replaced = map[replayedAt]int{}
+	for _, d := range replaced {
+		w.view.replaced[replayedAt{spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}, d.Role}] = d.Seq
+	}
+	for _, ev := range live {
+		if err := w.view.add(ev); err != nil {
+			return "", err
+		}
+	}
+	w.view.replayed = false
+	return tip, w.readExports(r, tip)
+}
+
+// readExports merges the exports of the task reports completed since it
+// last ran, read from the chain's tree at tip: a report of a later
+// dispatch carrying a key supersedes it.
+func (w *walker) readExports(r *gitext.ObjectReader, tip string) error {
+	for _, rec := range w.view.takeFinished() {
+		if rec.Status != "completed" || rec.Output == "" || !w.taskReport(rec) {
 			continue
 		}
-		w.read[r.Seq] = true
-		if r.Status != "completed" || r.Output == "" || !w.taskReport(r) {
-			continue
-		}
-		b, err := w.e.Service.ReadKept(ctx, w.e.ID, r.Output)
+		b, err := r.ReadKind(tip+":"+rec.Output, "blob")
 		if err != nil {
 			return err
 		}
@@ -155,8 +158,8 @@ func (w *walker) readExports(ctx context.Context, recs []Record) error {
 			continue // a report the walk refused when it ran: it exports nothing
 		}
 		for k, v := range t.Exports {
-			if r.Seq > w.exportSeq[k] {
-				w.exports[k], w.exportSeq[k] = v, r.Seq
+			if rec.Seq > w.exportFrom[k].Seq {
+				w.exports[k], w.exportFrom[k] = v, rec
 			}
 		}
 	}
@@ -174,20 +177,13 @@ func (w *walker) taskReport(r Record) bool {
 }
 
 // done reports whether the step at p is done.
-func (w *walker) done(p spec.Point) bool {
-	p.Round = 0
-	return w.steps[p].Status == pipeline.StepDone
-}
+func (w *walker) done(p spec.Point) bool { return w.stepStatus(p) == pipeline.StepDone }
 
-// at lists the dispatches recorded at p's step and task, every round.
-func (w *walker) at(p spec.Point) []Record {
-	var out []Record
-	for _, r := range w.recs {
-		if r.Point.Phase == p.Phase && r.Point.Step == p.Step && r.Point.Task == p.Task {
-			out = append(out, r)
-		}
-	}
-	return out
+// stepStatus is how the step at p (its round ignored) last ended, "" when
+// it has not.
+func (w *walker) stepStatus(p spec.Point) string {
+	p.Round = 0
+	return w.view.status[p]
 }
 
 // artifactPath is the work-tree path of file artifact name, "" when it
@@ -246,7 +242,7 @@ func (w *walker) diff(ctx context.Context, st *spec.Step, task *report.PlanTask)
 	name := st.ID
 	if task != nil {
 		name += "-" + task.ID
-		if h := w.taskBase(task.ID); h != "" {
+		if h := w.view.taskBase[task.ID]; h != "" {
 			base = h
 		}
 	}
@@ -263,35 +259,6 @@ func (w *walker) diff(ctx context.Context, st *spec.Step, task *report.PlanTask)
 		return "", err
 	}
 	return path, os.WriteFile(path, out, 0o644)
-}
-
-// replayedAt is where a dispatch ran: its point and role.
-type replayedAt struct {
-	p    spec.Point
-	role string
-}
-
-// replayOf is the dispatch a replay replaced at p for role, nil when none:
-// a new dispatch there is its replay.
-func (w *walker) replayOf(p spec.Point, role string) *int {
-	if seq, ok := w.replaced[replayedAt{p, role}]; ok {
-		return &seq
-	}
-	return nil
-}
-
-// taskBase is HEAD when task's first checkpoint was taken, "" when unknown.
-func (w *walker) taskBase(task string) string {
-	for _, ev := range w.live {
-		if ev.Type != pipeline.TypeStep {
-			continue
-		}
-		var d pipeline.StepData
-		if pipeline.DecodeData(ev, &d) == nil && d.Task == task && strings.HasPrefix(d.Result, headPrefix) {
-			return strings.TrimPrefix(d.Result, headPrefix)
-		}
-	}
-	return ""
 }
 
 // headPrefix starts a task checkpoint's step result: the HEAD it was
@@ -336,16 +303,6 @@ func sortedKeys(m map[string]string) []string {
 }
 
 var interopHandoff pipeline.HandoffRenderer = interop.RenderHandoff
-
-// yamlReport is a task report carrying v as its exports.tasks: the one
-// shape report.Task.Plan reads task lists from.
-func yamlReport(name string, v any) ([]byte, error) {
-	b, err := yaml.Marshal(map[string]any{"status": "completed", "deviations": []string{}, "exports": map[string]any{"tasks": v}})
-	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", name, err)
-	}
-	return b, nil
-}
 
 // oneLine is s on one line, as the ledger holds reasons.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

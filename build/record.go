@@ -39,20 +39,29 @@ func Records(events []pipeline.Event) ([]Record, error) {
 				return nil, err
 			}
 			index[d.Seq] = len(out)
-			out = append(out, Record{Seq: d.Seq, Role: d.Role, Template: d.Template, RetryOf: d.RetryOf,
-				Point: spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}})
+			out = append(out, startRecord(d))
 		case pipeline.TypeDispatchFinish:
 			var d pipeline.DispatchFinish
 			if err := pipeline.DecodeData(ev, &d); err != nil {
 				return nil, err
 			}
 			if i, ok := index[d.Seq]; ok {
-				r := &out[i]
-				r.Status, r.Summary, r.Failure, r.Recovered, r.Output = d.Status, d.Summary, d.Failure, d.Recovered, d.Output
+				out[i].settle(d)
 			}
 		}
 	}
 	return out, nil
+}
+
+// startRecord is the record of a dispatch as its start shows it.
+func startRecord(d pipeline.DispatchStart) Record {
+	return Record{Seq: d.Seq, Role: d.Role, Template: d.Template, RetryOf: d.RetryOf,
+		Point: spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}}
+}
+
+// settle adds what the dispatch's finish shows.
+func (r *Record) settle(d pipeline.DispatchFinish) {
+	r.Status, r.Summary, r.Failure, r.Recovered, r.Output = d.Status, d.Summary, d.Failure, d.Recovered, d.Output
 }
 
 // Dispatches returns the pipeline's dispatches, in seq order.

@@ -40,9 +40,20 @@ func (e *Engine) Recover(ctx context.Context) ([]Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Recovered
+	var unfinished []Record
 	for _, r := range recs {
-		if r.Finished() || r.Point.Step == "" {
+		if !r.Finished() {
+			unfinished = append(unfinished, r)
+		}
+	}
+	return e.recover(ctx, unfinished)
+}
+
+// recover is Recover of the unfinished dispatches given, in seq order.
+func (e *Engine) recover(ctx context.Context, unfinished []Record) ([]Recovered, error) {
+	var out []Recovered
+	for _, r := range unfinished {
+		if r.Point.Step == "" {
 			continue
 		}
 		o, err := e.settle(ctx, r)
@@ -51,7 +62,7 @@ func (e *Engine) Recover(ctx context.Context) ([]Recovered, error) {
 		}
 		out = append(out, Recovered{Record: r, Outcome: o})
 	}
-	return out, e.sweep(recs)
+	return out, e.sweep(ctx)
 }
 
 // settle finishes dispatch r from what its run directory and processes say.
@@ -184,21 +195,27 @@ func (e *Engine) deadline(r Record) time.Time {
 }
 
 // sweep removes the run directories of finished dispatches: what a killed
-// engine left after recording a finish.
-func (e *Engine) sweep(recs []Record) error {
-	finished := map[string]bool{}
-	for _, r := range recs {
-		finished[strconv.Itoa(r.Seq)] = r.Finished()
+// engine left after recording a finish. The state says which are: every
+// seq started, less those in flight.
+func (e *Engine) sweep(ctx context.Context) error {
+	st, _, err := e.Service.Load(ctx, e.ID)
+	if err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(e.runs())
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	for _, d := range entries {
-		if d.IsDir() && finished[d.Name()] {
-			if err := os.RemoveAll(filepath.Join(e.runs(), d.Name())); err != nil {
-				return err
-			}
+		seq, err := strconv.Atoi(d.Name())
+		if err != nil || strconv.Itoa(seq) != d.Name() || !d.IsDir() || seq < 1 || seq > st.Dispatch.Last {
+			continue
+		}
+		if _, inFlight := st.Dispatch.InFlight[d.Name()]; inFlight {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(e.runs(), d.Name())); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -89,7 +89,7 @@ func (w *walker) rounds(ctx context.Context, p spec.Point, st *spec.Step, task *
 // journal records a round's decisions once: not again when a resume
 // judges a round whose decisions followed its dispatch already.
 func (w *walker) journal(ctx context.Context, seq int, entries []pipeline.DecisionData) error {
-	if len(entries) == 0 || w.decided(seq, entries[0]) {
+	if len(entries) == 0 || w.view.decided(seq, entries[0]) {
 		return nil
 	}
 	drafts := make([]pipeline.Draft, len(entries))
@@ -100,26 +100,6 @@ func (w *walker) journal(ctx context.Context, seq int, entries []pipeline.Decisi
 		return err
 	}
 	return w.refresh(ctx)
-}
-
-// decided reports whether decision d is in the chain after dispatch seq's finish.
-func (w *walker) decided(seq int, d pipeline.DecisionData) bool {
-	after := false
-	for _, ev := range w.live {
-		switch ev.Type {
-		case pipeline.TypeDispatchFinish:
-			var f pipeline.DispatchFinish
-			if pipeline.DecodeData(ev, &f) == nil && f.Seq == seq {
-				after = true
-			}
-		case pipeline.TypeDecision:
-			var got pipeline.DecisionData
-			if after && pipeline.DecodeData(ev, &got) == nil && got.Type == d.Type && got.Choice == d.Choice {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // conclude ends a gate or loop that passed or escalated: its journal, a
@@ -133,7 +113,7 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 		end.stop.Suggestion = dec.Suggestion
 	}
 	if w.state.Gates.Ledger.Entry(p.Phase).Status != ledger.InProgress ||
-		g == nil && dec.Action == gate.Pass && len(dec.Journal) > 0 && w.decided(seq, dec.Journal[0]) {
+		g == nil && dec.Action == gate.Pass && len(dec.Journal) > 0 && w.view.decided(seq, dec.Journal[0]) {
 		return end, nil // concluded before a resume
 	}
 	var drafts []pipeline.Draft
@@ -197,30 +177,7 @@ func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) er
 // recorded: its step ended escalated, or the engine was killed after
 // recording it, before the step's end.
 func (w *walker) escalated(p spec.Point, choice string) bool {
-	q := spec.Point{Phase: p.Phase, Step: p.Step, Task: p.Task}
-	return w.steps[q].Status == pipeline.StepEscalated || w.journalledSince(q, gate.JournalEscalation, choice)
-}
-
-// journalledSince reports whether a decision of type typ and choice is in
-// the chain after the last end of the step at q (or anywhere, when it
-// never ended): the walk recorded it at q, then stopped before q's end.
-func (w *walker) journalledSince(q spec.Point, typ, choice string) bool {
-	found := false
-	for _, ev := range w.live {
-		switch ev.Type {
-		case pipeline.TypeStep:
-			var d pipeline.StepData
-			if pipeline.DecodeData(ev, &d) == nil && d.Phase == q.Phase && d.Step == q.Step && d.Task == q.Task {
-				found = false
-			}
-		case pipeline.TypeDecision:
-			var d pipeline.DecisionData
-			if pipeline.DecodeData(ev, &d) == nil && d.Type == typ && d.Choice == choice {
-				found = true
-			}
-		}
-	}
-	return found
+	return w.stepStatus(p) == pipeline.StepEscalated || w.view.journalledSince(p, gate.JournalEscalation, choice)
 }
 
 // verdict is the gate.verdict of a finished gate: its marker, completed

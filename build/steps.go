@@ -143,7 +143,7 @@ func (w *walker) data(ctx context.Context, p spec.Point, st *spec.Step, task *re
 // the agent failed or waits.
 func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template string, d prompt.Data) (Outcome, *stepEnd, error) {
 	var last *Record
-	for _, r := range w.at(p) {
+	for _, r := range w.view.at(p) {
 		if r.Point.Round == p.Round && r.Role == role {
 			last = &r
 		}
@@ -159,7 +159,7 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 			o = Outcome{Seq: last.Seq, Status: StatusWaiting}
 		}
 		end.stop.Waiting = &o
-		if q := (spec.Point{Phase: p.Phase, Step: p.Step, Task: p.Task}); w.steps[q].Status == pipeline.StepWaiting {
+		if w.stepStatus(p) == pipeline.StepWaiting {
 			end.status = "" // recorded already: stop without recording it again
 		}
 		return out, &end, nil
@@ -180,7 +180,7 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 			return out, nil, err
 		}
 		ds := DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format,
-			ReplayOf: w.replayOf(p, role), ReplaySession: w.replay, Mutation: w.opts.Mutations[template]}
+			ReplayOf: w.view.replayOf(p, role), ReplaySession: w.view.replay, Mutation: w.opts.Mutations[template]}
 		if d.Task != nil {
 			ds.Title = d.Task.Title
 		}
@@ -211,11 +211,10 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 // at (its agent failed, or its report did not do): a resume runs it again,
 // for adopting it would fail the step again.
 func (w *walker) failedAt(p spec.Point, r Record) bool {
-	q := spec.Point{Phase: p.Phase, Step: p.Step, Task: p.Task}
-	if w.steps[q].Status != pipeline.StepFailed {
+	if w.stepStatus(p) != pipeline.StepFailed {
 		return false
 	}
-	recs := w.at(p)
+	recs := w.view.at(p)
 	return recs[len(recs)-1].Seq == r.Seq
 }
 
@@ -324,13 +323,13 @@ func (w *walker) approve(ctx context.Context, p spec.Point, st *spec.Step) (step
 	if !w.opts.Yes {
 		end := stopped(p, pipeline.StepWaiting, WalkWaiting, "waiting for approval")
 		end.stop.Message = st.Message
-		if w.steps[p].Status == pipeline.StepWaiting {
+		if w.stepStatus(p) == pipeline.StepWaiting {
 			end.status = "" // recorded already: stop without recording it again
 		}
 		return end, nil
 	}
 	d := pipeline.DecisionData{Type: "approval", Choice: fmt.Sprintf("Phase %d approved: %s", p.Phase, st.ID), Reason: "build --yes"}
-	if w.journalledSince(p, d.Type, d.Choice) {
+	if w.view.journalledSince(p, d.Type, d.Choice) {
 		return done("approved"), nil // before the engine was killed
 	}
 	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: d}); err != nil {

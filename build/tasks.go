@@ -44,7 +44,7 @@ func (Serial) Execute(ctx context.Context, tasks []report.PlanTask, run func(con
 // named by st.From, from the newest report carrying it) through st's
 // steps, then COMPLETE in the ledger with every task done.
 func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEnd, error) {
-	plan, err := w.plan(st)
+	plan, err := w.plan(ctx, st)
 	if err != nil {
 		return stopped(p, pipeline.StepFailed, WalkFailed, err.Error()), nil
 	}
@@ -96,25 +96,24 @@ func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEn
 	return done(fmt.Sprintf("%d/%d tasks", len(order), len(order))), nil
 }
 
-// plan is the task list of the export st.From names.
-func (w *walker) plan(st *spec.Step) (report.Plan, error) {
-	v, ok := w.exports[st.From]
+// plan is the task list of the export st.From names, read again from
+// the report it came in, by the one parser of task lists.
+func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
+	from, ok := w.exportFrom[st.From]
 	if !ok {
 		return report.Plan{}, fmt.Errorf("%s: no report exported %q: the plan writer must list the tasks", st.ID, st.From)
 	}
-	// The export is read again as the report it came in, so that the plan
-	// is validated by the one parser of task lists.
-	b, err := yamlReport(st.From, v)
+	b, err := w.e.Service.ReadKept(ctx, w.e.ID, from.Output)
 	if err != nil {
 		return report.Plan{}, err
 	}
 	t, err := report.ParseTask(b)
 	if err != nil {
-		return report.Plan{}, fmt.Errorf("%s: the task list: %w", st.ID, err)
+		return report.Plan{}, err
 	}
-	plan, err := t.Plan()
+	plan, err := t.PlanAt(st.From)
 	if err != nil {
-		return report.Plan{}, fmt.Errorf("%s: the task list: %w", st.ID, err)
+		return report.Plan{}, fmt.Errorf("%s: the task list of dispatch %d: %w", st.ID, from.Seq, err)
 	}
 	return plan, nil
 }

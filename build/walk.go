@@ -88,7 +88,10 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 	if w.opts.Executor == nil {
 		w.opts.Executor = Serial{}
 	}
-	recovered, err := e.Recover(ctx)
+	if err := w.refresh(ctx); err != nil {
+		return WalkResult{}, err
+	}
+	recovered, err := w.recover(ctx)
 	if err != nil {
 		return WalkResult{}, err
 	}
@@ -135,6 +138,18 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 	return WalkResult{Status: WalkDone}, nil
 }
 
+// recover is the engine's Recover of the dispatches in flight, found in
+// the walk's view of the chain rather than by reading the whole chain
+// again; by the whole chain when the view has not every one the state
+// says is in flight (one the engine did not start).
+func (w *walker) recover(ctx context.Context) ([]Recovered, error) {
+	unfinished := w.view.unfinished()
+	if len(unfinished) != len(w.state.Dispatch.InFlight) {
+		return w.e.Recover(ctx)
+	}
+	return w.e.recover(ctx, unfinished)
+}
+
 // record records the end of the step at p, and reloads the chain.
 func (w *walker) record(ctx context.Context, p spec.Point, end stepEnd) error {
 	if err := w.e.RecordStep(ctx, p, end.status, end.result); err != nil {
@@ -154,7 +169,7 @@ func (w *walker) enterPhase(ctx context.Context, n ledger.Phase) error {
 	if w.state.Gates.Ledger.Entry(n).Status != ledger.NotStarted {
 		return nil
 	}
-	if n > ledger.Design && !w.handedOff[n-1] {
+	if n > ledger.Design && !w.view.handedOff[n-1] {
 		if _, _, err := w.e.Service.WriteHandoff(ctx, w.e.ID, w.handoff(n-1), interopHandoff); err != nil {
 			return fmt.Errorf("handoff out of Phase %d: %w", n-1, err)
 		}
@@ -178,7 +193,7 @@ func (w *walker) givenDesign() error {
 	if !ok {
 		return nil
 	}
-	given, ok := strings.CutPrefix(w.steps[spec.Point{Phase: l.Phase, Step: l.Step.ID}].Result, designGiven)
+	given, ok := strings.CutPrefix(w.view.result[spec.Point{Phase: l.Phase, Step: l.Step.ID}], designGiven)
 	switch {
 	case !ok:
 	case w.opts.Design == "":

@@ -422,8 +422,18 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 
 // ChainEvents returns every event of pipeline id, oldest first.
 func (s *Service) ChainEvents(ctx context.Context, id string) ([]Event, error) {
+	events, _, err := s.ChainEventsAt(ctx, id)
+	return events, err
+}
+
+// ChainEventsAt is ChainEvents and the chain commit they were read up to.
+func (s *Service) ChainEventsAt(ctx context.Context, id string) ([]Event, string, error) {
 	var commits [][]Event
+	tip := ""
 	err := s.Store.EventLog(ctx, id, func(commit string, blob []byte) (bool, error) {
+		if tip == "" {
+			tip = commit
+		}
 		events, err := DecodeEvents(blob)
 		if err != nil {
 			return false, fmt.Errorf("commit %s: %w", commit, err)
@@ -435,7 +445,7 @@ func (s *Service) ChainEvents(ctx context.Context, id string) ([]Event, error) {
 	for i := len(commits) - 1; i >= 0; i-- {
 		out = append(out, commits[i]...)
 	}
-	return out, err
+	return out, tip, err
 }
 
 // ReadKept returns a prompt or output kept in pipeline id's tree.

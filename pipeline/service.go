@@ -68,10 +68,23 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// Service records and reads pipelines in one repository.
+// Service records and reads pipelines in one repository. Like its
+// Store, it is for one goroutine at a time.
 type Service struct {
 	Repo  *gitext.Repo
 	Store *refs.Store
+	// last is the decoded state of the chain commit the service read or
+	// wrote last: an engine loads the state it has just written after every
+	// step and appends to it again, and decoding it costs as much as the
+	// state has grown. Callers get shallow copies: State.Apply changes no
+	// map or slice in place, so a copy's changes never reach it.
+	last struct {
+		id, commit string
+		st         *State
+	}
+	// enc renders state.json into buffers it reuses: a state grows with
+	// its pipeline, and an engine renders one for every append.
+	enc stateEncoder
 }
 
 // Open returns a service on repo; Close releases it.
@@ -143,11 +156,31 @@ func (s *Service) Load(ctx context.Context, id string) (*State, *refs.Head, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := DecodeState(h.State)
+	st, err := s.state(h)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipeline %s: %w", id, err)
 	}
 	return st, h, nil
+}
+
+// state is the state of head h: a copy of the last one decoded or written
+// when it is h's.
+func (s *Service) state(h *refs.Head) (*State, error) {
+	if s.last.st == nil || s.last.id != h.ID || s.last.commit != h.Commit {
+		st, err := DecodeState(h.State)
+		if err != nil {
+			return nil, err
+		}
+		s.remember(h, st)
+	}
+	c := *s.last.st
+	return &c, nil
+}
+
+// remember keeps a copy of st as the state of head h.
+func (s *Service) remember(h *refs.Head, st *State) {
+	c := *st
+	s.last.id, s.last.commit, s.last.st = h.ID, h.Commit, &c
 }
 
 // writer returns this clone's writer, setting the clone up on first use.
@@ -197,11 +230,11 @@ func (s *Service) Update(ctx context.Context, id string, plan func(st *State, no
 	}
 	var st *State
 	var warnings []string
-	_, err = s.Store.Append(ctx, id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
+	next, err := s.Store.Append(ctx, id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
 		if h.Commit == "" {
 			return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
 		}
-		cur, err := DecodeState(h.State)
+		cur, err := s.state(h)
 		if err != nil {
 			return nil, err
 		}
@@ -224,6 +257,7 @@ func (s *Service) Update(ctx context.Context, id string, plan func(st *State, no
 	if err != nil {
 		return nil, nil, err
 	}
+	s.remember(next, st)
 	return st, warnings, nil
 }
 
@@ -257,7 +291,7 @@ func (s *Service) batch(w *Writer, st *State, now string, drafts []Draft) (*refs
 			b.Files[HeaderFile] = hdr.Encode()
 		}
 	}
-	b.Files[refs.StateFile] = st.Encode()
+	b.Files[refs.StateFile] = bytes.Clone(s.enc.encode(st)) // kept: the store's head holds it
 	b.Files[LedgerFile] = ledger.Render(&st.Gates.Ledger)
 	b.Subject = strings.Join(subjects, "; ")
 	return b, warnings, nil

@@ -31,13 +31,14 @@ func (s *Store) cachePath(id string) string {
 	return filepath.Join(s.repo.CrucibleDir(), "cache", id)
 }
 
-func encodeCache(h *Head) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n%s\n%s\n", cacheMagic, h.ID, h.Commit)
+// encodeCache renders the cache file of h into b, which it resets first.
+func encodeCache(b *bytes.Buffer, h *Head) []byte {
+	b.Reset()
+	fmt.Fprintf(b, "%s\n%s\n%s\n", cacheMagic, h.ID, h.Commit)
 	for _, e := range h.Tree {
-		fmt.Fprintf(&b, "%s %s %s\n", e.Mode, e.OID, e.Name)
+		fmt.Fprintf(b, "%s %s %s\n", e.Mode, e.OID, e.Name)
 	}
-	fmt.Fprintf(&b, "state %d\n", len(h.State))
+	fmt.Fprintf(b, "state %d\n", len(h.State))
 	b.Write(h.State)
 	return b.Bytes()
 }
@@ -81,7 +82,10 @@ func decodeCache(b []byte) *Head {
 // The copy is written in place, not renamed in: a reader that catches it
 // half-written sees a wrong length and falls back, and a new file on every
 // append would cost more than the write.
-func (s *Store) writeCache(h *Head) { writeInPlace(s.cachePath(h.ID), encodeCache(h)) }
+func (s *Store) writeCache(h *Head) {
+	s.last = h
+	writeInPlace(s.cachePath(h.ID), encodeCache(&s.cacheBuf, h))
+}
 
 // writeInPlace overwrites a cache file, best effort.
 func writeInPlace(path string, data []byte) {

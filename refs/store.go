@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,13 @@ type Identity struct{ Name, Email string }
 type Store struct {
 	repo   *gitext.Repo
 	reader *gitext.ObjectReader // started on first need
+	// last is the head this store read or wrote last, kept in memory
+	// besides the cache file: an engine reads the head it has just written
+	// before every append, and the file costs as much as its state.json.
+	last *Head
+	// cacheBuf is where writeCache renders the cache file, reused: it is
+	// as large as the state.
+	cacheBuf bytes.Buffer
 }
 
 // Open returns a store on repo; Close releases it.
@@ -95,8 +103,15 @@ func (s *Store) Tip(id string) (string, error) {
 }
 
 func (s *Store) headAt(ctx context.Context, id, oid string) (*Head, error) {
+	if h := s.last; h != nil && h.Commit == oid && h.ID == id {
+		if _, err := os.Stat(s.cachePath(id)); err != nil {
+			s.writeCache(h) // for the hooks, which read the file
+		}
+		return h, nil
+	}
 	if b, err := os.ReadFile(s.cachePath(id)); err == nil {
 		if h := decodeCache(b); h != nil && h.Commit == oid && h.ID == id {
+			s.last = h
 			return h, nil
 		}
 	}

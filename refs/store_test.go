@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -139,7 +140,10 @@ func TestHeadCache(t *testing.T) {
 			if err := os.WriteFile(cache, content, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.Head(t.Context(), "p1")
+			// Another process's store: s keeps the head it wrote in memory.
+			other := Open(s.repo)
+			defer other.Close()
+			got, err := other.Head(t.Context(), "p1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,6 +160,33 @@ func TestHeadCache(t *testing.T) {
 	}
 	if _, err := os.Stat(cache); err != nil {
 		t.Fatal("a missing cache was not rewritten")
+	}
+}
+
+// TestHeadKeptInMemory: a store reads the head it wrote last from memory,
+// not from the cache file, whatever the file says meanwhile; a head it did
+// not write comes from the file again.
+func TestHeadKeptInMemory(t *testing.T) {
+	s, _ := openStore(t)
+	h1, err := s.Append(t.Context(), "p1", who, batchOf("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := encodeCache(new(bytes.Buffer), &Head{ID: "p1", Commit: h1.Commit, Tree: h1.Tree, State: []byte(`{"forged":true}`)})
+	if err := os.WriteFile(s.cachePath("p1"), forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Head(t.Context(), "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.State) != string(h1.State) {
+		t.Fatalf("Head read the file: state %q, want %q", got.State, h1.State)
+	}
+	other := Open(s.repo)
+	defer other.Close()
+	if got, err := other.Head(t.Context(), "p1"); err != nil || string(got.State) != `{"forged":true}` {
+		t.Fatalf("another store's Head = %q, %v: it does not read the file", got.State, err)
 	}
 }
 

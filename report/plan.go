@@ -38,38 +38,43 @@ func ParsePlan(data []byte) (Plan, error) {
 }
 
 // Plan reads the task list the plan writer put in exports.tasks.
-func (t Task) Plan() (Plan, error) {
+func (t Task) Plan() (Plan, error) { return t.PlanAt("tasks") }
+
+// PlanAt reads a task list from the export named key (a spec may name its
+// plan's export as it likes).
+func (t Task) PlanAt(key string) (Plan, error) {
+	missing := "no exports." + key + ": the plan writer lists its tasks there"
 	if t.exports == nil {
-		return Plan{}, errorf(0, "no exports.tasks: the plan writer lists its tasks there")
+		return Plan{}, errorf(0, "%s", missing)
 	}
 	fs, err := fields(t.exports)
 	if err != nil {
 		return Plan{}, err
 	}
-	f := lookup(fs, "tasks")
+	f := lookup(fs, key)
 	if f == nil {
-		return Plan{}, errorf(t.exports.Line, "no exports.tasks: the plan writer lists its tasks there")
+		return Plan{}, errorf(t.exports.Line, "%s", missing)
 	}
 	if f.value.Kind != yaml.SequenceNode {
-		return Plan{}, errorf(f.value.Line, "tasks: want a list of tasks, found %s", kind(f.value))
+		return Plan{}, errorf(f.value.Line, "%s: want a list of tasks, found %s", key, kind(f.value))
 	}
 	tasks := make([]PlanTask, 0, len(f.value.Content))
 	for _, item := range f.value.Content {
-		pt, err := planTask(item)
+		pt, err := planTask(key, item)
 		if err != nil {
 			return Plan{}, err
 		}
 		tasks = append(tasks, pt)
 	}
 	if len(tasks) == 0 {
-		return Plan{}, errorf(f.value.Line, "tasks: the plan has no task")
+		return Plan{}, errorf(f.value.Line, "%s: the plan has no task", key)
 	}
 	return NewPlan(tasks)
 }
 
-func planTask(n *yaml.Node) (PlanTask, error) {
+func planTask(key string, n *yaml.Node) (PlanTask, error) {
 	if n.Kind != yaml.MappingNode {
-		return PlanTask{}, errorf(n.Line, "tasks: want a task (id, title, depends-on, files, fast-gate), found %s", kind(n))
+		return PlanTask{}, errorf(n.Line, "%s: want a task (id, title, depends-on, files, fast-gate), found %s", key, kind(n))
 	}
 	t := PlanTask{Line: n.Line}
 	_, err := decode(n, map[string]reader{

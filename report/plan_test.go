@@ -139,3 +139,27 @@ func planOf(spec string) []PlanTask {
 	}
 	return tasks
 }
+
+// TestPlanAt: a task list under another export's name, and its errors
+// naming that export.
+func TestPlanAt(t *testing.T) {
+	const report = "status: completed\ndeviations: []\nexports:\n  tasks: [{id: t, title: not this one}]\n  work:\n"
+	for _, tc := range []struct{ name, key, work, wantIDs, wantErr string }{
+		{"its own list", "work", "    - {id: a, title: x}\n    - {id: b, title: y, depends-on: [a]}\n", "a b", ""},
+		{"no such export", "steps", "    - {id: a, title: x}\n", "", "report: line 4: no exports.steps: the plan writer lists its tasks there"},
+		{"not a list", "work", "    a: b\n", "", "report: line 6: work: want a list of tasks, found a mapping"},
+		{"not a task", "work", "    - do it\n", "", `report: line 6: work: want a task (id, title, depends-on, files, fast-gate), found "do it"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			task, err := ParseTask([]byte(report + tc.work))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := task.PlanAt(tc.key)
+			checkErr(t, err, tc.wantErr)
+			if got := ids(p.Order()); got != tc.wantIDs {
+				t.Fatalf("tasks %q, want %q", got, tc.wantIDs)
+			}
+		})
+	}
+}

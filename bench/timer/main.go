@@ -51,15 +51,21 @@ func main() {
 		spread = flag.Bool("spread", false, "also print each side's p10..p90 on a second line")
 		repeat = flag.Int("repeat", 0, "run -a this many times in sequence, print the total and exit")
 		once   = flag.Bool("once", false, "run -a once and print its wall time (ms) and peak memory (KiB)")
+		own    = flag.Bool("own", false, "with -once, also print the peak memory of -a's process alone (KiB), without its children")
 	)
 	flag.Parse()
 	if *once {
 		c := mustParse(*a)
+		c.own = *own
 		start := time.Now()
 		if err := c.run(true); err != nil {
 			fatal(err)
 		}
-		fmt.Printf("%.0f %d\n", float64(time.Since(start))/1e6, c.maxRSS)
+		fmt.Printf("%.0f %d", float64(time.Since(start))/1e6, c.maxRSS)
+		if *own {
+			fmt.Printf(" %d", c.ownRSS)
+		}
+		fmt.Println()
 		return
 	}
 	if *repeat > 0 {
@@ -188,7 +194,11 @@ func timed(pre, c *command) (time.Duration, error) {
 }
 
 type command struct {
-	maxRSS int64 // of the last run, KiB
+	maxRSS int64 // of the last run, KiB: the process's or its children's, the highest
+	// ownRSS is the last run's own peak (KiB), when own: its VmHWM, read
+	// from /proc while it runs (the kernel reports the whole tree's at exit).
+	ownRSS int64
+	own    bool
 	text   string
 	path   string
 	words  [][]string // per word, its choices (one unless {alt:...})
@@ -239,7 +249,18 @@ func (c *command) run(show bool) error {
 	} else {
 		cmd.Stdout, cmd.Stderr = c.null, c.null
 	}
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		done, own := make(chan struct{}), make(chan int64, 1)
+		if c.own {
+			go sampleOwn(cmd.Process.Pid, done, own)
+		}
+		err = cmd.Wait()
+		close(done)
+		if c.own {
+			c.ownRSS = <-own
+		}
+	}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			c.maxRSS = ru.Maxrss // KiB on Linux
@@ -253,6 +274,29 @@ func (c *command) run(show bool) error {
 		return fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, msg)
 	}
 	return nil
+}
+
+// sampleOwn reads the VmHWM of process pid every 20 ms until done, then
+// sends the highest: its peak, but for the growth of its last 20 ms.
+func sampleOwn(pid int, done <-chan struct{}, peak chan<- int64) {
+	var high int64
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	for {
+		if b, err := os.ReadFile(status); err == nil {
+			var kib int64
+			if i := bytes.Index(b, []byte("VmHWM:")); i >= 0 {
+				if _, err := fmt.Sscan(string(b[i+len("VmHWM:"):]), &kib); err == nil {
+					high = max(high, kib)
+				}
+			}
+		}
+		select {
+		case <-done:
+			peak <- high
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // split breaks s into words: blanks separate, '...' is literal, "..." allows
