@@ -47,7 +47,7 @@ func (w *walker) verifyPhase(ctx context.Context, p spec.Point, tasks []report.P
 	if len(tasks) == 0 {
 		return nil
 	}
-	command, base := tasks[0].FastGate, w.taskBase(tasks[0].ID)
+	command, base := tasks[0].FastGate, w.view.taskBase[tasks[0].ID]
 	for _, t := range tasks {
 		if t.FastGate != command {
 			command = ""
