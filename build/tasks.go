@@ -127,7 +127,9 @@ func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
 func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int, role string) error {
 	git := func(args ...string) ([]byte, error) {
 		// Another's ref lock (HEAD, the branch) is waited for as the engine's own ref updates do.
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", gitext.WaitForLocks()}, args...)...)
+		// Not ended with ctx either: a git killed mid-commit leaves the
+		// index and HEAD locked, and a commit takes moments.
+		cmd := exec.Command("git", append([]string{"-c", gitext.WaitForLocks()}, args...)...)
 		cmd.Dir = w.e.Workdir
 		// A process group of its own: git outlives a kill of the engine's
 		// group and ends as it would have, rather than dying with HEAD and

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Exit codes shared with git.
@@ -71,6 +73,9 @@ func Env(r *Repo, extra ...string) []string {
 	return append(env, extra...)
 }
 
+// killGrace is how long a git asked to stop has before it is killed.
+const killGrace = 5 * time.Second
+
 // run starts git with args in the current directory and returns stdout.
 func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, error) {
 	return runEnv(ctx, r, "", nil, stdin, args...)
@@ -85,6 +90,11 @@ func runEnv(ctx context.Context, r *Repo, dir string, extra []string, stdin []by
 // runTee is runEnv that also copies git's stderr to progress, when given.
 func runTee(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, progress io.Writer, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
+	// An ended ctx asks git to stop (SIGTERM: it removes its lock files),
+	// rather than killing it with a lock held; a git that does not stop
+	// is killed after killGrace.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = killGrace
 	cmd.Dir = dir
 	cmd.Env = Env(r, extra...)
 	if stdin != nil {

@@ -502,3 +502,32 @@ func TestEmptyTreeMatchesGit(t *testing.T) {
 		})
 	}
 }
+
+// TestGitStoppedLeavesNoLock: a git whose context ends is asked to stop,
+// so it removes its lock files; killed outright, git commit left
+// index.lock, and every later commit failed.
+func TestGitStoppedLeavesNoLock(t *testing.T) {
+	r, dir := openRepo(t)
+	started := filepath.Join(t.TempDir(), "started")
+	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n: >'"+started+"'\nexec sleep 3 >/dev/null 2>&1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer cancel()
+		for {
+			if _, err := os.Stat(started); err == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	// -a: git holds index.lock while its hooks run.
+	if _, err := r.Git(ctx, "commit", "-q", "-a", "--allow-empty", "-m", "stopped"); err == nil {
+		t.Fatal("a stopped commit succeeded")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "index.lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("index.lock left: %v", err)
+	}
+}

@@ -85,7 +85,8 @@ type RefTx struct {
 }
 
 // BeginRefs starts a ref transaction: `git update-ref --stdin` waiting for
-// its updates. Nothing is locked until Commit.
+// its updates. Nothing is locked until Commit, which moves nothing if ctx
+// has ended by then.
 func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTx, error) {
 	t := &RefTx{repo: r, ctx: ctx, done: make(chan error, 1),
 		args: []string{"-c", WaitForLocks(), "update-ref", "--stdin", "-z", "-m", reason}}
@@ -112,6 +113,10 @@ func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTx, error) {
 func (t *RefTx) Commit(updates ...RefUpdate) error {
 	if t.ended {
 		return errors.New("ref transaction already ended")
+	}
+	if err := t.ctx.Err(); err != nil {
+		t.Abort()
+		return err
 	}
 	zero := strings.Repeat("0", 2*t.repo.HashLen())
 	orZero := func(v string) string {
@@ -141,14 +146,11 @@ func (t *RefTx) Commit(updates ...RefUpdate) error {
 	t.stdin.Write(in.Bytes())
 	t.stdin.Close()
 	t.ended = true
-	var err error
-	select {
-	case err = <-t.done:
-	case <-t.ctx.Done():
-		t.cmd.Process.Signal(syscall.SIGTERM) // git rolls its locks back on SIGTERM
-		<-t.done
-		return t.ctx.Err()
-	}
+	// Once "commit" is sent git is left to finish, even if ctx ends: a
+	// signal that lands before git guards its lock file leaves the file
+	// behind, and the caller must learn whether the refs moved. LockWait
+	// bounds the wait.
+	err := <-t.done
 	if err == nil {
 		return nil
 	}

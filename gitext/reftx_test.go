@@ -245,3 +245,30 @@ func TestRefTxBegunEarly(t *testing.T) {
 		t.Fatalf("a lost race begun early: %v, want ErrRefChanged", err)
 	}
 }
+
+// TestRefTxCancelled: a transaction whose context ends before Commit
+// moves nothing and leaves no lock; git is never signalled mid-way, where
+// a signal before git guards its lock file leaves the file behind (a
+// cancelled build's next run then waited for it and failed).
+func TestRefTxCancelled(t *testing.T) {
+	r, dir := openRepo(t)
+	head := gittest.Git(t, dir, "rev-parse", "HEAD")
+	lock := filepath.Join(dir, ".git", "refs", "crucible", "x.lock")
+	for i := range 60 {
+		ctx, cancel := context.WithCancel(context.Background())
+		tx, err := r.BeginRefs(ctx, "test: cancelled")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if err := tx.Commit(RefUpdate{Name: "refs/crucible/x", New: head}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("run %d: %v, want context.Canceled", i, err)
+		}
+		if _, err := os.Lstat(lock); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("run %d: %s left: %v", i, lock, err)
+		}
+		if out, _ := exec.Command("git", "-C", dir, "rev-parse", "-q", "--verify", "refs/crucible/x").Output(); len(out) > 0 {
+			t.Fatalf("run %d: a cancelled transaction moved refs/crucible/x", i)
+		}
+	}
+}
