@@ -66,7 +66,17 @@ func (w *walker) verifyPhase(ctx context.Context, p spec.Point, tasks []report.P
 // phase), with suggestion when a commit fails.
 func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggestion string) (*gatecache.Report, error) {
 	o := gatecache.Options{Base: base, Gate: gatecache.Gate{Name: "fast-gate", Command: command}, Spec: gatecache.Spec(command, "")}
-	rep, err := gatecache.Open(w.e.Service.Repo).Verify(ctx, o)
+	store := gatecache.Open(w.e.Service.Repo)
+	// An engine killed in the middle of one leaves its rebase under way:
+	// put back, the branch as it was, what it tested kept.
+	if killed, err := store.Interrupted(); err != nil {
+		return nil, err
+	} else if killed {
+		if _, err := store.Recover(ctx); err != nil {
+			return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
+		}
+	}
+	rep, err := store.Verify(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
 	}
