@@ -32,6 +32,9 @@ type DispatchSpec struct {
 	ReplayOf      *int
 	ReplaySession string
 	Mutation      string // "orig.md -> repl.md" when the template was swapped
+	// Workdir is the work tree the agent edits; "" is the engine's. A
+	// task of the parallel DAG runs in its own worktree.
+	Workdir string
 }
 
 // Dispatch statuses an Outcome has besides pipeline.DispatchStatuses: a
@@ -78,7 +81,9 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {
 		req.Task = &n // crucible's manifest numbers its tasks
 	}
+	e.chain.Lock()
 	seq, err := e.Service.StartDispatch(ctx, e.ID, req)
+	e.chain.Unlock()
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -109,6 +114,9 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		writeJSON(filepath.Join(dir, ownerFile), o)
 	}
 	req := e.request(seq)
+	if d.Workdir != "" {
+		req.Workdir = d.Workdir
+	}
 	req.Prompt, req.Role, req.Template = d.Prompt, d.Role, d.Template
 	req.Phase, req.Task, req.Round = int(d.Point.Phase), d.Point.Task, d.Point.Round
 	res, err := runner.Run(ctx, a, req)
@@ -171,6 +179,8 @@ func engineError(out Outcome, err error) Outcome {
 // finish records out as its dispatch's finish and removes its run
 // directory, which the chain now replaces.
 func (e *Engine) finish(ctx context.Context, out Outcome) error {
+	e.chain.Lock()
+	defer e.chain.Unlock()
 	_, err := e.Service.FinishDispatch(ctx, e.ID, out.Seq, pipeline.FinishRequest{Status: out.Status, Summary: out.Summary,
 		Output: out.Output, Failure: out.Failure, Recovered: out.Recovered})
 	if err != nil {

@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/gitext"
@@ -60,6 +61,9 @@ type Engine struct {
 	Runner  agent.Runner  // Started is the engine's own
 	Workdir string        // CRUCIBLE_WORKDIR: the work tree agents edit
 	unlock  func()
+	// chain serializes Dispatch's records: the tasks of a parallel level
+	// dispatch from several goroutines, and the Service is for one.
+	chain sync.Mutex
 }
 
 // BusyError is a pipeline another engine is working on.

@@ -3,21 +3,16 @@ package gatecache
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
-	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/internal/wtpool"
 )
 
-// slotDir is slot n's work tree: a detached worktree under the git dir,
-// at the same path every run, so that build caches kept in it stay warm.
-func (s *Store) slotDir(n int) string {
-	return filepath.Join(s.dir, "slots", "slot-"+strconv.Itoa(n))
+// slots are the gate's worktrees: detached, under the git dir, at the
+// same path every run, so that build caches kept in them stay warm.
+func (s *Store) slots() wtpool.Pool {
+	return wtpool.Pool{Repo: s.repo, Dir: filepath.Join(s.dir, "slots")}
 }
 
 // prefill runs the gate at the commits the cache cannot answer in o.Jobs
@@ -59,70 +54,18 @@ feed:
 }
 
 func (s *Store) slotWorker(ctx context.Context, n int, o Options, todo <-chan Commit) error {
-	dir := s.slotDir(n)
-	unlock, err := fsutil.Lock(dir + ".lock")
+	slot, err := s.slots().Hold(n)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	var slot *gitext.Repo
+	defer slot.Release()
 	for c := range todo {
-		if slot == nil {
-			if slot, err = s.openSlot(ctx, dir, c.Commit); err != nil {
-				return err
-			}
-		} else if _, err := slot.Git(ctx, "checkout", "-q", "--detach", "--force", c.Commit); err != nil {
-			return fmt.Errorf("slot %d: %w", n, err)
+		if _, err := slot.Checkout(ctx, c.Commit); err != nil {
+			return err
 		}
-		if err := s.test(ctx, dir, o.Gate.Command, o.Spec, c.Tree, o.Mode); err != nil {
+		if err := s.test(ctx, slot.Dir, o.Gate.Command, o.Spec, c.Tree, o.Mode); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// openSlot returns the slot worktree at dir checked out at commit, adding
-// it (or adding it again, when git forgot it) as needed.
-func (s *Store) openSlot(ctx context.Context, dir, commit string) (*gitext.Repo, error) {
-	gitDir, ok := slotGitDir(dir)
-	if ok {
-		slot := &gitext.Repo{GitDir: gitDir, CommonDir: s.repo.CommonDir, WorkTree: dir, Format: s.repo.Format}
-		if _, err := slot.Git(ctx, "checkout", "-q", "--detach", "--force", commit); err == nil {
-			return slot, nil
-		}
-	}
-	// git worktree add updates state every slot shares: one at a time.
-	unlock, err := fsutil.Lock(filepath.Join(filepath.Dir(dir), "add.lock"))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	// --force: git may still list a slot whose directory went away.
-	if _, err := s.repo.Git(ctx, "worktree", "add", "-q", "--force", "--detach", dir, commit); err != nil {
-		return nil, err
-	}
-	if gitDir, ok = slotGitDir(dir); !ok {
-		return nil, fmt.Errorf("%s: git worktree add left no .git file", dir)
-	}
-	return &gitext.Repo{GitDir: gitDir, CommonDir: s.repo.CommonDir, WorkTree: dir, Format: s.repo.Format}, nil
-}
-
-// slotGitDir reads the git dir a worktree's .git file names, when it
-// still exists.
-func slotGitDir(dir string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, ".git"))
-	if err != nil {
-		return "", false
-	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
-		return "", false
-	}
-	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
-		return "", false
-	}
-	return gitDir, true
 }

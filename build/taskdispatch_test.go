@@ -1,0 +1,58 @@
+package build
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/taskrun"
+)
+
+// A level's tasks go through Dispatch at once, each agent in its own
+// worktree: every dispatch is recorded and finished in the chain, with
+// distinct seqs, and each task's tree holds its own file only.
+func TestTaskDispatcher(t *testing.T) {
+	e := newEngine(t, shAgent(`pwd > "$CRUCIBLE_TASK.txt"
+if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
+printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
+	repo := e.Service.Repo
+	base := gittest.Git(t, ".", "rev-parse", "HEAD")
+	runner := taskrun.New(repo, 2, e.TaskDispatcher("run", "implementer", func(j taskrun.Job) []byte {
+		return []byte("Do task " + j.Task.ID + ".\n")
+	}))
+	var jobs []taskrun.Job
+	for _, id := range []string{"a", "b", "bad"} {
+		jobs = append(jobs, taskrun.Job{Task: dag.Task{ID: id, Files: []string{id + ".txt"}}})
+	}
+	res, err := runner.RunLevel(context.Background(), base, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res[:2] {
+		if !r.Passed {
+			t.Fatalf("task %s: %s", r.ID, r.Reason)
+		}
+		dir := gittest.Git(t, ".", "show", r.Tree+":"+r.ID+".txt")
+		if !strings.HasPrefix(dir, filepath.Join(repo.CrucibleDir(), "worktrees", "slot-")) {
+			t.Fatalf("task %s ran in %s", r.ID, dir)
+		}
+	}
+	if res[2].Passed || !strings.HasPrefix(res[2].Reason, "dispatch ") || !strings.Contains(res[2].Reason, " failed: ") {
+		t.Fatalf("bad: %+v", res[2])
+	}
+	st, _, err := e.Service.Load(context.Background(), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Dispatch.Last != 3 || st.Dispatch.Finished != 3 || len(st.Dispatch.InFlight) != 0 {
+		t.Fatalf("dispatches %+v", st.Dispatch)
+	}
+	// The engine's own work tree is untouched.
+	if _, err := os.Stat("a.txt"); !os.IsNotExist(err) {
+		t.Fatalf("a.txt in the engine's work tree: %v", err)
+	}
+}

@@ -1,0 +1,120 @@
+// Package wtpool keeps a pool of detached linked worktrees at stable
+// paths under a directory of the git dir, each held by one user at a time
+// through a lock file beside it. A slot is reused from one commit to the
+// next by a checkout rather than a new worktree, so set-up stays cheap
+// and build caches kept in it stay warm. gatecache's gate slots and the
+// task DAG's task worktrees both use it.
+package wtpool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
+)
+
+// Pool is the slots under Dir of Repo's worktrees.
+type Pool struct {
+	Repo *gitext.Repo
+	Dir  string
+}
+
+// Path is slot n's work tree.
+func (p Pool) Path(n int) string {
+	return filepath.Join(p.Dir, "slot-"+strconv.Itoa(n))
+}
+
+// Slot is one slot, held until Release.
+type Slot struct {
+	N      int
+	Dir    string
+	pool   Pool
+	repo   *gitext.Repo // nil until the first Checkout
+	unlock func()
+}
+
+// Hold waits for slot n's lock and takes it. The lock is an flock, so a
+// killed holder never blocks the next.
+func (p Pool) Hold(n int) (*Slot, error) {
+	dir := p.Path(n)
+	unlock, err := fsutil.Lock(dir + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	return &Slot{N: n, Dir: dir, pool: p, unlock: unlock}, nil
+}
+
+// Release lets the slot go to its next holder.
+func (s *Slot) Release() { s.unlock() }
+
+// Checkout puts the slot's work tree at commit, detached, forcing away
+// changes to tracked files, and returns the worktree's repository. The
+// first checkout of a hold reuses the worktree a previous holder left, or
+// adds it (again, when git forgot it).
+func (s *Slot) Checkout(ctx context.Context, commit string) (*gitext.Repo, error) {
+	if s.repo != nil {
+		if _, err := s.repo.Git(ctx, "checkout", "-q", "--detach", "--force", commit); err != nil {
+			return nil, fmt.Errorf("slot %d: %w", s.N, err)
+		}
+		return s.repo, nil
+	}
+	repo, err := s.pool.open(ctx, s.Dir, commit)
+	if err != nil {
+		return nil, err
+	}
+	s.repo = repo
+	return repo, nil
+}
+
+func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error) {
+	if gitDir, ok := worktreeGitDir(dir); ok {
+		slot := p.worktree(gitDir, dir)
+		if _, err := slot.Git(ctx, "checkout", "-q", "--detach", "--force", commit); err == nil {
+			return slot, nil
+		}
+	}
+	// git worktree add updates state every slot shares: one at a time.
+	unlock, err := fsutil.Lock(filepath.Join(p.Dir, "add.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	// --force: git may still list a slot whose directory went away.
+	if _, err := p.Repo.Git(ctx, "worktree", "add", "-q", "--force", "--detach", dir, commit); err != nil {
+		return nil, err
+	}
+	gitDir, ok := worktreeGitDir(dir)
+	if !ok {
+		return nil, fmt.Errorf("%s: git worktree add left no .git file", dir)
+	}
+	return p.worktree(gitDir, dir), nil
+}
+
+func (p Pool) worktree(gitDir, dir string) *gitext.Repo {
+	return &gitext.Repo{GitDir: gitDir, CommonDir: p.Repo.CommonDir, WorkTree: dir, Format: p.Repo.Format}
+}
+
+// worktreeGitDir reads the git dir a worktree's .git file names, when it
+// still exists.
+func worktreeGitDir(dir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return "", false
+	}
+	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return "", false
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
+		return "", false
+	}
+	return gitDir, true
+}

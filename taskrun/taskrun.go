@@ -1,0 +1,182 @@
+// Package taskrun runs one level of a task DAG: at most MaxParallel task
+// agents at once, each in its own linked worktree at the level's base
+// commit (a slot of a pool under the git dir, reused from level to
+// level), and brings back each task's work as a tree at the fan-in,
+// checked against the output contract of the dispatch seed.
+package taskrun
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/wtpool"
+)
+
+// Job is one task to run, with the output of the upstream tasks it
+// receives, for its prompt.
+type Job struct {
+	Task     dag.Task
+	Upstream []Upstream
+}
+
+// Upstream is an upstream task's report.
+type Upstream struct {
+	ID     string
+	Output []byte
+}
+
+// Dispatcher runs job's agent with workdir as its work tree and returns
+// the report it wrote (nil when none). The build engine's is its durable
+// Dispatch, so a killed run resumes. An error is a dispatch that could
+// not run or record: the task fails with it.
+type Dispatcher func(ctx context.Context, job Job, workdir string) (report []byte, err error)
+
+// Runner runs levels of tasks.
+type Runner struct {
+	Repo        *gitext.Repo
+	Pool        wtpool.Pool
+	MaxParallel int
+	Dispatch    Dispatcher
+}
+
+// New is a runner whose task worktrees are the slots under
+// <git-common-dir>/crucible/worktrees.
+func New(repo *gitext.Repo, maxParallel int, dispatch Dispatcher) *Runner {
+	return &Runner{Repo: repo, Pool: wtpool.Pool{Repo: repo, Dir: filepath.Join(repo.CrucibleDir(), "worktrees")},
+		MaxParallel: max(maxParallel, 1), Dispatch: dispatch}
+}
+
+// Result is how one task of a level went.
+type Result struct {
+	ID      string
+	Passed  bool     // the seed's self-report-passed: its work is to be committed
+	Reason  string   // why it failed
+	Report  []byte   // its output.yaml, nil when none
+	Tree    string   // its work tree at the end, all changes staged; "" when it did not run
+	Changed []string // the paths that differ from the base, sorted
+	Slot    int      // the pool slot it ran in
+}
+
+// RunLevel runs jobs from base, at most MaxParallel at once, and returns
+// their results in the jobs' order. Only the engine's own failures (ctx
+// ended, a slot that could not be set up) are errors; a task that fails
+// is a Result.
+func (r *Runner) RunLevel(ctx context.Context, base string, jobs []Job) ([]Result, error) {
+	results := make([]Result, len(jobs))
+	errs := make([]error, len(jobs))
+	free := make(chan int, r.MaxParallel)
+	for n := 1; n <= r.MaxParallel; n++ {
+		free <- n
+	}
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		var n int
+		select {
+		case n = <-free:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { free <- n }()
+			results[i], errs[i] = r.runTask(ctx, n, base, job)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	failShared(results, jobs)
+	return results, nil
+}
+
+// runTask runs one job in slot n.
+func (r *Runner) runTask(ctx context.Context, n int, base string, job Job) (Result, error) {
+	res := Result{ID: job.Task.ID, Slot: n}
+	slot, err := r.Pool.Hold(n)
+	if err != nil {
+		return res, err
+	}
+	defer slot.Release()
+	wt, err := slot.Checkout(ctx, base)
+	if err != nil {
+		return res, err
+	}
+	// What an earlier task left untracked goes; ignored files (build
+	// caches) stay, which is what reusing the slot is for.
+	if _, err := wt.Git(ctx, "clean", "-fdq"); err != nil {
+		return res, fmt.Errorf("slot %d: %w", n, err)
+	}
+	report, dispatchErr := r.Dispatch(ctx, job, slot.Dir)
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	res.Report = report
+	if res.Tree, res.Changed, err = snapshot(ctx, wt, base); err != nil {
+		return res, fmt.Errorf("slot %d: %w", n, err)
+	}
+	if dispatchErr != nil {
+		res.Reason = dispatchErr.Error()
+		return res, nil
+	}
+	res.Passed, res.Reason = check(job.Task, report, res.Changed, slot.Dir)
+	return res, nil
+}
+
+// snapshot stages everything the agent left in wt and returns the tree
+// and the paths that differ from base.
+func snapshot(ctx context.Context, wt *gitext.Repo, base string) (tree string, changed []string, err error) {
+	if _, err := wt.Git(ctx, "add", "-A"); err != nil {
+		return "", nil, err
+	}
+	out, err := wt.Git(ctx, "write-tree")
+	if err != nil {
+		return "", nil, err
+	}
+	tree = strings.TrimSpace(string(out))
+	out, err = wt.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, tree)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			changed = append(changed, string(p))
+		}
+	}
+	return tree, changed, nil
+}
+
+// UpstreamContext is what a task's prompt gets from the upstream tasks it
+// receives: each one's output.yaml, fenced, in receives' order, as the
+// seed injects it (the task's plan.md is left as it is). "" when it
+// receives none.
+func (j Job) UpstreamContext() string {
+	if len(j.Upstream) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Upstream context\n")
+	for _, u := range j.Upstream {
+		fmt.Fprintf(&b, "\n### Output of task %s\n\n", u.ID)
+		if u.Output == nil {
+			b.WriteString("(no output was kept)\n")
+			continue
+		}
+		fence := "```"
+		for strings.Contains(string(u.Output), fence) {
+			fence += "`"
+		}
+		b.WriteString(fence + "yaml\n" + strings.TrimRight(string(u.Output), "\n") + "\n" + fence + "\n")
+	}
+	return b.String()
+}
