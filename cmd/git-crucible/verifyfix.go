@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/build"
@@ -172,9 +173,17 @@ func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Da
 	return nil
 }
 
+// backupName is the short name of a fix's backup branch.
+func backupName(fr *gatecache.FixReport) string {
+	if fr == nil {
+		return "backup-<branch>-pre-dispatch"
+	}
+	return strings.TrimPrefix(fr.Backup, "refs/heads/")
+}
+
 // printFix says what the fix did, before the verification's report.
 func printFix(w io.Writer, fr *gatecache.FixReport) {
-	short := fr.Backup[len("refs/heads/"):]
+	short := backupName(fr)
 	if fr.BackupKept {
 		fmt.Fprintf(w, "backup branch %s exists: kept as it was\n", short)
 	} else if len(fr.Fixed) > 0 || fr.Escalated != nil {
@@ -199,7 +208,7 @@ func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *ga
 	}
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return withHints(errors.New("interrupted: the commit being fixed is put back; fixes made before it are kept"),
-			"the stack as it was before any fix is on "+fr.Backup)
+			"the stack as it was before any fix is on "+backupName(fr))
 	}
 	if err != nil {
 		return err
