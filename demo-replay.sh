@@ -19,17 +19,7 @@ cd "$project"
 show() { printf '\n$ %s\n' "$*"; }
 say() { show "$@"; "$@"; }
 # agents writes the untracked agents config: the scripted agent playing scenario $1.
-agents() {
-	cat >.git/crucible/agents.toml <<TOML
-[agents.scripted]
-kind = "command"
-command = ["$here/testdata/agent/scripted", "--scenario", "$1"]
-[roles]
-default = "scripted"
-[project]
-test = "sh test/unit.sh"
-TOML
-}
+agents() { "$here/testdata/agent/config" "$1" >.git/crucible/agents.toml; }
 
 cp -R "$here/testdata/agent/sample/." .
 git init -q -b main

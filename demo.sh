@@ -84,15 +84,7 @@ git commit -q -m "sample project"
 say git crucible hooks install
 # The agents: the untracked per-repository config needs no trust.
 mkdir -p .git/crucible
-cat >.git/crucible/agents.toml <<EOF
-[agents.scripted]
-kind = "command"
-command = ["$here/testdata/agent/scripted", "--scenario", "happy"]
-[roles]
-default = "scripted"
-[project]
-test = "sh test/unit.sh"
-EOF
+"$here/testdata/agent/config" happy >.git/crucible/agents.toml
 say cat .git/crucible/agents.toml
 say git crucible build --yes "Greet by name: greet.sh takes a name"
 say git crucible status

@@ -104,15 +104,7 @@ for n in $sizes; do
 	scenario "$n" >"$tmp/plan-$n"
 	project "$tmp/build-$n"
 	mkdir -p "$tmp/build-$n/.git/crucible"
-	cat >"$tmp/build-$n/.git/crucible/agents.toml" <<EOF
-[agents.scripted]
-kind = "command"
-command = ["$here/testdata/agent/scripted", "--scenario", "$tmp/plan-$n"]
-[roles]
-default = "scripted"
-[project]
-test = "sh test/unit.sh"
-EOF
+	"$here/testdata/agent/config" "$tmp/plan-$n" >"$tmp/build-$n/.git/crucible/agents.toml"
 	read -r ms tree own < <(cd "$tmp/build-$n" && timer -once -own -a "git-crucible build --yes 'Greet by name: greet.sh takes a name'")
 	# The floor: what git itself does for the N commits.
 	project "$tmp/plain-$n"

@@ -19,9 +19,11 @@ type DispatchSpec struct {
 	Point    spec.Point // where in the spec: phase, step, task, round
 	Role     string
 	Template string
-	Prompt   []byte // rendered
-	RetryOf  *int   // the dispatch of this point it runs again, one Recover found interrupted
-	Title    string // the plan's title of its task
+	// TemplateSHA256 is the digest of the template's text (prompt.Set.Digest).
+	TemplateSHA256 string
+	Prompt         []byte // rendered
+	RetryOf        *int   // the dispatch of this point it runs again, one Recover found interrupted
+	Title          string // the plan's title of its task
 	// Report is the report the agent must write (prompt.ReportTask or
 	// ReportFindings): one missing, bad or saying failed fails the
 	// dispatch. "" requires none.
@@ -75,7 +77,7 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 	if err != nil {
 		return Outcome{}, err
 	}
-	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, Prompt: d.Prompt,
+	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, TemplateSHA256: d.TemplateSHA256, Prompt: d.Prompt,
 		Step: d.Point.Step, TaskID: d.Point.Task, TaskTitle: d.Title, Round: d.Point.Round, RetryOf: d.RetryOf,
 		ReplayOf: d.ReplayOf, ReplaySession: d.ReplaySession, Mutation: d.Mutation}
 	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {

@@ -230,7 +230,13 @@ func TestEngineLock(t *testing.T) {
 	if !errors.As(err, &busy) || busy.Owner != os.Getpid() {
 		t.Fatalf("second Open: %v", err)
 	}
+	if pid := Running(e.Service, e.ID); pid != os.Getpid() {
+		t.Fatalf("Running while held = %d", pid)
+	}
 	e.Close()
+	if pid := Running(e.Service, e.ID); pid != 0 {
+		t.Fatalf("Running once closed = %d", pid)
+	}
 	second, err := Open(e.Service, e.ID, e.Agents, e.Workdir)
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -83,7 +84,7 @@ func (e *BusyError) Error() string {
 // engine holding it is a *BusyError.
 func Open(svc *pipeline.Service, id string, agents *agent.Config, workdir string) (*Engine, error) {
 	e := &Engine{Service: svc, ID: id, Agents: agents, Workdir: workdir}
-	unlock, err := fsutil.TryLock(filepath.Join(e.runs(), "engine-lock"), []byte(gitext.Owner()))
+	unlock, err := fsutil.TryLock(e.lockPath(), []byte(gitext.Owner()))
 	var held *fsutil.HeldError
 	if errors.As(err, &held) {
 		pid, _ := gitext.OwnerGone(held.Owner)
@@ -96,9 +97,32 @@ func Open(svc *pipeline.Service, id string, agents *agent.Config, workdir string
 	return e, nil
 }
 
+// Running returns the pid of the engine that holds pipeline id's lock, as
+// the owner record in it says, without taking the lock: a probe that took
+// it would turn away a build starting meanwhile. 0 when none is known to
+// run: Close empties the record, and one a killed engine left names a
+// process gone.
+func Running(svc *pipeline.Service, id string) int {
+	e := &Engine{Service: svc, ID: id}
+	b, err := os.ReadFile(e.lockPath())
+	if err != nil {
+		return 0
+	}
+	if pid, gone := gitext.OwnerGone(string(b)); !gone {
+		return pid
+	}
+	return 0
+}
+
+// lockPath is the engine lock's file.
+func (e *Engine) lockPath() string { return filepath.Join(e.runs(), "engine-lock") }
+
 // Close releases the engine lock.
 func (e *Engine) Close() {
 	if e.unlock != nil {
+		// Its owner record goes first, while it is held: Running must
+		// not take a process that lives on for an engine.
+		os.Truncate(e.lockPath(), 0)
 		e.unlock()
 		e.unlock = nil
 	}

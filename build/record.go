@@ -9,16 +9,18 @@ import (
 
 // Record is a dispatch as the chain shows it.
 type Record struct {
-	Seq       int
-	Role      string
-	Template  string
-	Point     spec.Point
-	RetryOf   *int
-	Status    string // "" while in flight
-	Summary   string
-	Failure   string
-	Recovered string
-	Output    string // where its output is kept in the chain's tree, "" when none
+	Seq      int
+	Role     string
+	Template string
+	// TemplateSHA256 is its template text's digest, "" when not recorded.
+	TemplateSHA256 string
+	Point          spec.Point
+	RetryOf        *int
+	Status         string // "" while in flight
+	Summary        string
+	Failure        string
+	Recovered      string
+	Output         string // where its output is kept in the chain's tree, "" when none
 }
 
 // Finished reports whether the dispatch's finish is recorded: it never
@@ -55,7 +57,7 @@ func Records(events []pipeline.Event) ([]Record, error) {
 
 // startRecord is the record of a dispatch as its start shows it.
 func startRecord(d pipeline.DispatchStart) Record {
-	return Record{Seq: d.Seq, Role: d.Role, Template: d.Template, RetryOf: d.RetryOf,
+	return Record{Seq: d.Seq, Role: d.Role, Template: d.Template, TemplateSHA256: d.TemplateSHA256, RetryOf: d.RetryOf,
 		Point: spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}}
 }
 

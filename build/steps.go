@@ -179,7 +179,8 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if err != nil {
 			return out, nil, err
 		}
-		ds := DispatchSpec{Point: p, Role: role, Template: template, Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format,
+		ds := DispatchSpec{Point: p, Role: role, Template: template, TemplateSHA256: w.opts.Templates.Digest(template),
+			Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format,
 			ReplayOf: w.view.replayOf(p, role), ReplaySession: w.view.replay, Mutation: w.opts.Mutations[template]}
 		if d.Task != nil {
 			ds.Title = d.Task.Title

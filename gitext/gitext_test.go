@@ -217,6 +217,32 @@ func TestSymrefs(t *testing.T) {
 	}
 }
 
+func TestDeleteSymref(t *testing.T) {
+	r, dir := openRepo(t)
+	const name, a = "refs/crucible/active/main", "refs/crucible/pipelines/a"
+	if err := r.SetSymref(name, a, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.DeleteSymref(name, "refs/crucible/pipelines/b"); !errors.Is(err, ErrRefChanged) {
+		t.Fatalf("another target: %v", err)
+	}
+	if got := gittest.Git(t, dir, "symbolic-ref", name); got != a {
+		t.Fatalf("a lost compare-and-swap deleted it: git reads %q", got)
+	}
+	if err := r.DeleteSymref(name, a); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ReadSymref(name); got != "" || err != nil {
+		t.Fatalf("after the delete ReadSymref = %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", name+".lock")); !os.IsNotExist(err) {
+		t.Fatalf("lock left behind: %v", err)
+	}
+	if err := r.DeleteSymref(name, a); !errors.Is(err, ErrRefChanged) {
+		t.Fatalf("deleting it again: %v", err)
+	}
+}
+
 func TestParseDate(t *testing.T) {
 	defer func(l *time.Location) { time.Local = l }(time.Local)
 	time.Local = time.FixedZone("EEST", 3*3600) // a date without a zone is local time, as for git

@@ -181,6 +181,28 @@ func (r *Repo) SetSymref(name, target, old string) error {
 	return lock.commit("ref: " + target + "\n")
 }
 
+// DeleteSymref removes the symbolic ref name if it still points at target,
+// under name's lock as SetSymref writes it: git 2.39's symbolic-ref --delete
+// has no old value to compare.
+func (r *Repo) DeleteSymref(name, target string) error {
+	if err := r.checkRef(name); err != nil {
+		return err
+	}
+	lock, err := takeLock(r.refPath(name), LockWait)
+	if err != nil {
+		return err
+	}
+	defer lock.rollback()
+	cur, err := r.ReadSymref(name)
+	if err != nil {
+		return err
+	}
+	if cur != target {
+		return fmt.Errorf("%s: expected %s, found %s: %w", name, orNone(target), orNone(cur), ErrRefChanged)
+	}
+	return os.Remove(r.refPath(name))
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"

@@ -24,18 +24,21 @@ var DispatchStatuses = []string{"completed", "failed", "skipped", "error"}
 // DispatchStart is the payload of dispatch.start: crucible's manifest
 // fields known when the agent is sent, plus the template name.
 type DispatchStart struct {
-	Seq           int          `json:"seq"`
-	Role          string       `json:"role"`
-	Phase         ledger.Phase `json:"phase"`
-	Task          *int         `json:"task,omitempty"`
-	Template      string       `json:"template"`
-	ModelTier     string       `json:"model_tier,omitempty"`
-	InputChars    int          `json:"input_chars"`
-	Prompt        string       `json:"prompt,omitempty"` // path of the stored prompt in the chain's tree
-	ReplayOf      *int         `json:"replay_of,omitempty"`
-	ReplaySession string       `json:"replay_session,omitempty"`
-	Mutation      string       `json:"mutation,omitempty"`
-	ToolUseID     string       `json:"tool_use_id,omitempty"` // Claude Code's id, when a hook recorded it
+	Seq      int          `json:"seq"`
+	Role     string       `json:"role"`
+	Phase    ledger.Phase `json:"phase"`
+	Task     *int         `json:"task,omitempty"`
+	Template string       `json:"template"`
+	// TemplateSHA256 is the sha256 of the template's text it was rendered
+	// from, when the engine rendered it; a replay compares it.
+	TemplateSHA256 string `json:"template_sha256,omitempty"`
+	ModelTier      string `json:"model_tier,omitempty"`
+	InputChars     int    `json:"input_chars"`
+	Prompt         string `json:"prompt,omitempty"` // path of the stored prompt in the chain's tree
+	ReplayOf       *int   `json:"replay_of,omitempty"`
+	ReplaySession  string `json:"replay_session,omitempty"`
+	Mutation       string `json:"mutation,omitempty"`
+	ToolUseID      string `json:"tool_use_id,omitempty"` // Claude Code's id, when a hook recorded it
 	// Reconstructed says the start was never seen: a hook recorded it with
 	// the finish (a PostToolUse whose PreToolUse never came), at its time.
 	Reconstructed bool `json:"reconstructed,omitempty"`
@@ -104,6 +107,19 @@ func ValidDispatchStatus(s string) bool {
 	return false
 }
 
+// isSHA256Hex reports whether s is a sha256 in lower-case hex.
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // applyDispatch is State.Apply for the dispatch events, payload their data.
 func (s *State) applyDispatch(e Event, payload any) error {
 	d := &s.Dispatch
@@ -122,6 +138,8 @@ func (s *State) applyDispatch(e Event, payload any) error {
 			return fmt.Errorf("dispatch %d: prompt kept at %q, not %q", p.Seq, p.Prompt, DispatchPath(p.Seq, p.Template, false))
 		case p.Round < 0:
 			return fmt.Errorf("dispatch %d: invalid round %d", p.Seq, p.Round)
+		case p.TemplateSHA256 != "" && !isSHA256Hex(p.TemplateSHA256):
+			return fmt.Errorf("dispatch %d: template_sha256 %q is not a sha256 in hex", p.Seq, p.TemplateSHA256)
 		case p.RetryOf != nil && (*p.RetryOf < 1 || *p.RetryOf > d.Last || d.InFlight[strconv.Itoa(*p.RetryOf)] != InFlight{}):
 			return fmt.Errorf("dispatch %d retries dispatch %d, which is not a finished one", p.Seq, *p.RetryOf)
 		}
@@ -175,21 +193,22 @@ func Seconds(from, to string) int {
 
 // DispatchRequest is what `dispatch start` records.
 type DispatchRequest struct {
-	Role          string
-	Phase         ledger.Phase
-	Task          *int
-	Template      string // "" for the role's name
-	ModelTier     string
-	ReplayOf      *int
-	ReplaySession string
-	Mutation      string
-	Prompt        []byte // nil when no prompt is to be kept
-	ToolUseID     string
-	Step          string
-	TaskID        string
-	TaskTitle     string
-	Round         int
-	RetryOf       *int
+	Role           string
+	Phase          ledger.Phase
+	Task           *int
+	Template       string // "" for the role's name
+	TemplateSHA256 string
+	ModelTier      string
+	ReplayOf       *int
+	ReplaySession  string
+	Mutation       string
+	Prompt         []byte // nil when no prompt is to be kept
+	ToolUseID      string
+	Step           string
+	TaskID         string
+	TaskTitle      string
+	Round          int
+	RetryOf        *int
 }
 
 // StartDispatch records a dispatch and returns its seq. The seq comes from
@@ -222,7 +241,7 @@ func (r *DispatchRequest) template() (string, error) {
 // start is the dispatch.start of r as dispatch seq, its prompt added to files.
 func (r *DispatchRequest) start(seq int, template string, files map[string][]byte) DispatchStart {
 	d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
-		ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
+		TemplateSHA256: r.TemplateSHA256, ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
 		ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID,
 		Step: r.Step, TaskID: r.TaskID, TaskTitle: r.TaskTitle, Round: r.Round, RetryOf: r.RetryOf}
 	if r.Prompt != nil {

@@ -46,6 +46,7 @@ func TestDispatchRefusals(t *testing.T) {
 	}{
 		{"seq not next", TypeDispatchStart, DispatchStart{Seq: 3, Role: "r", Phase: 1, Template: "t"}, "dispatch seq 3 is not the next one (2)"},
 		{"no role", TypeDispatchStart, DispatchStart{Seq: 2, Phase: 1, Template: "t"}, "dispatch 2 needs a role"},
+		{"bad template digest", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", TemplateSHA256: "ABC"}, `dispatch 2: template_sha256 "ABC" is not a sha256 in hex`},
 		{"bad template", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "../t"}, `invalid template "../t"`},
 		{"bad phase", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 5, Template: "t"}, "dispatch 2: invalid phase 5"},
 		{"prompt elsewhere", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", Prompt: "x.md"}, `prompt kept at "x.md"`},

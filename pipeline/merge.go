@@ -127,17 +127,41 @@ func Merged(base *State, ours, theirs Side) (*State, error) {
 	if base.Seq == 0 {
 		return nil, fmt.Errorf("the merge base has no %s", TypeStart)
 	}
+	sideOf := map[string]int{} // event id -> the sides holding it: 1 ours, 2 theirs, 3 both
+	for i, side := range []Side{ours, theirs} {
+		for _, e := range side.Events {
+			sideOf[e.ID] |= 1 << i
+		}
+	}
 	events := slices.Concat(ours.Events, theirs.Events)
 	slices.SortFunc(events, func(a, b Event) int {
 		return cmp.Or(cmp.Compare(a.Lamport, b.Lamport), cmp.Compare(a.Writer, b.Writer), cmp.Compare(a.ID, b.ID))
 	})
 	events = slices.CompactFunc(events, func(a, b Event) bool { return a.ID == b.ID })
 	st := *base
+	// replayedFrom[s] is the earliest phase a replay applied so far, held
+	// by side s alone, reopened.
+	var replayedFrom [4]ledger.Phase
 	for _, e := range events {
 		renumbered := e
 		renumbered.Seq, renumbered.Lamport = st.Seq+1, max(e.Lamport, st.Lamport+1)
-		if _, err := st.Apply(renumbered); err != nil && e.Type != TypeResolve {
-			st.Conflicts = append(slices.Clip(st.Conflicts), conflictOf(e, err))
+		_, err := st.Apply(renumbered)
+		switch {
+		case err == nil && e.Type == TypeReplay:
+			var d ReplayData
+			if DecodeData(e, &d) == nil {
+				replayedFrom[sideOf[e.ID]] = minPhase(replayedFrom[sideOf[e.ID]], d.From)
+			}
+		case err == nil || e.Type == TypeResolve:
+		default:
+			c := conflictOf(e, err)
+			// A gate record of the run the other clone's replay replaced
+			// (it had not seen the replay) goes with that run: the state
+			// goes on without it, as it would on that clone, no conflict.
+			if from := replayedFrom[3&^sideOf[e.ID]]; c.Phase != 0 && replaced(from, 0, c.Phase) {
+				continue
+			}
+			st.Conflicts = append(slices.Clip(st.Conflicts), c)
 		}
 	}
 	conflicts := slices.Concat(st.Conflicts, outcomeConflicts(ours.Events, theirs.Events))
@@ -177,12 +201,24 @@ type outcome struct {
 }
 
 // gateOutcomes returns, per phase, the last verdict or closing ledger
-// action among events.
-func gateOutcomes(events []Event) map[ledger.Phase]outcome {
+// action among events since the last replay that reopened it, and the
+// earliest phase a replay among them reopened (0: none).
+func gateOutcomes(events []Event) (out map[ledger.Phase]outcome, replayed ledger.Phase) {
 	closing := map[string]string{LedgerType(ledger.PassGate): "PASS", LedgerType(ledger.FailPhase): "FAIL",
 		LedgerType(ledger.Skip): "SKIPPED", LedgerType(ledger.CompletePhase): "COMPLETE"}
-	out := map[ledger.Phase]outcome{}
+	out = map[ledger.Phase]outcome{}
 	for _, e := range events {
+		if e.Type == TypeReplay {
+			// The run it replaces closes nothing from its phase on.
+			var d ReplayData
+			if DecodeData(e, &d) == nil {
+				for p := d.From; p <= ledger.Completion; p++ {
+					delete(out, p)
+				}
+				replayed = minPhase(replayed, d.From)
+			}
+			continue
+		}
 		var d struct {
 			Phase   ledger.Phase `json:"phase"`
 			Verdict string       `json:"verdict"`
@@ -201,16 +237,20 @@ func gateOutcomes(events []Event) map[ledger.Phase]outcome {
 			out[d.Phase] = outcome{value: value, event: e}
 		}
 	}
-	return out
+	return out, replayed
 }
 
 // outcomeConflicts finds phases whose gate both sides closed differently.
 func outcomeConflicts(ours, theirs []Event) []Conflict {
-	a, b := gateOutcomes(ours), gateOutcomes(theirs)
+	a, fromA := gateOutcomes(ours)
+	b, fromB := gateOutcomes(theirs)
 	var out []Conflict
 	for phase := ledger.Design; phase <= ledger.Completion; phase++ {
 		x, okA := a[phase]
 		y, okB := b[phase]
+		// An outcome of the run the other side's replay replaced is no rival.
+		okA = okA && !replaced(fromB, fromA, phase)
+		okB = okB && !replaced(fromA, fromB, phase)
 		if !okA || !okB || x.value == y.value {
 			continue
 		}
@@ -221,6 +261,21 @@ func outcomeConflicts(ours, theirs []Event) []Conflict {
 			Message: fmt.Sprintf("one clone recorded %s (writer %s), another %s (writer %s)", x.value, x.event.Writer, y.value, y.event.Writer)})
 	}
 	return out
+}
+
+// replaced reports whether a side's records of phase p belong to a run
+// that the other side's replay, from phase other (0: none), replaced: one
+// the side did not replay itself from p or earlier (own; 0: none).
+func replaced(other, own, p ledger.Phase) bool {
+	return other != 0 && other <= p && (own == 0 || own > p)
+}
+
+// minPhase is the earlier of two phases, 0 meaning none.
+func minPhase(a, b ledger.Phase) ledger.Phase {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // conflictOf describes an event that a merge could not apply.
@@ -244,7 +299,7 @@ var generated = map[string]bool{refs.FormatFile: true, refs.EventsFile: true, re
 // Integration is what Integrate did.
 type Integration struct {
 	Outcome refs.Outcome
-	State   *State
+	State   *State // nil when Archived
 	// Files both sides wrote differently: the merge kept ours; theirs stays
 	// in history, as the merge commit's second parent.
 	FileConflicts []string
@@ -266,6 +321,9 @@ func (s *Service) Integrate(ctx context.Context, id, theirs string) (*Integratio
 	})
 	if err != nil {
 		return nil, err
+	}
+	if outcome == refs.Archived {
+		return &Integration{Outcome: outcome}, nil
 	}
 	st, err := DecodeState(head.State)
 	if err != nil {

@@ -207,3 +207,47 @@ func TestResolveSettlesWhatItNamed(t *testing.T) {
 		t.Fatalf("a resolved conflict came back: %v %+v", err, merged.Conflicts)
 	}
 }
+
+// TestMergedReplayIsNoGateConflict: a clone replays from Phase 1 while
+// the other, not knowing, goes on with the run the replay replaces (begins
+// Phase 2, closes a gate differently): its records go with that run — the
+// merged state is the replay's, with no conflict, from either side. A gate
+// closed differently by two clones that did not replay stays a conflict.
+func TestMergedReplayIsNoGateConflict(t *testing.T) {
+	st := &State{}
+	evBy(t, st, "w-base", TypeStart, StartData{ID: "p1", Goal: "g", Mode: "feature", Branch: "main"})
+	evBy(t, st, "w-base", LedgerType(ledger.Begin), LedgerData{Phase: ledger.Design})
+	evBy(t, st, "w-base", TypeVerdict, VerdictData{Phase: ledger.Design, Verdict: "PASS", PipelineID: "p1", Rounds: 1})
+	base := *st
+	replayer, other := *st, *st
+	a := []Event{
+		evBy(t, &replayer, "w-a", TypeReplay, ReplayData{Session: "replay-1", From: ledger.Design}),
+		evBy(t, &replayer, "w-a", LedgerType(ledger.Begin), LedgerData{Phase: ledger.Design}),
+		evBy(t, &replayer, "w-a", TypeVerdict, VerdictData{Phase: ledger.Design, Verdict: "FAIL", PipelineID: "p1", Rounds: 3}),
+		evBy(t, &replayer, "w-a", LedgerType(ledger.FailPhase), LedgerData{Phase: ledger.Design, Reason: "the swapped template"}),
+	}
+	b := []Event{
+		evBy(t, &other, "w-b", LedgerType(ledger.PassGate), LedgerData{Phase: ledger.Design, Reason: "ok"}),
+		evBy(t, &other, "w-b", LedgerType(ledger.Begin), LedgerData{Phase: ledger.Plan}),
+	}
+	for _, sides := range [][2]Side{{{State: &replayer, Events: a}, {State: &other, Events: b}}, {{State: &other, Events: b}, {State: &replayer, Events: a}}} {
+		m, err := Merged(&base, sides[0], sides[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Conflicts) != 0 {
+			t.Fatalf("conflicts: %v", m.Conflicts)
+		}
+		if got := m.Gates.Ledger.Entry(ledger.Design).Status; got != ledger.Fail {
+			t.Fatalf("Phase 1 is %s, not the replay's FAIL", got)
+		}
+	}
+	// Without the replay, the two closings conflict.
+	m, err := Merged(&base, Side{State: &replayer, Events: a[2:]}, Side{State: &other, Events: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Conflicts) == 0 {
+		t.Fatal("a gate closed differently by two clones is no conflict")
+	}
+}

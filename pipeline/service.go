@@ -163,6 +163,19 @@ func (s *Service) Load(ctx context.Context, id string) (*State, *refs.Head, erro
 	return st, h, nil
 }
 
+// LoadArchived returns archived pipeline id's state.
+func (s *Service) LoadArchived(ctx context.Context, id string) (*State, error) {
+	h, err := s.Store.ArchivedHead(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.state(h)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %s: %w", id, err)
+	}
+	return st, nil
+}
+
 // state is the state of head h: a copy of the last one decoded or written
 // when it is h's.
 func (s *Service) state(h *refs.Head) (*State, error) {

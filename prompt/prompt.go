@@ -16,7 +16,9 @@
 package prompt
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,6 +59,7 @@ var ErrRefused = errors.New("a template override must be a regular file named <n
 // Set is a parsed set of templates, ready to render.
 type Set struct {
 	sources map[string]string             // name -> file it came from
+	digests map[string]string             // name -> sha256 of its text, hex
 	steps   map[string]*template.Template // step templates (not partials) by name
 }
 
@@ -167,10 +170,12 @@ func parse(files map[string]file) (*Set, error) {
 			}
 		}
 	}
-	s := &Set{sources: map[string]string{}, steps: map[string]*template.Template{}}
+	s := &Set{sources: map[string]string{}, digests: map[string]string{}, steps: map[string]*template.Template{}}
 	for _, name := range names {
 		f := files[name]
 		s.sources[name] = f.path
+		sum := sha256.Sum256([]byte(f.text))
+		s.digests[name] = hex.EncodeToString(sum[:])
 		if strings.HasPrefix(name, "_") {
 			continue
 		}
@@ -205,6 +210,11 @@ func (s *Set) Names() []string {
 // Source is the file a template came from: OverrideDir/<name>.md, or
 // "<built-in>/<name>.md".
 func (s *Set) Source(name string) string { return s.sources[name] }
+
+// Digest is the sha256 (hex) of template name's own text, partials not
+// included; "" for no such template. A dispatch records it, so that a
+// replay can tell a template changed since.
+func (s *Set) Digest(name string) string { return s.digests[name] }
 
 // Render executes template name with d. A missing map key, a nil task or
 // an unknown field is an error naming the file and line.

@@ -17,6 +17,7 @@ const (
 	Created     Outcome = "created"      // the pipeline was new here
 	FastForward Outcome = "fast-forward" // ours was contained in theirs
 	Merged      Outcome = "merged"       // a merge commit joins both
+	Archived    Outcome = "archived"     // archived here: not taken in again
 )
 
 // MergeFunc builds the merge commit of two divergent chain tips: ours is the
@@ -55,6 +56,9 @@ func (s *Store) integrateOnce(ctx context.Context, ref, id, theirs string, who I
 	case ours == theirs:
 		outcome = UpToDate
 	case ours == "":
+		if archived, err := s.IsArchived(id); err != nil || archived {
+			return Archived, nil, err
+		}
 		outcome = Created
 	default:
 		if contained, err := s.IsAncestor(ctx, theirs, ours); err != nil {

@@ -205,7 +205,16 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 			return err
 		}
 		head := &Head{ID: id}
-		if old != "" {
+		if old == "" {
+			// A writer that read the pipeline before it was archived
+			// must not start a new chain under its id.
+			if archived, err := s.IsArchived(id); err != nil || archived {
+				if err == nil {
+					err = fmt.Errorf("%w: %s (%s)", ErrArchived, id, ArchiveRef(id))
+				}
+				return err
+			}
+		} else {
 			if head, err = s.headAt(ctx, id, old); err != nil {
 				return err
 			}

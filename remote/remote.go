@@ -188,6 +188,14 @@ func (x *Syncer) integrate(ctx context.Context, id, tip string) (PipelineResult,
 		res.Outcome = refs.UpToDate
 		return res, nil
 	}
+	// Archived here: a chain this clone put aside is not verified nor
+	// taken in again (Integrate refuses it too, should it race).
+	if local == "" {
+		if archived, err := x.Svc.Store.IsArchived(id); err != nil || archived {
+			res.Outcome = refs.Archived
+			return res, err
+		}
+	}
 	problems, err := x.Svc.VerifySince(ctx, id, local, tip) // the local chain is ours: only what arrived is replayed
 	if err != nil {
 		return res, err
@@ -201,6 +209,10 @@ func (x *Syncer) integrate(ctx context.Context, id, tip string) (PipelineResult,
 	in, err := x.Svc.Integrate(ctx, id, tip)
 	if err != nil {
 		return res, err
+	}
+	if in.Outcome == refs.Archived {
+		res.Outcome = in.Outcome
+		return res, nil
 	}
 	res.Outcome, res.Conflicts, res.FileConflicts = in.Outcome, len(in.State.Conflicts), in.FileConflicts
 	if in.Outcome == refs.Created {

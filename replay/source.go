@@ -33,6 +33,9 @@ type Dispatch struct {
 	RetryOf  *int         `json:"retry_of,omitempty"`
 	Output   bool         `json:"output"` // its output is kept
 	Session  string       `json:"replay_session,omitempty"`
+	// TemplateSHA256 is the digest of the template text it was rendered
+	// from, "" when not recorded (runs before it was, imports).
+	TemplateSHA256 string `json:"-"`
 }
 
 // Settled reports whether the dispatch reached an end that lets its phase close.
@@ -117,7 +120,7 @@ func FromEvents(st *pipeline.State, events []pipeline.Event, sp *spec.Spec) (*So
 			return nil, err
 		}
 		if r, ok := engine[m.Seq]; ok {
-			d.Task, d.Step, d.Round, d.RetryOf = r.Point.Task, r.Point.Step, r.Point.Round, r.RetryOf
+			d.Task, d.Step, d.Round, d.RetryOf, d.TemplateSHA256 = r.Point.Task, r.Point.Step, r.Point.Round, r.RetryOf, r.TemplateSHA256
 		}
 		src.Dispatches = append(src.Dispatches, d)
 	}

@@ -71,6 +71,9 @@ func (s *session) pipelineID(ctx context.Context) (string, error) {
 		return "", withHints(err, `start one with: git crucible start "<goal>"`,
 			"or name one with --pipeline <id> (see: git crucible list)")
 	case errors.Is(err, refs.ErrNoPipeline):
+		if archived, _ := s.svc.Store.IsArchived(s.pipeline); archived {
+			return "", withHints(fmt.Errorf("pipeline %s is archived (%s)", s.pipeline, refs.ArchiveRef(s.pipeline)), "see: git crucible list --archived")
+		}
 		return "", withHints(err, "see: git crucible list")
 	}
 	return id, err

@@ -13,7 +13,12 @@ func listCommand() *cli.Command {
 		Name:      "list",
 		Usage:     "list pipelines (* marks the one active on the current branch)",
 		ArgsUsage: " ",
-		Flags:     commonFlags(),
+		Description: "Lists the pipelines: id, status, phase and its gate, branch and goal. Archived pipelines\n" +
+			"('git crucible replay --archive') are left out unless --archived is given; their status reads\n" +
+			"'archived'.",
+		Flags: commonFlags(
+			&cli.BoolFlag{Name: "archived", Usage: "list the archived pipelines too"},
+		),
 		Action: func(c *cli.Context) error {
 			if err := wantArgs(c, 0); err != nil {
 				return err
@@ -29,7 +34,8 @@ func listCommand() *cli.Command {
 				}
 				type row struct {
 					*pipeline.State
-					Active bool `json:"active"`
+					Active   bool `json:"active"`
+					Archived bool `json:"archived,omitempty"`
 				}
 				rows := make([]row, 0, len(ids))
 				for _, id := range ids {
@@ -39,6 +45,19 @@ func listCommand() *cli.Command {
 					}
 					rows = append(rows, row{State: st, Active: id == active})
 				}
+				if c.Bool("archived") {
+					archived, err := s.svc.Store.ListArchived(c.Context)
+					if err != nil {
+						return err
+					}
+					for _, id := range archived {
+						st, err := s.svc.LoadArchived(c.Context, id)
+						if err != nil {
+							return err
+						}
+						rows = append(rows, row{State: st, Archived: true})
+					}
+				}
 				if s.jsonOut() {
 					return s.printJSON(rows)
 				}
@@ -47,7 +66,11 @@ func listCommand() *cli.Command {
 					if r.Active {
 						mark = "*"
 					}
-					fmt.Fprintf(s.out(), "%s %-30s %-9s phase %d %-11s %-16s %s\n", mark, r.ID, r.Condition(), r.Phase,
+					condition := r.Condition()
+					if r.Archived {
+						condition = "archived"
+					}
+					fmt.Fprintf(s.out(), "%s %-30s %-9s phase %d %-11s %-16s %s\n", mark, r.ID, condition, r.Phase,
 						r.Gates.Ledger.Entry(r.Phase).Status, r.Branch, oneLine(r.Goal))
 				}
 				return nil

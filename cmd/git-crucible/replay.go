@@ -53,8 +53,14 @@ func replayCommand() *cli.Command {
 			"there as 'git crucible build' does: new dispatches append to the same manifest with replay_of\n" +
 			"and replay_session. --mutate swaps a template for this replay (each dispatch records it as its\n" +
 			"mutation), --template-ref reads .crucible/templates from a revision, and --diff prints the\n" +
-			"Replay Diff against the run replaced (see 'git crucible replay diff'). A replay killed on the\n" +
-			"way goes on with 'git crucible build --resume', or is replayed again.",
+			"Replay Diff against the run replaced (see 'git crucible replay diff'). Each dispatch records its\n" +
+			"template's sha256: a template the replayed phases would render from other text than the run\n" +
+			"replaced did (a --mutate swap aside) is warned of. A replay killed on the\n" +
+			"way goes on with 'git crucible build --resume', or is replayed again.\n" +
+			"--archive puts a pipeline aside (a stale one, say) instead of replaying it: its ref is renamed to\n" +
+			"refs/crucible/archive/<id> in one transaction, never deleted, and it is no longer active on its\n" +
+			"branch. 'git crucible list --archived' shows it; fetch and sync do not bring it back from a clone\n" +
+			"that still has it, and push does not send it.",
 		Flags: commonFlags(
 			&cli.IntFlag{Name: "from-phase", Usage: "resume at the start of phase `N` (1-4) instead of the detected one"},
 			&cli.IntFlag{Name: "from-seq", Usage: "resume at the start of the phase of dispatch `N`"},
@@ -64,6 +70,7 @@ func replayCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "mutate", Usage: "dispatch template `ORIG` with the text of file REPL instead, as ORIG=REPL (repeatable)"},
 			&cli.StringFlag{Name: "template-ref", Usage: "read the templates of .crucible/templates at git revision `REV`"},
 			&cli.BoolFlag{Name: "diff", Usage: "after the replay, print its Replay Diff against the run it replaced"},
+			&cli.BoolFlag{Name: "archive", Usage: "put the pipeline aside instead: rename its ref to refs/crucible/archive/<id>"},
 		),
 		Action: replayAction,
 		Subcommands: []*cli.Command{{
@@ -134,6 +141,14 @@ func replayDiff(c *cli.Context, s *session, id, a, b string) error {
 func replayAction(c *cli.Context) error {
 	if err := wantArgs(c, 1); err != nil {
 		return err
+	}
+	if c.Bool("archive") {
+		for _, f := range []string{"from-phase", "from-seq", "dry-run", "yes", "current-tree", "mutate", "template-ref", "diff"} {
+			if c.IsSet(f) {
+				return usageErrorf("--archive and --%s cannot be used together", f)
+			}
+		}
+		return withRepo(c, func(s *session) error { return replayArchive(c, s) })
 	}
 	opts := replay.Options{FromPhase: ledger.Phase(c.Int("from-phase")), FromSeq: c.Int("from-seq"), CurrentTree: c.Bool("current-tree")}
 	switch {
@@ -231,6 +246,35 @@ func replayTemplates(c *cli.Context, s *session) (*templates, error) {
 	return t, nil
 }
 
+// replayArchive renames the pipeline's ref into the archive, once no
+// engine works on it.
+func replayArchive(c *cli.Context, s *session) error {
+	id, manifest, err := replaySource(c, s)
+	if err != nil {
+		return err
+	}
+	if manifest != "" {
+		return usageErrorf("--archive puts a pipeline aside, not a crucible manifest")
+	}
+	st, _, err := s.svc.Load(c.Context, id)
+	if err != nil {
+		return err
+	}
+	// Holding the engine lock: a build appending beside the rename would
+	// fail its next write.
+	e, err := build.Open(s.svc, id, nil, "")
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	tip, err := s.svc.Store.Archive(c.Context, id, st.Branch)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out(), "Archived pipeline %s (%s): %s -> %s\n", id, tip[:12], refs.PipelineRef(id), refs.ArchiveRef(id))
+	return nil
+}
+
 // replaySource resolves the argument: a pipeline, or a crucible manifest
 // (its path, "" for a pipeline).
 func replaySource(c *cli.Context, s *session) (id, manifest string, err error) {
@@ -307,6 +351,9 @@ func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts 
 	}
 	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && now.Sub(started) > staleAfter {
 		fmt.Fprintf(s.err(), "warning: pipeline %s started %s, more than 7 days ago: its state may be stale\n", src.Pipeline, src.Started)
+		if strings.HasPrefix(src.Path, refs.PipelinePrefix) {
+			fmt.Fprintf(s.err(), "hint: to put it aside instead: git crucible replay --archive %s\n", src.Pipeline)
+		}
 	}
 	if src.Replays >= manyReplays {
 		fmt.Fprintf(s.err(), "warning: pipeline %s was resumed %d times: split its work into smaller tasks, or find what keeps interrupting it\n",
@@ -315,16 +362,41 @@ func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts 
 	return r, nil
 }
 
+// warnTemplates warns of each template the replayed phases render from
+// other text than the run replaced did (a mutation's swap aside).
+func warnTemplates(s *session, r *replay.Resume, t *templates) {
+	for _, ch := range replay.ChangedTemplates(r.Redo, t.set.Digest, t.mutations) {
+		now := "it is gone"
+		if ch.Now != "" {
+			now = "now " + ch.Now[:12]
+		}
+		fmt.Fprintf(s.err(), "warning: template %s changed since the run replayed rendered it (dispatch %d: sha256 %s, %s)\n",
+			ch.Template, ch.Seq, ch.Was[:12], now)
+	}
+}
+
+// resumePoint reads the source and finds where to resume, warning of
+// templates changed since the run it replaces: the dry run's and the
+// replay's first steps.
+func resumePoint(c *cli.Context, s *session, sp *spec.Spec, id, manifest string, opts replay.Options, t *templates) (*replay.Source, *pipeline.State, *replay.Resume, error) {
+	src, st, err := readSource(c, s, sp, id, manifest)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := detect(c, s, sp, src, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	warnTemplates(s, r, t)
+	return src, st, r, nil
+}
+
 func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
 	id, manifest, err := replaySource(c, s)
 	if err != nil {
 		return err
 	}
-	src, _, err := readSource(c, s, sp, id, manifest)
-	if err != nil {
-		return err
-	}
-	r, err := detect(c, s, sp, src, opts)
+	src, _, r, err := resumePoint(c, s, sp, id, manifest, opts, t)
 	if err != nil {
 		return err
 	}
@@ -365,11 +437,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 		id = r.Pipeline
 		fmt.Fprintf(s.err(), "Imported %s as pipeline %s\n", manifest, id)
 	}
-	src, st, err := readSource(c, s, sp, id, "")
-	if err != nil {
-		return err
-	}
-	r, err := detect(c, s, sp, src, opts)
+	src, st, r, err := resumePoint(c, s, sp, id, "", opts, t)
 	if err != nil {
 		return err
 	}

@@ -11,10 +11,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
+	"github.com/git-crucible/git-crucible/replay"
 )
 
 func statusCommand() *cli.Command {
@@ -55,9 +57,19 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// What a replay would do, from the state alone: the checked plan
+	// reads the whole chain, which status must not.
+	outlook := replay.OutlookOf(st)
+	if outlook != nil && build.Running(s.svc, st.ID) != 0 {
+		outlook = nil
+	}
 	if s.jsonOut() {
-		return writeJSON(w, map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked),
-			"status": interop.StatusOf(st, now)}, "  ")
+		out := map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked),
+			"status": interop.StatusOf(st, now)}
+		if outlook != nil {
+			out["resume"] = outlook
+		}
+		return writeJSON(w, out, "  ")
 	}
 	if s.markdown {
 		_, err := w.Write(interop.StatusOf(st, now).Render())
@@ -70,7 +82,12 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	if v.Health.Reason != "" && v.Health.Level != pipeline.Green {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
-	fmt.Fprintf(w, "\nElapsed:  %s\n\nGates:\n", interop.Duration(pipeline.Seconds(st.Created, now)))
+	fmt.Fprintf(w, "\nElapsed:  %s\n", interop.Duration(pipeline.Seconds(st.Created, now)))
+	if outlook != nil {
+		fmt.Fprintf(w, "Resume:   no build is running; a replay resumes at the Phase %d boundary%s (checked: git crucible replay --dry-run)\n",
+			outlook.Phase, settling(outlook.InFlight))
+	}
+	fmt.Fprintf(w, "\nGates:\n")
 	missing := map[ledger.Phase]bool{} // gates passed by, as metrics says
 	for _, g := range pipeline.GateStates(st) {
 		missing[g.Phase] = g.State == pipeline.GateMissing
@@ -93,7 +110,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		if n := v.Metrics.Verdicts[fmt.Sprint(int(p))]; n > 0 {
 			note += fmt.Sprintf(" (verdicts: %d", n)
 			if r := v.Metrics.GateRounds[fmt.Sprint(int(p))]; r > 0 {
-				note += fmt.Sprintf(", last after %d rounds", r)
+				note += ", last after " + plural(r, "round")
 			}
 			note = strings.TrimSpace(note + ")")
 		}
@@ -192,6 +209,17 @@ func isTerminal(w any) bool {
 	}
 	null, err := os.Stat(os.DevNull) // a character device too, but nobody to ask
 	return err != nil || !os.SameFile(fi, null)
+}
+
+// settling says which dispatches left in flight a replay settles.
+func settling(seqs []int) string {
+	switch len(seqs) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(", settling dispatch %d as interrupted", seqs[0])
+	}
+	return fmt.Sprintf(", settling dispatches %s as interrupted", strings.Trim(fmt.Sprint(seqs), "[]"))
 }
 
 func orGreen(level string) string {

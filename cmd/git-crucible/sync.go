@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/remote"
 )
 
@@ -175,7 +176,7 @@ func printFetch(w io.Writer, r *remote.FetchReport) {
 			for _, why := range p.Rejected {
 				fmt.Fprintf(w, "  %s\n", why)
 			}
-		case p.Outcome == "up-to-date":
+		case p.Outcome == refs.UpToDate || p.Outcome == refs.Archived:
 			counts[string(p.Outcome)]++
 		default:
 			counts[string(p.Outcome)]++
@@ -195,7 +196,11 @@ func printFetch(w io.Writer, r *remote.FetchReport) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "merged       %s\n", n)
 	}
-	fmt.Fprintf(w, "From %s: %d pipeline(s), %d up to date\n", r.Remote, len(r.Pipelines), counts["up-to-date"])
+	fmt.Fprintf(w, "From %s: %d pipeline(s), %d up to date", r.Remote, len(r.Pipelines), counts[string(refs.UpToDate)])
+	if n := counts[string(refs.Archived)]; n > 0 {
+		fmt.Fprintf(w, ", %d archived here (not taken in)", n)
+	}
+	fmt.Fprintln(w)
 }
 
 func printPush(w io.Writer, r *remote.PushReport) {
