@@ -152,6 +152,10 @@ func (e *Engine) request(seq int) agent.Request {
 		StderrFile: filepath.Join(dir, stderrFile), LastMessageFile: filepath.Join(dir, lastMessageFile)}
 }
 
+// ReportPath is where dispatch seq's agent writes its report: what its
+// prompt tells it, rendered before the dispatch starts.
+func (e *Engine) ReportPath(seq int) string { return e.request(seq).Output }
+
 // exitOf is how an agent's run ended, from what the runner returned.
 func exitOf(res agent.Result, err error) exitRecord {
 	var f *agent.Failure

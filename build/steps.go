@@ -174,7 +174,7 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 	}
 	if last == nil || retry != nil {
 		seq := w.nextSeq()
-		d.Role, d.Report.Path = role, w.e.request(seq).Output
+		d.Role, d.Report.Path = role, w.e.ReportPath(seq)
 		text, err := w.opts.Templates.Render(template, d)
 		if err != nil {
 			return out, nil, err

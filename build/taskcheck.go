@@ -24,7 +24,7 @@ const TaskCheckFixes = 1
 // one twice nor grants more. Still failing, the task escalates.
 func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask, command string) (stepEnd, error) {
 	for round := 0; ; round++ {
-		code, log, err := w.runCommand(ctx, st, task, command)
+		code, log, err := w.checkTaskCommit(ctx, st, task, command)
 		if err != nil {
 			return stepEnd{}, err
 		}
@@ -57,8 +57,7 @@ func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, tas
 			return stepEnd{}, err
 		}
 		d.Artifact.Name, d.MaxRounds = spec.Diff, TaskCheckFixes
-		d.Findings = &report.Findings{Fatal: []report.Finding{{Title: fmt.Sprintf("the task's fast gate fails: %s (exit %d)", command, code),
-			Detail: "its output ends:\n" + logTail(log)}}}
+		d.Findings = GateFailure("the task's fast gate", command, code, log)
 		d.Report.Format = prompt.ReportTask
 		fixed, end, err := w.dispatch(ctx, q, role, "fixer", d)
 		if err != nil || end != nil {
@@ -71,6 +70,14 @@ func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, tas
 			return *end, nil
 		}
 	}
+}
+
+// GateFailure is a fast gate that fails, as the fatal finding a fixer
+// answers: what failed, its exit status and the end of its output (the
+// file log).
+func GateFailure(what, command string, code int, log string) *report.Findings {
+	return &report.Findings{Fatal: []report.Finding{{Title: fmt.Sprintf("%s fails: %s (exit %d)", what, command, code),
+		Detail: "its output ends:\n" + logTail(log)}}}
 }
 
 // implementer is the role that implements the tasks of p's tasks step:

@@ -84,6 +84,9 @@ func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEn
 		end.status = "" // the task's step recorded it: the tasks step goes on
 		return end, err
 	}
+	if err := w.verifyPhase(ctx, p, order); err != nil {
+		return stepEnd{}, err
+	}
 	if w.state.Gates.Ledger.Entry(p.Phase).Status == ledger.InProgress {
 		if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.LedgerType(ledger.CompletePhase),
 			Data: pipeline.LedgerData{Phase: p.Phase, Done: len(order), Total: len(order)}}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -495,6 +497,30 @@ func TestWalkTaskCheckFix(t *testing.T) {
 		prompt := kept(t, e, pipeline.DispatchPath(12, "fixer", false))
 		if !strings.Contains(prompt, "the task's fast gate fails: sh test/unit.sh (exit 1)") || !strings.Contains(prompt, "printed 'hi, world', want 'hello, world'") {
 			t.Errorf("the fix's prompt does not say what failed:\n%s", prompt)
+		}
+		// Each task check verified the task's commit through verify-commits'
+		// cache, and the end of Phase 3 the whole range: task 1's broken
+		// commit, repaired on top, is named there, with what fixes it.
+		var got []string
+		events, err := e.events(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hex := regexp.MustCompile(`[0-9a-f]{12}`)
+		for _, ev := range events {
+			var d pipeline.DecisionData
+			if ev.Type == pipeline.TypeDecision && pipeline.DecodeData(ev, &d) == nil && d.Type == JournalVerifyCommits {
+				got = append(got, hex.ReplaceAllString(d.Choice+" ("+d.Reason+") "+d.Suggestion, "X"))
+			}
+		}
+		want := []string{
+			"task 1: 0 of 1 commits pass sh test/unit.sh (1 gate runs, 0 cached; failing: X) ",
+			"task 1: 1 of 1 commits pass sh test/unit.sh (1 gate runs, 0 cached) ",
+			"task 2: 1 of 1 commits pass sh test/unit.sh (1 gate runs, 0 cached) ",
+			"Phase 3: 2 of 3 commits pass sh test/unit.sh (0 gate runs, 3 cached; failing: X) Repair the failing commits in place: git crucible verify-commits --fix X..HEAD",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("verify-commits decisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 	t.Run("still failing", func(t *testing.T) {

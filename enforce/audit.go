@@ -47,6 +47,9 @@ type Rules struct {
 	Blocked bool
 	// Complete requires Phase 4 PASS (protected branches).
 	Complete bool
+	// Verified requires every pushed commit's tree to have passed the
+	// last gate run on it (git crucible verify-commits): pre-push only.
+	Verified bool
 }
 
 // RulesNamed returns the rules named commits (every commit's: "" too), push

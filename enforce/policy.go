@@ -12,7 +12,7 @@ import (
 
 // PushPolicy is the crucible.* configuration the push hooks follow.
 type PushPolicy struct {
-	Mode      string   // crucible.pushPolicy: gated, complete or off
+	Mode      string   // crucible.pushPolicy: gated, verified, complete or off
 	Protected []string // crucible.protectedBranches: their pushes need complete pipelines
 	History   bool     // crucible.pushHistory: sync the pushed commits' pipelines along
 }
@@ -26,7 +26,7 @@ type PolicyError struct{ Value string }
 func (e *PolicyError) Error() string { return fmt.Sprintf("crucible.pushPolicy is '%s'", e.Value) }
 
 // pushModes are the values crucible.pushPolicy takes.
-var pushModes = []string{"gated", "complete", "off"}
+var pushModes = []string{"gated", "verified", "complete", "off"}
 
 // ReadPushPolicy reads the push policy from git's configuration.
 func ReadPushPolicy(ctx context.Context, repo *gitext.Repo) (PushPolicy, error) {
@@ -88,8 +88,9 @@ func (p PushPolicy) Off() bool { return p.Mode == "off" }
 
 // RulesFor is what a push to remoteRef must satisfy: no blocked pipelines,
 // and complete ones for a protected branch (or every branch, with
-// crucible.pushPolicy=complete).
+// crucible.pushPolicy=complete); with crucible.pushPolicy=verified, every
+// pushed commit known-good in the gate cache too.
 func (p PushPolicy) RulesFor(remoteRef string) Rules {
 	branch := strings.TrimPrefix(remoteRef, "refs/heads/")
-	return Rules{Blocked: true, Complete: p.Mode == "complete" || slices.Contains(p.Protected, branch)}
+	return Rules{Blocked: true, Complete: p.Mode == "complete" || slices.Contains(p.Protected, branch), Verified: p.Mode == "verified"}
 }

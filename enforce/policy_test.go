@@ -63,6 +63,7 @@ func TestPushHistoryNotABoolean(t *testing.T) {
 func TestRulesFor(t *testing.T) {
 	gated := PushPolicy{Mode: "gated", Protected: []string{"main", "release"}}
 	complete := PushPolicy{Mode: "complete"}
+	verified := PushPolicy{Mode: "verified", Protected: []string{"main"}}
 	for _, c := range []struct {
 		p    PushPolicy
 		ref  string
@@ -73,6 +74,8 @@ func TestRulesFor(t *testing.T) {
 		{gated, "refs/heads/feature", Rules{Blocked: true}},
 		{gated, "refs/heads/main2", Rules{Blocked: true}},
 		{complete, "refs/heads/feature", Rules{Blocked: true, Complete: true}},
+		{verified, "refs/heads/feature", Rules{Blocked: true, Verified: true}},
+		{verified, "refs/heads/main", Rules{Blocked: true, Complete: true, Verified: true}},
 	} {
 		if got := c.p.RulesFor(c.ref); got != c.want {
 			t.Errorf("%+v %s: %+v, want %+v", c.p, c.ref, got, c.want)

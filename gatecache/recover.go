@@ -89,6 +89,13 @@ type Interrupted struct {
 	Kept    int // results the killed run had, now recorded
 }
 
+// Interrupted reports whether a run was killed in this worktree, for
+// Recover to put back.
+func (s *Store) Interrupted() (bool, error) {
+	_, ok, err := readMarker(s.repo)
+	return ok, err
+}
+
 // Recover puts back a run that was killed mid-way (a stale rebase-merge
 // directory and the run's marker): it records the results the run's exec
 // lines had written, aborts the rebase, checks that HEAD and its branch are

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 )
 
@@ -115,6 +116,6 @@ func (s *Store) test(ctx context.Context, dir, command, spec, tree string, mode 
 	if err != nil {
 		return err
 	}
-	r := Result{Tree: tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
+	r := Result{Tree: tree, Spec: spec, Status: gateresult.StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
 	return s.Record(Outcome{Result: r, Output: out})
 }

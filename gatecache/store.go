@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/notes"
@@ -21,88 +21,22 @@ import (
 // NotesRef holds the results: a note on each tested tree, a line per result.
 const NotesRef = "refs/notes/crucible/gates"
 
+// The results, as package gateresult defines them for the hook binary.
+type (
+	Status = gateresult.Status
+	Result = gateresult.Result
+)
+
 // SkipExit is the exit status by which a gate says a commit cannot be
 // tested, as for git bisect run.
-const SkipExit = 125
-
-// Status is a gate's verdict on a tree.
-type Status string
+const SkipExit = gateresult.SkipExit
 
 // The verdicts.
 const (
-	Pass Status = "pass"
-	Fail Status = "fail"
-	Skip Status = "skip"
+	Pass = gateresult.Pass
+	Fail = gateresult.Fail
+	Skip = gateresult.Skip
 )
-
-// StatusOf is the verdict of a gate's exit status.
-func StatusOf(exit int) Status {
-	switch exit {
-	case 0:
-		return Pass
-	case SkipExit:
-		return Skip
-	}
-	return Fail
-}
-
-// Result is one run of a gate (Spec) on a tree.
-type Result struct {
-	Tree     string
-	Spec     string
-	Status   Status
-	Exit     int
-	Time     time.Time // when it finished, to the second
-	Duration time.Duration
-}
-
-// lineTag starts every result line; a later format takes another tag.
-const lineTag = "gate1"
-
-// Line is r as a note line: "gate1 <spec> <status> <exit> <unix time> <ms>".
-func (r Result) Line() string {
-	return fmt.Sprintf("%s %s %s %d %d %d", lineTag, r.Spec, r.Status, r.Exit, r.Time.Unix(), r.Duration.Milliseconds())
-}
-
-// ParseLine reads a note line of tree's note. Lines of another format are
-// errors the caller may skip: a newer writer may add some.
-func ParseLine(tree, line string) (Result, error) {
-	f := strings.Split(line, " ")
-	if len(f) != 6 || f[0] != lineTag {
-		return Result{}, fmt.Errorf("not a gate result: %q", line)
-	}
-	r := Result{Tree: tree, Spec: f[1], Status: Status(f[2])}
-	if len(r.Spec) != 32 || strings.Trim(r.Spec, "0123456789abcdef") != "" {
-		return Result{}, fmt.Errorf("bad gate spec %q", f[1])
-	}
-	exit, err1 := strconv.Atoi(f[3])
-	unix, err2 := strconv.ParseInt(f[4], 10, 64)
-	ms, err3 := strconv.ParseInt(f[5], 10, 64)
-	canonical := strconv.Itoa(exit) == f[3] && strconv.FormatInt(unix, 10) == f[4] && strconv.FormatInt(ms, 10) == f[5]
-	if err := errors.Join(err1, err2, err3); err != nil || !canonical || exit < 0 || exit > 255 || unix < 0 || ms < 0 || ms > 1<<40 {
-		return Result{}, fmt.Errorf("bad numbers in gate result %q", line)
-	}
-	if StatusOf(exit) != r.Status {
-		return Result{}, fmt.Errorf("gate result %q: exit %d is no %s", line, exit, r.Status)
-	}
-	r.Exit, r.Time, r.Duration = exit, time.Unix(unix, 0).UTC(), time.Duration(ms)*time.Millisecond
-	return r, nil
-}
-
-// Latest is the newest result for spec in a note on tree, and whether
-// there is one: the latest by time, and of results in the same second the
-// last line (a result is appended after those it follows). Lines that are
-// no result are skipped.
-func Latest(tree, spec string, note []byte) (Result, bool) {
-	var last Result
-	found := false
-	for _, line := range strings.Split(string(note), "\n") {
-		if r, err := ParseLine(tree, line); err == nil && r.Spec == spec && (!found || !r.Time.Before(last.Time)) {
-			last, found = r, true
-		}
-	}
-	return last, found
-}
 
 // Store is a repository's gate results. Layout under <crucible dir>/gates:
 // index/<spec> lists the results known here, a "<tree> <result line>" line
@@ -126,7 +60,9 @@ func Open(repo *gitext.Repo) *Store {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-func (s *Store) indexPath(spec string) string { return filepath.Join(s.dir, "index", spec) }
+func (s *Store) indexPath(spec string) string {
+	return filepath.Join(gateresult.IndexDir(s.repo.CrucibleDir()), spec)
+}
 
 // LogPath is where the output of the gate's last run on tree is kept.
 func (s *Store) LogPath(tree, spec string) string {
@@ -146,7 +82,7 @@ func (s *Store) loadIndex(spec string) (map[string]Result, error) {
 	m := map[string]Result{}
 	for _, line := range strings.Split(string(b), "\n") {
 		tree, rest, _ := strings.Cut(line, " ")
-		r, err := ParseLine(tree, rest)
+		r, err := gateresult.ParseLine(tree, rest)
 		if err != nil || r.Spec != spec || !s.repo.ValidOID(tree) {
 			continue // a line cut short by a kill, or not ours
 		}
@@ -231,7 +167,7 @@ func (s *Store) Prime(ctx context.Context, spec string, trees []string) (int, er
 		if err != nil {
 			return 0, err
 		}
-		noted, inNotes := Latest(tree, spec, note)
+		noted, inNotes := gateresult.Latest(tree, spec, note)
 		if ok && inNotes && (!inIndex || noted.Time.After(have.Time)) {
 			newer = append(newer, noted)
 		}
@@ -320,7 +256,7 @@ func (s *Store) Flush(ctx context.Context) (int, error) {
 		}
 		for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 			tree, rest, _ := strings.Cut(line, " ")
-			if _, err := ParseLine(tree, rest); err != nil || !s.repo.ValidOID(tree) {
+			if _, err := gateresult.ParseLine(tree, rest); err != nil || !s.repo.ValidOID(tree) {
 				return 0, fmt.Errorf("%s: not a gate result: %q", path, line)
 			}
 			i, ok := byTree[tree]

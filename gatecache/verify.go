@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/notes"
@@ -74,18 +75,34 @@ func (r *Report) Failed() []Commit {
 // answered no rebase runs. The branch is left exactly as it was whether
 // the gate passes or not.
 func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
-	unlock, err := lockWorktree(s.repo)
+	unlock, err := s.begin()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	return s.verify(ctx, o)
+}
+
+// begin takes the worktree's lock for a run, refusing one where a run was
+// interrupted or a git operation is under way.
+func (s *Store) begin() (unlock func(), err error) {
+	if unlock, err = lockWorktree(s.repo); err != nil {
+		return nil, err
+	}
 	if _, ok, err := readMarker(s.repo); err != nil || ok {
+		unlock()
 		return nil, errInterrupted(err)
 	}
 	if op := s.repo.Operation(); op != "" {
+		unlock()
 		return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
 			"finish it or abort it first (git "+op+" --continue or --abort)")
 	}
+	return unlock, nil
+}
+
+// verify is Verify, the worktree locked.
+func (s *Store) verify(ctx context.Context, o Options) (*Report, error) {
 	head, err := s.repo.HeadCommit()
 	if err != nil {
 		return nil, err
@@ -336,12 +353,7 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 		return err
 	}
 	defer removeMarker(s.repo)
-	args := append(append([]string{}, pinned...), "rebase", "-i", "--no-autosquash", "--no-autostash", "--no-update-refs",
-		"--reschedule-failed-exec", "--no-fork-point", o.Base)
-	// The editor git runs on its todo list puts ours in its place, with
-	// shell builtins alone (git appends "$@", the list's path).
-	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
-	_, rebaseErr := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	rebaseErr := s.rebaseTodo(ctx, o.Base, todoFile)
 	if s.repo.Operation() == "rebase" {
 		if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
 			return fmt.Errorf("cannot abort the rebase: %w", err)
@@ -367,6 +379,19 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	return ctx.Err()
 }
 
+// rebaseTodo runs git rebase -i onto base with the list in todoFile as
+// its todo list, the user's rebase settings pinned off; extra are more
+// git options (-c).
+func (s *Store) rebaseTodo(ctx context.Context, base, todoFile string, extra ...string) error {
+	args := append(append(append([]string{}, pinned...), extra...), "rebase", "-i", "--no-autosquash", "--no-autostash",
+		"--no-update-refs", "--reschedule-failed-exec", "--no-fork-point", base)
+	// The editor git runs on its todo list puts ours in its place, with
+	// shell builtins alone (git appends "$@", the list's path).
+	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
+	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	return err
+}
+
 // collect records the results the exec lines left in run: "i <status>"
 // lines for commits[i], its output in i.log; it fills in commits.
 func (s *Store) collect(run, spec string, commits []Commit) error {
@@ -388,7 +413,7 @@ func (s *Store) collect(run, spec string, commits []Commit) error {
 			return fmt.Errorf("%s: not a result: %q", filepath.Join(run, "results"), line)
 		}
 		c := &commits[i]
-		r := Result{Tree: c.Tree, Spec: spec, Status: StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
+		r := Result{Tree: c.Tree, Spec: spec, Status: gateresult.StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
 		outs = append(outs, Outcome{Result: r, LogFile: filepath.Join(run, strconv.Itoa(i)+".log")})
 		c.Status, c.Exit, c.Cached, c.Log = r.Status, r.Exit, false, s.LogPath(c.Tree, spec)
 	}

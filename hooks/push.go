@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -48,6 +50,11 @@ func prePush(ctx context.Context, args []string, stdin io.Reader, out *Outcome) 
 			return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("git-crucible refuses to push %s: %d problem(s) above", r.RemoteRef, report.Errors())},
 				"see the full report with: git crucible verify --range "+r.Range()+" --rules push",
 				"pushing anyway (git push --no-verify) stays visible to git crucible verify")
+		}
+		if rules.Verified {
+			if err := checkVerified(ctx, svc.Repo, enforce.PushRevs(r, args[0], rules.Complete, known), r, out); err != nil {
+				return err
+			}
 		}
 		pushed = append(pushed, report.Pipelines...)
 	}
@@ -125,7 +132,7 @@ func openPush(ctx context.Context, stdin io.Reader, receive bool) (*pipeline.Ser
 	policy, err := enforce.ReadPushPolicy(ctx, repo)
 	var bad *enforce.PolicyError
 	if errors.As(err, &bad) {
-		err = outcome.WithHints(err, "set it to gated, complete or off")
+		err = outcome.WithHints(err, "set it to gated, verified, complete or off")
 	}
 	if err != nil || policy.Off() {
 		return nil, policy, nil, err
@@ -138,4 +145,55 @@ func (r *Outcome) findings(findings []enforce.Finding) {
 	for _, f := range findings {
 		r.say("  %s", f)
 	}
+}
+
+// checkVerified refuses a push of r with a commit whose tree is not
+// known-good in the gate cache: the newest result of the local index
+// (verify-commits') must be a pass. Nothing runs: a tree not tested is
+// refused, for verify-commits to test.
+func checkVerified(ctx context.Context, repo *gitext.Repo, revs []string, r enforce.PushRef, out *Outcome) error {
+	list, err := repo.Git(ctx, append(append([]string{"log", "--format=%H %T %s"}, revs...), "--")...)
+	if err != nil {
+		return err
+	}
+	type commit struct{ id, tree, subject string }
+	var commits []commit
+	var trees []string
+	for _, line := range strings.Split(strings.TrimRight(string(list), "\n"), "\n") {
+		if f := strings.SplitN(line, " ", 3); len(f) >= 2 {
+			commits = append(commits, commit{f[0], f[1], strings.Join(f[2:], "")})
+			trees = append(trees, f[1])
+		}
+	}
+	known, err := gateresult.Newest(gateresult.IndexDir(repo.CrucibleDir()), trees)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for _, c := range commits {
+		switch res, ok := known[c.tree]; {
+		case !ok:
+			out.say("  %s %s: not tested by the fast gate", c.id[:12], c.subject)
+		case res.Status != gateresult.Pass:
+			out.say("  %s %s: the fast gate's last run says %s (exit %d)", c.id[:12], c.subject, res.Status, res.Exit)
+		default:
+			continue
+		}
+		bad++
+	}
+	if bad == 0 {
+		return nil
+	}
+	return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("git-crucible refuses to push %s: %d commit(s) above not known-good (crucible.pushPolicy=verified)", r.RemoteRef, bad)},
+		"test them with: git crucible verify-commits "+verifyRange(r),
+		"pushing anyway (git push --no-verify) stays visible to git crucible verify")
+}
+
+// verifyRange is the verify-commits range of a push's commits, the branch
+// checked out: since the remote's tip, or a base to name.
+func verifyRange(r enforce.PushRef) string {
+	if r.New() {
+		return "<base>..HEAD"
+	}
+	return r.Remote[:12] + "..HEAD"
 }

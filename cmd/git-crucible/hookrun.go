@@ -23,8 +23,10 @@ func hookRunCommand() *cli.Command {
 			"Crucible-Pipeline/Crucible-Phase trailers (Crucible-Task/Crucible-Seq from CRUCIBLE_TASK and\n" +
 			"CRUCIBLE_SEQ). post-commit writes a provenance note on refs/notes/crucible/provenance (role from\n" +
 			"CRUCIBLE_ROLE). post-rewrite carries notes over amend and rebase. pre-push and pre-receive audit\n" +
-			"the pushed commits; config: crucible.pushPolicy (gated, complete, off), crucible.protectedBranches\n" +
-			"(default main,master), crucible.pushHistory (true: sync the pipelines along).\n" +
+			"the pushed commits; config: crucible.pushPolicy (gated, verified, complete, off),\n" +
+			"crucible.protectedBranches (default main,master), crucible.pushHistory (true: sync the pipelines\n" +
+			"along). verified is gated, and pre-push also refuses a pushed commit whose tree the local gate\n" +
+			"cache does not know as passing (the newest result of git crucible verify-commits; nothing runs).\n" +
 			"Hooks: " + strings.Join(hooks.All(), ", ") + ".",
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()

@@ -50,10 +50,18 @@ func verifyCommitsCommand() *cli.Command {
 			"same paths every run, so build caches stay warm); the rebase then only replays hits.\n\n" +
 			"A failure names the commit and the task and dispatch seq that made it (Crucible-Task and\n" +
 			"Crucible-Seq trailers, or the provenance note).\n\n" +
+			"--fix repairs the failing commits in place, the earliest first. The branch's tip is kept first on\n" +
+			"backup-<branch>-pre-dispatch (never recreated: one that exists is kept, and said so); then a\n" +
+			"rebase stops at edit on the failing commit, the agent of the role fixer (see git crucible agents)\n" +
+			"gets the fixer prompt with the gate's failure and output, its change is amended into the commit\n" +
+			"(message and trailers kept, provenance notes carried over), the gate runs again, and the rebase\n" +
+			"goes on: up to 3 rounds a commit, then it escalates and the branch is put back where it was. With\n" +
+			"a pipeline active on the branch each fix is a dispatch of its engine, in its manifest.\n\n" +
 			"A run killed mid-way leaves its rebase under way: --abort puts HEAD and the branch back as they\n" +
 			"were and keeps the results it had; --continue does the same, then runs it again from the cache.\n\n" +
 			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate, the range or\n" +
-			"the work tree was refused; 128 not a git repository, no gate, or git failed; 129 usage error.",
+			"the work tree was refused; 2 --fix escalated: a commit still failed after its rounds; 128 not a\n" +
+			"git repository, no gate, or git failed; 129 usage error.",
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "gate", Usage: "run the gate named `NAME` in config"},
 			&cli.StringFlag{Name: "exec", Usage: "run `CMD` (with sh -c) as the gate"},
@@ -62,6 +70,7 @@ func verifyCommitsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "retest", Usage: "run the gate again where it failed or skipped before"},
 			&cli.BoolFlag{Name: "force", Usage: "run the gate at every commit, whatever is cached"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what is cached and what would run; run nothing"},
+			&cli.BoolFlag{Name: "fix", Usage: "repair each failing commit in place with the fixer agent"},
 			&cli.BoolFlag{Name: "abort", Usage: "put back a run that was killed mid-way, keeping what it tested"},
 			&cli.BoolFlag{Name: "continue", Usage: "put back a run that was killed mid-way and run it again from the cache"},
 		},
@@ -86,7 +95,10 @@ func verifyCommitsAction(c *cli.Context) error {
 	if c.Bool("abort") && c.Bool("continue") {
 		return usageErrorf("--abort and --continue cannot be used together")
 	}
-	if recovering && (c.NArg() > 0 || c.IsSet("gate") || c.IsSet("exec") || c.Bool("retest") || c.Bool("force") || c.Bool("keep-going") || c.Bool("dry-run")) {
+	if c.Bool("fix") && (c.Bool("keep-going") || c.Bool("dry-run")) {
+		return usageErrorf("--fix stops at each failing commit: it cannot be used with --keep-going or --dry-run")
+	}
+	if recovering && (c.NArg() > 0 || c.IsSet("gate") || c.IsSet("exec") || c.Bool("retest") || c.Bool("force") || c.Bool("keep-going") || c.Bool("dry-run") || c.Bool("fix")) {
 		return usageErrorf("--abort and --continue take no range and no gate: they go on with the interrupted run's")
 	}
 	ctx := c.Context
@@ -122,6 +134,9 @@ func verifyCommitsAction(c *cli.Context) error {
 	// the branch back; what was tested is kept.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.Bool("fix") {
+		return verifyFix(c, ctx, repo, store, o)
+	}
 	rep, err := store.Verify(ctx, o)
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
@@ -129,6 +144,11 @@ func verifyCommitsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	return reportVerify(c, rep)
+}
+
+// reportVerify prints a verification and exits 1 when a commit failed.
+func reportVerify(c *cli.Context, rep *gatecache.Report) error {
 	w := c.App.Writer
 	if c.Bool("json") {
 		if err := writeJSON(w, rep, "  "); err != nil {

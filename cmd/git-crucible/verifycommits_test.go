@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/gatecache"
+	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
 
@@ -66,7 +67,7 @@ func TestConcurrentVerifyCommits(t *testing.T) {
 	spec := gatecache.Spec(gate, "")
 	for tr := range trees {
 		note := gittest.Git(t, dir, "notes", "--ref", gatecache.NotesRef, "show", tr)
-		if r, ok := gatecache.Latest(tr, spec, []byte(note)); !ok || r.Status != gatecache.Pass {
+		if r, ok := gateresult.Latest(tr, spec, []byte(note)); !ok || r.Status != gatecache.Pass {
 			t.Errorf("tree %s: note %q has no pass", tr, note)
 		}
 	}

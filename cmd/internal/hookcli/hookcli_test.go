@@ -28,7 +28,7 @@ func TestMainOutcomes(t *testing.T) {
 		{"commit-msg without its file", "", []string{"commit-msg"}, "", 129, "error: commit-msg takes the message file\n"},
 		{"outside a pipeline", "", []string{"pre-commit"}, "", 0, ""},
 		{"pre-push without a remote", "", []string{"pre-push"}, "", 129, "error: pre-push takes the remote's name and URL\n"},
-		{"a bad policy", "strict", []string{"pre-push", "origin", "url"}, "", 128, "fatal: crucible.pushPolicy is 'strict'\nhint: set it to gated, complete or off\n"},
+		{"a bad policy", "strict", []string{"pre-push", "origin", "url"}, "", 128, "fatal: crucible.pushPolicy is 'strict'\nhint: set it to gated, verified, complete or off\n"},
 		{"policy off", "off", []string{"pre-push"}, "refs/heads/main 1 refs/heads/main 2\n", 0, ""},
 		{"a deletion", "gated", []string{"pre-push", "origin", "url"},
 			"(delete) " + strings.Repeat("0", 40) + " refs/heads/gone " + strings.Repeat("1", 40) + "\n", 0, ""},

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/urfave/cli/v2"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/gatecache"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	planreport "github.com/git-crucible/git-crucible/report"
+)
+
+// fixRole and fixTemplate are who repairs a commit that fails its gate,
+// and the prompt it gets: the build engine's own for a failing fast gate.
+const (
+	fixRole     = "fixer"
+	fixTemplate = "fixer"
+	fixStep     = "verify-commits" // the step a pipeline's manifest records its dispatches at
+)
+
+// fixAgent dispatches the fixer role at broken commits. With a pipeline
+// active on the branch, each dispatch goes through its engine, so its
+// manifest records it as build's own (and a killed one is settled by
+// build --resume); else the agent runs alone, its files in a directory
+// removed after it.
+type fixAgent struct {
+	repo      *gitext.Repo
+	agents    *agent.Config
+	templates *prompt.Set
+	dir       string // where prompts, reports and diffs go
+	engine    *build.Engine
+	state     *pipeline.State
+}
+
+// newFixAgent resolves the fixer and its prompt before anything runs, and
+// opens the engine of the pipeline active on the branch, if any: Close
+// releases it.
+func newFixAgent(ctx context.Context, repo *gitext.Repo, store *gatecache.Store) (*fixAgent, error) {
+	agents, err := agent.Load(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	if agents.Refused != nil {
+		return nil, agents.Refused
+	}
+	if _, err := agents.Resolve(fixRole); err != nil {
+		return nil, err
+	}
+	templates, err := prompt.Load(repo.WorkTree)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(store.Dir(), 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(store.Dir(), "fix-agent-")
+	if err != nil {
+		return nil, err
+	}
+	f := &fixAgent{repo: repo, agents: agents, templates: templates, dir: dir}
+	svc := pipeline.Open(repo)
+	id, err := svc.Resolve(ctx, "")
+	var none *pipeline.NoActiveError
+	if errors.As(err, &none) {
+		svc.Close()
+		return f, nil
+	}
+	if err == nil {
+		f.state, _, err = svc.Load(ctx, id)
+	}
+	if err == nil {
+		f.engine, err = build.Open(svc, id, agents, repo.WorkTree)
+	}
+	if err != nil {
+		svc.Close()
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Close releases the engine and removes the agent's files.
+func (f *fixAgent) Close() {
+	if f.engine != nil {
+		f.engine.Close()
+		f.engine.Service.Close()
+	}
+	_ = os.RemoveAll(f.dir)
+}
+
+// Fix is a gatecache.Fixer: one dispatch of the fixer at b. An agent that
+// fails is a round that did not fix, which the gate then says; only the
+// engine's own failures are errors.
+func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
+	diff := filepath.Join(f.dir, fmt.Sprintf("%s-%d.diff", b.Commit.Commit, b.Round))
+	show, err := f.repo.Git(ctx, "show", "--no-color", "--format=commit %H%n%n%B", b.Commit.Commit, "--")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(diff, show, 0o644); err != nil {
+		return err
+	}
+	d := prompt.Data{Goal: "every commit passes its fast gate at its own place in the stack", Mode: "feature",
+		Phase: 4, PhaseName: "Completion", Step: fixStep, Role: fixRole, Round: b.Round, MaxRounds: b.Rounds,
+		Artifact: prompt.Artifact{Name: "diff", Path: diff},
+		Task:     &planreport.PlanTask{ID: b.Commit.Task, Title: b.Commit.Subject, FastGate: b.Command},
+		Findings: build.GateFailure(fmt.Sprintf("commit %s (%s)", b.Commit.Commit[:12], b.Commit.Subject), b.Command, b.Exit, b.Log),
+		Report:   prompt.Report{Format: prompt.ReportTask}}
+	if d.Task.ID == "" {
+		d.Task.ID = b.Commit.Commit[:12]
+	}
+	if f.agents.Test != "" {
+		d.TestCommand = f.agents.Test
+	}
+	if f.engine != nil {
+		return f.dispatch(ctx, b, d)
+	}
+	d.Report.Path = filepath.Join(f.dir, fmt.Sprintf("%s-%d", b.Commit.Commit, b.Round), "report.yaml")
+	text, err := f.templates.Render(fixTemplate, d)
+	if err != nil {
+		return err
+	}
+	a, err := f.agents.Resolve(fixRole)
+	if err != nil {
+		return err
+	}
+	var runner agent.Runner
+	_, err = runner.Run(ctx, a, agent.Request{Prompt: []byte(text), PromptFile: filepath.Join(filepath.Dir(d.Report.Path), "prompt.md"),
+		Output: d.Report.Path, Workdir: f.repo.WorkTree, Role: fixRole, Template: fixTemplate, Phase: d.Phase,
+		Task: b.Commit.Task, Round: b.Round})
+	var failure *agent.Failure
+	if errors.As(err, &failure) && failure.Kind != agent.Cancelled {
+		return nil // the agent's failure: the gate judges the tree it left
+	}
+	return err
+}
+
+// dispatch runs the fixer through the pipeline's engine: dispatch.start
+// and finish in its manifest, at the pipeline's phase.
+func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Data) error {
+	st, _, err := f.engine.Service.Load(ctx, f.engine.ID)
+	if err != nil {
+		return err
+	}
+	d.Goal, d.Mode, d.Pipeline = st.Goal, st.Mode, st.ID
+	p := build.DispatchSpec{Role: fixRole, Template: fixTemplate, Title: b.Commit.Subject, Report: prompt.ReportTask}
+	p.Point.Phase, p.Point.Step, p.Point.Task, p.Point.Round = st.Gates.Ledger.Current(), fixStep, b.Commit.Task, b.Round
+	d.Phase = int(p.Point.Phase)
+	d.Report.Path = f.engine.ReportPath(st.Dispatch.Last + 1)
+	text, err := f.templates.Render(fixTemplate, d)
+	if err != nil {
+		return err
+	}
+	p.Prompt = []byte(text)
+	out, err := f.engine.Dispatch(ctx, p)
+	switch {
+	case err != nil:
+		return err
+	case out.Status == build.StatusWaiting:
+		return fmt.Errorf("dispatch %d: the fixer is a manual agent: verify-commits --fix cannot wait for it", out.Seq)
+	case out.Status == "error":
+		return fmt.Errorf("dispatch %d: %s", out.Seq, out.Summary)
+	}
+	return nil
+}
+
+// backupName is the short name of a fix's backup branch.
+func backupName(fr *gatecache.FixReport) string {
+	if fr == nil {
+		return "backup-<branch>-pre-dispatch"
+	}
+	return strings.TrimPrefix(fr.Backup, "refs/heads/")
+}
+
+// printFix says what the fix did, before the verification's report.
+func printFix(w io.Writer, fr *gatecache.FixReport) {
+	short := backupName(fr)
+	if fr.BackupKept {
+		fmt.Fprintf(w, "backup branch %s exists: kept as it was\n", short)
+	} else if len(fr.Fixed) > 0 || fr.Escalated != nil {
+		fmt.Fprintf(w, "backup branch %s made at the old tip\n", short)
+	}
+	for _, x := range fr.Fixed {
+		fmt.Fprintf(w, "fixed %s -> %s %s (%s)\n", x.Old[:12], x.New[:12], x.Subject, plural(x.Rounds, "round"))
+	}
+}
+
+// verifyFix is verify-commits --fix: the fix, then the verification of
+// the stack it left; exit 2 when a commit could not be fixed.
+func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *gatecache.Store, o gatecache.Options) error {
+	fixer, err := newFixAgent(ctx, repo, store)
+	if err != nil {
+		return err
+	}
+	defer fixer.Close()
+	fr, err := store.Fix(ctx, o, fixer.Fix)
+	if fr != nil {
+		printFix(c.App.Writer, fr)
+	}
+	if ctx.Err() != nil && c.Context.Err() == nil {
+		return withHints(errors.New("interrupted: the commit being fixed is put back; fixes made before it are kept"),
+			"the stack as it was before any fix is on "+backupName(fr))
+	}
+	if err != nil {
+		return err
+	}
+	if b := fr.Escalated; b != nil {
+		fmt.Fprintf(c.App.ErrWriter, "error: commit %s%s still fails the gate (exit %d) after %s by the fixer: %s\n",
+			b.Commit.Commit[:12], attribution(b.Commit), b.Exit, plural(b.Round, "round"), b.Commit.Subject)
+		fmt.Fprintf(c.App.ErrWriter, "hint: the branch is back where it was; the fixer's last attempt's output is in %s\n", b.Log)
+		fmt.Fprintf(c.App.ErrWriter, "hint: fix it by hand, then run git crucible verify-commits again\n")
+		return &silentExit{Code: exitEscalated}
+	}
+	return reportVerify(c, fr.Report)
+}

@@ -1,0 +1,273 @@
+package gatecache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
+	"github.com/git-crucible/git-crucible/notes"
+)
+
+// FixRounds is how many times a commit that fails the gate goes to the
+// fixer before the fix escalates: the dispatch seed's Phase 5 notifies at
+// its third round and asks the user from the fourth, which a command run
+// without a user to ask turns into an escalation.
+const FixRounds = 3
+
+// Broken is a commit the gate fails, the rebase stopped at it: the work
+// tree holds it, for the fixer to edit there.
+type Broken struct {
+	Commit  Commit
+	Round   int // the fix round at this commit, 1-based
+	Rounds  int // how many it gets
+	Command string
+	Exit    int
+	Log     string // the gate's output
+}
+
+// Fixer edits the work tree at a broken commit. An error stops the fix
+// and puts the branch back; a fixer that could not fix returns nil and
+// the gate says so.
+type Fixer func(context.Context, Broken) error
+
+// Fixed is a commit the fix amended.
+type Fixed struct {
+	Old, New string // the commit failing, and the one that replaced it
+	Subject  string
+	Rounds   int
+}
+
+// FixReport is how a fix went: the verification of the fixed stack, or
+// the commit that still failed, the branch back where it was.
+type FixReport struct {
+	Report     *Report
+	Backup     string // the backup branch, refs/heads/...
+	BackupKept bool   // it existed already: kept, not recreated
+	Fixed      []Fixed
+	Escalated  *Broken
+}
+
+// BackupBranch is the branch that keeps a stack as it was before its
+// fixes: the dispatch seed's backup-<branch>-pre-dispatch.
+func BackupBranch(branch string) string {
+	return "refs/heads/backup-" + strings.TrimPrefix(branch, "refs/heads/") + "-pre-dispatch"
+}
+
+// Fix verifies Base..HEAD and repairs its failing commits in place, the
+// earliest first: a git rebase -i stops at edit on it, fix runs there,
+// its change is amended into the commit, the gate runs again, and the
+// rebase goes on; up to FixRounds rounds a commit, then the fix escalates
+// and the branch is put back where it was. The stack is kept first on the
+// backup branch, which is never recreated: one that exists (a fix run
+// again) is kept. Provenance notes and trailers follow the amended
+// commits.
+func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, error) {
+	unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	branch, err := s.repo.ReadSymref("HEAD")
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(branch, "refs/heads/") {
+		return nil, outcome.WithHints(&outcome.Refused{Err: errors.New("HEAD is detached: --fix rewrites a branch")},
+			"check out the branch to fix first")
+	}
+	start, err := s.repo.HeadCommit()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkClean(ctx); err != nil {
+		return nil, err
+	}
+	fr := &FixReport{Backup: BackupBranch(branch)}
+	o.KeepGoing, o.DryRun = false, false
+	for last := -1; ; {
+		rep, err := s.verify(ctx, o)
+		if err != nil {
+			return fr, err
+		}
+		fr.Report = rep
+		i := firstFailure(rep.Commits)
+		if i < 0 {
+			return fr, nil
+		}
+		if i <= last {
+			return fr, fmt.Errorf("commit %s fails again after its fix", rep.Commits[i].Commit)
+		}
+		last = i
+		if len(fr.Fixed) == 0 && !fr.BackupKept {
+			if fr.BackupKept, err = s.backup(ctx, fr.Backup, start); err != nil {
+				return fr, err
+			}
+		}
+		fixed, broken, err := s.fixAt(ctx, o, rep, i, fix)
+		if err == nil && broken != nil {
+			fr.Escalated = broken
+			err = s.restore(ctx, branch, start)
+		}
+		if err != nil || broken != nil {
+			return fr, err
+		}
+		fr.Fixed = append(fr.Fixed, fixed)
+		o.Mode = UseCache // what this run tested stands
+	}
+}
+
+// firstFailure is the index of the first failing commit, -1 when none.
+func firstFailure(commits []Commit) int {
+	for i, c := range commits {
+		if c.Status == Fail {
+			return i
+		}
+	}
+	return -1
+}
+
+// backup creates the backup branch at head unless it exists: it then
+// holds the stack as it was before an earlier fix, which a new one at
+// head would lose. It reports whether it was kept.
+func (s *Store) backup(ctx context.Context, ref, head string) (bool, error) {
+	if _, err := s.repo.Git(ctx, "rev-parse", "--verify", "-q", ref); err == nil {
+		return true, nil
+	}
+	err := s.repo.UpdateRefs(ctx, "git crucible verify-commits --fix: backup", gitext.RefUpdate{Name: ref, New: head})
+	if errors.Is(err, gitext.ErrRefChanged) {
+		return true, nil // made meanwhile: as old as ours, or older
+	}
+	return false, err
+}
+
+// rewriteNotes makes git carry provenance notes over to amended and
+// rebased commits, as the hooks' notes.rewriteRef does, whatever the
+// user's configuration; the post-rewrite hook's union of the same lines
+// is idempotent.
+var rewriteNotes = []string{"-c", "notes.rewriteRef=" + notes.ProvenanceRef, "-c", "notes.rewriteMode=cat_sort_uniq",
+	"-c", "notes.rewrite.amend=true", "-c", "notes.rewrite.rebase=true"}
+
+// fixAt fixes rep's commit i: a rebase stops at edit on it, then rounds
+// of fix, amend and gate until it passes and the rebase goes on, or the
+// rounds run out (the commit still failing, the rebase aborted).
+func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fixer) (Fixed, *Broken, error) {
+	bad := rep.Commits[i]
+	if err := os.MkdirAll(filepath.Join(s.dir, "runs"), 0o755); err != nil {
+		return Fixed{}, nil, err
+	}
+	run, err := os.MkdirTemp(filepath.Join(s.dir, "runs"), "fix-")
+	if err != nil {
+		return Fixed{}, nil, err
+	}
+	defer os.RemoveAll(run)
+	var todo strings.Builder
+	for j, c := range rep.Commits {
+		verb := "pick"
+		if j == i {
+			verb = "edit"
+		}
+		fmt.Fprintf(&todo, "%s %s\n", verb, c.Commit)
+	}
+	todoFile := filepath.Join(run, "todo")
+	if err := os.WriteFile(todoFile, []byte(todo.String()), 0o644); err != nil {
+		return Fixed{}, nil, err
+	}
+	branch, err := s.repo.ReadSymref("HEAD")
+	if err != nil {
+		return Fixed{}, nil, err
+	}
+	// Killed from here on, verify-commits --abort puts the branch back
+	// where this rebase found it (the backup branch has the stack as it
+	// was before the first fix).
+	m := marker{Run: run, Head: rep.Head, Branch: branch, Base: o.Base, Gate: o.Gate, Spec: o.Spec, Mode: o.Mode}
+	if err := m.write(s.repo); err != nil {
+		return Fixed{}, nil, err
+	}
+	defer removeMarker(s.repo)
+	if err := s.rebaseTodo(ctx, o.Base, todoFile, rewriteNotes...); err != nil {
+		return Fixed{}, nil, s.abort(ctx, fmt.Errorf("git rebase: %w", err))
+	}
+	broken := Broken{Commit: bad, Rounds: FixRounds, Command: o.Gate.Command, Exit: bad.Exit, Log: bad.Log}
+	for broken.Round = 1; broken.Round <= FixRounds; broken.Round++ {
+		if err := fix(ctx, broken); err != nil {
+			return Fixed{}, nil, s.abort(ctx, err)
+		}
+		tree, err := s.amend(ctx)
+		if err != nil {
+			return Fixed{}, nil, s.abort(ctx, err)
+		}
+		if err := s.test(ctx, s.repo.WorkTree, o.Gate.Command, o.Spec, tree, UseCache); err != nil {
+			return Fixed{}, nil, s.abort(ctx, err)
+		}
+		r, _, err := s.Lookup(tree, o.Spec)
+		if err != nil {
+			return Fixed{}, nil, s.abort(ctx, err)
+		}
+		if r.Status != Fail {
+			head, err := s.repo.HeadCommit()
+			if err != nil {
+				return Fixed{}, nil, s.abort(ctx, err)
+			}
+			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), rewriteNotes...), "rebase", "--continue")...); err != nil {
+				return Fixed{}, nil, s.abort(ctx, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
+			}
+			return Fixed{Old: bad.Commit, New: head, Subject: bad.Subject, Rounds: broken.Round}, nil, nil
+		}
+		broken.Exit, broken.Log = r.Exit, s.LogPath(tree, o.Spec)
+	}
+	broken.Round = FixRounds
+	return Fixed{}, &broken, s.abort(ctx, nil)
+}
+
+// amend commits what the fixer changed into the commit the rebase stopped
+// at, its message (and so its trailers) kept, and returns its tree.
+func (s *Store) amend(ctx context.Context) (string, error) {
+	if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "add", "-A"); err != nil {
+		return "", err
+	}
+	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--cached", "--quiet", "HEAD", "--")
+	var gerr *gitext.Error
+	switch {
+	case errors.As(err, &gerr) && gerr.ExitCode == 1:
+		args := append(append(append([]string{}, pinned...), rewriteNotes...), "commit", "-q", "--amend", "--no-edit")
+		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, args...); err != nil {
+			return "", err
+		}
+	case err != nil:
+		return "", err
+	}
+	out, err := s.repo.Git(ctx, "rev-parse", "HEAD^{tree}")
+	return strings.TrimSpace(string(out)), err
+}
+
+// abort ends the fix's rebase, which puts the branch back where it found
+// it, and returns err.
+func (s *Store) abort(ctx context.Context, err error) error {
+	if s.repo.Operation() == "rebase" {
+		if _, aerr := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); aerr != nil {
+			return errors.Join(err, fmt.Errorf("cannot abort the rebase: %w", aerr))
+		}
+	}
+	return err
+}
+
+// restore puts branch back at start after an escalation, when fixes of
+// earlier commits moved it: a compare-and-swap of the ref, and the work
+// tree and index moved with it as git checkout would.
+func (s *Store) restore(ctx context.Context, branch, start string) error {
+	now, err := s.repo.HeadCommit()
+	if err != nil || now == start {
+		return err
+	}
+	if err := s.repo.UpdateRefs(ctx, "git crucible verify-commits --fix: escalated, put back",
+		gitext.RefUpdate{Name: branch, Old: now, New: start}); err != nil {
+		return err
+	}
+	_, err = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "read-tree", "-m", "-u", now, start)
+	return err
+}
