@@ -164,7 +164,7 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 	if err != nil {
 		return Fixed{}, nil, err
 	}
-	defer os.RemoveAll(run)
+	defer s.cleanUp(run)
 	var todo strings.Builder
 	for j, c := range rep.Commits {
 		verb := "pick"
@@ -188,7 +188,6 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 	if err := m.write(s.repo); err != nil {
 		return Fixed{}, nil, err
 	}
-	defer removeMarker(s.repo)
 	if err := s.rebaseTodo(ctx, o.Base, todoFile, rewriteNotes...); err != nil {
 		return Fixed{}, nil, s.abort(ctx, fmt.Errorf("git rebase: %w", err))
 	}
@@ -248,10 +247,8 @@ func (s *Store) amend(ctx context.Context) (string, error) {
 // abort ends the fix's rebase, which puts the branch back where it found
 // it, and returns err.
 func (s *Store) abort(ctx context.Context, err error) error {
-	if s.repo.Operation() == "rebase" {
-		if _, aerr := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); aerr != nil {
-			return errors.Join(err, fmt.Errorf("cannot abort the rebase: %w", aerr))
-		}
+	if aerr := s.abortRebase(ctx); aerr != nil {
+		return errors.Join(err, aerr)
 	}
 	return err
 }

@@ -58,6 +58,30 @@ func readMarker(repo *gitext.Repo) (marker, bool, error) {
 
 func removeMarker(repo *gitext.Repo) { _ = os.Remove(markerPath(repo)) }
 
+// abortRebase aborts the rebase a run left under way, which puts the
+// branch back. One git cannot abort (a file in the way) stays, with the
+// run's marker and directory, for verify-commits --abort to finish.
+func (s *Store) abortRebase(ctx context.Context) error {
+	if s.repo.Operation() != "rebase" {
+		return nil
+	}
+	if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
+		return outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
+			"move what git names out of the way, then: git crucible verify-commits --abort")
+	}
+	return nil
+}
+
+// cleanUp removes run's directory and the marker, unless its rebase is
+// still under way: --abort and --continue need them to put it back.
+func (s *Store) cleanUp(run string) {
+	if s.repo.Operation() == "rebase" {
+		return
+	}
+	removeMarker(s.repo)
+	os.RemoveAll(run)
+}
+
 // lockWorktree makes sure one run at a time rebases in this worktree (a
 // second would abort the first's rebase as its own); the kernel releases
 // the lock when its holder dies.

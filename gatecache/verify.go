@@ -304,7 +304,7 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(run)
+	defer s.cleanUp(run)
 	// The exec line sources the gate in git's own sh, as rebase --exec
 	// runs its command, for no process more: output to <i>.log, and an
 	// exit trap (which also sees a gate's exit) appends "<i> <status>" to
@@ -352,12 +352,9 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	if err := m.write(s.repo); err != nil {
 		return err
 	}
-	defer removeMarker(s.repo)
 	rebaseErr := s.rebaseTodo(ctx, o.Base, todoFile)
-	if s.repo.Operation() == "rebase" {
-		if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
-			return fmt.Errorf("cannot abort the rebase: %w", err)
-		}
+	if err := s.abortRebase(ctx); err != nil {
+		return err
 	}
 	if err := s.collect(run, o.Spec, rep.Commits); err != nil {
 		return err
@@ -388,7 +385,10 @@ func (s *Store) rebaseTodo(ctx context.Context, base, todoFile string, extra ...
 	// The editor git runs on its todo list puts ours in its place, with
 	// shell builtins alone (git appends "$@", the list's path).
 	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
-	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	// In a process group of its own, which an ended ctx asks to stop as a
+	// whole: the gate git runs, not git alone, must stop before the
+	// rebase is aborted under it.
+	_, err := s.repo.GitGroup(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 	return err
 }
 

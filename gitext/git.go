@@ -84,16 +84,22 @@ func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, er
 // runEnv runs git in dir ("" for the current directory) with extra
 // environment variables.
 func runEnv(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
-	return runTee(ctx, r, dir, extra, stdin, nil, args...)
+	return runTee(ctx, r, dir, extra, stdin, nil, false, args...)
 }
 
 // runTee is runEnv that also copies git's stderr to progress, when given.
-func runTee(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, progress io.Writer, args ...string) ([]byte, error) {
+// With group, git runs in a process group of its own, all of which an
+// ended ctx asks to stop: for git running programs of its own.
+func runTee(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, progress io.Writer, group bool, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	// An ended ctx asks git to stop (SIGTERM: it removes its lock files),
 	// rather than killing it with a lock held; a git that does not stop
 	// is killed after killGrace.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	if group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	}
 	cmd.WaitDelay = killGrace
 	cmd.Dir = dir
 	cmd.Env = Env(r, extra...)
@@ -127,10 +133,17 @@ func (r *Repo) GitEnv(ctx context.Context, dir string, extra []string, args ...s
 	return runEnv(ctx, r, dir, extra, nil, args...)
 }
 
+// GitGroup is GitEnv for a git that runs programs of its own (rebase
+// --exec): in a process group of its own, which an ended ctx asks to stop
+// as a whole, so that none of them outlives the command.
+func (r *Repo) GitGroup(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
+	return runTee(ctx, r, dir, extra, nil, nil, true, args...)
+}
+
 // GitProgress is Git for commands that talk to remotes: git's stderr, where
 // it reports progress, is also copied to progress (nil: kept quiet).
 func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...string) ([]byte, error) {
-	return runTee(ctx, r, "", nil, nil, progress, args...)
+	return runTee(ctx, r, "", nil, nil, progress, false, args...)
 }
 
 // InitBare creates a bare repository at dir with the given object format

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -108,6 +109,16 @@ func verifyCommitsAction(c *cli.Context) error {
 	}
 	if repo.WorkTree == "" {
 		return fmt.Errorf("'git crucible verify-commits' needs a work tree")
+	}
+	// A build on this branch commits tasks under the rebase's feet, and
+	// runs verify-commits after each one itself.
+	svc := pipeline.Open(repo)
+	defer svc.Close()
+	if id, err := svc.Resolve(ctx, ""); err == nil {
+		if pid := build.Running(svc, id); pid != 0 {
+			return withHints(&refused{Err: fmt.Errorf("the build of pipeline %s is running on this branch (pid %d)", id, pid)},
+				"the build verifies each task's commit itself; run verify-commits once it stops")
+		}
 	}
 	store := gatecache.Open(repo)
 	var o gatecache.Options
