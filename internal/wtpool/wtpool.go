@@ -8,6 +8,7 @@ package wtpool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func (s *Slot) Checkout(ctx context.Context, commit string) (*gitext.Repo, error
 }
 
 func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error) {
-	if gitDir, ok := worktreeGitDir(dir); ok {
+	if gitDir, ok := p.worktreeGitDir(dir); ok {
 		slot := p.worktree(gitDir, dir)
 		if _, err := slot.Git(ctx, "checkout", "-q", "--detach", "--force", commit); err == nil {
 			return slot, nil
@@ -91,7 +92,7 @@ func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error
 	if _, err := p.Repo.Git(ctx, "worktree", "add", "-q", "--force", "--detach", dir, commit); err != nil {
 		return nil, err
 	}
-	gitDir, ok := worktreeGitDir(dir)
+	gitDir, ok := p.worktreeGitDir(dir)
 	if !ok {
 		return nil, fmt.Errorf("%s: git worktree add left no .git file", dir)
 	}
@@ -102,19 +103,27 @@ func (p Pool) worktree(gitDir, dir string) *gitext.Repo {
 	return &gitext.Repo{GitDir: gitDir, CommonDir: p.Repo.CommonDir, WorkTree: dir, Format: p.Repo.Format}
 }
 
-// worktreeGitDir reads the git dir a worktree's .git file names, when it
-// still exists.
-func worktreeGitDir(dir string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+// worktreeGitDir is the git dir of the slot worktree at dir: the one its
+// .git file names, only if that is one of this repository's worktrees
+// whose own record points back at dir. The .git file is in the tree an
+// agent edits, so it may name anything — the main repository's git dir,
+// whose HEAD and index a checkout there would overwrite.
+func (p Pool) worktreeGitDir(dir string) (string, bool) {
+	dotGit := filepath.Join(dir, ".git")
+	b, err := fsutil.ReadRegular(dotGit, 4096, errNotSlot)
 	if err != nil {
 		return "", false
 	}
 	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
+	if !ok || filepath.Dir(filepath.Clean(gitDir)) != filepath.Join(p.Repo.CommonDir, "worktrees") {
 		return "", false
 	}
-	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
+	back, err := fsutil.ReadRegular(filepath.Join(gitDir, "gitdir"), 4096, errNotSlot)
+	if err != nil || filepath.Clean(strings.TrimSpace(string(back))) != filepath.Clean(dotGit) {
 		return "", false
 	}
 	return gitDir, true
 }
+
+// errNotSlot refuses a .git or gitdir file that is not a regular file.
+var errNotSlot = errors.New("not a slot worktree's own file")

@@ -61,6 +61,18 @@ func TestSlotReuse(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(pool.Path(1), "f")); !os.IsNotExist(err) {
 				t.Fatalf("f at the base commit: %v", err)
 			}
+			// A .git file an agent rewrote to name the main repository is
+			// not believed: the main worktree keeps its branch and index.
+			if err := os.WriteFile(filepath.Join(pool.Path(1), ".git"), []byte("gitdir: "+repo.GitDir+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at(first)
+			if got := gittest.Git(t, dir, "symbolic-ref", "HEAD"); got != "refs/heads/main" {
+				t.Fatalf("the main worktree's HEAD is %q", got)
+			}
+			if got := gittest.Git(t, dir, "status", "--porcelain"); got != "" {
+				t.Fatalf("the main worktree changed:\n%s", got)
+			}
 			// A slot whose directory went away is added again.
 			if err := os.RemoveAll(pool.Path(1)); err != nil {
 				t.Fatal(err)
