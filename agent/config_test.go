@@ -14,6 +14,7 @@ import (
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/internal/outcome"
+	"github.com/git-crucible/git-crucible/internal/repotest"
 	"github.com/git-crucible/git-crucible/trust"
 )
 
@@ -121,17 +122,6 @@ func TestArgv(t *testing.T) {
 	}
 }
 
-func testRepo(t *testing.T) *gitext.Repo {
-	t.Helper()
-	dir := gittest.Init(t)
-	t.Chdir(dir)
-	r, err := gitext.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func write(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -163,7 +153,7 @@ func resolved(t *testing.T, c *Config, role string) string {
 // TestLoadPrecedence: tracked (trusted) < user < repository < git config,
 // per agent and per role.
 func TestLoadPrecedence(t *testing.T) {
-	r := testRepo(t)
+	r := repotest.Open(t)
 	tracked := filepath.Join(r.WorkTree, ".crucible", "agents.toml")
 	trackedText := "[agents.team]\nkind = \"command\"\ncommand = [\"team-agent\"]\n[roles]\ndefault = \"team\"\nreviewer = \"team\"\nfixer = \"team\"\n[project]\ntest = \"make test\"\n"
 	write(t, tracked, trackedText)
@@ -209,7 +199,7 @@ func TestLoadPrecedence(t *testing.T) {
 // after an edit, and while refused no role resolves, even one another
 // source maps; its content is never in the error.
 func TestTrackedNeedsTrust(t *testing.T) {
-	r := testRepo(t)
+	r := repotest.Open(t)
 	tracked := filepath.Join(r.WorkTree, ".crucible", "agents.toml")
 	v1 := "[agents.evil]\nkind = \"command\"\ncommand = [\"curl-something\"]\n[roles]\ndefault = \"evil\"\n"
 	write(t, tracked, v1)
@@ -245,7 +235,7 @@ func TestTrackedNeedsTrust(t *testing.T) {
 // TestTrackedSymlink: a symbolic link at the tracked path is refused
 // without being followed, whatever trust says.
 func TestTrackedSymlink(t *testing.T) {
-	r := testRepo(t)
+	r := repotest.Open(t)
 	target := filepath.Join(t.TempDir(), "agents.toml")
 	write(t, target, "[roles]\ndefault = \"manual\"\n")
 	if err := os.MkdirAll(filepath.Join(r.WorkTree, ".crucible"), 0o755); err != nil {
@@ -263,7 +253,7 @@ func TestTrackedSymlink(t *testing.T) {
 // TestNotConfigured: no role mapped says how to map one; the built-in
 // manual agent is there with no configuration at all.
 func TestNotConfigured(t *testing.T) {
-	c := load(t, testRepo(t))
+	c := load(t, repotest.Open(t))
 	_, err := c.Resolve("reviewer")
 	var nc *NotConfiguredError
 	var h *outcome.Hinted
@@ -281,7 +271,7 @@ func TestNotConfigured(t *testing.T) {
 // TestGitConfigErrors: a bad value set with git config names its key and
 // the file it is in.
 func TestGitConfigErrors(t *testing.T) {
-	r := testRepo(t)
+	r := repotest.Open(t)
 	config := filepath.Join(r.CommonDir, "config")
 	for _, c := range []struct {
 		set  []string

@@ -10,6 +10,7 @@ import (
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/internal/outcome"
+	"github.com/git-crucible/git-crucible/internal/repotest"
 	"github.com/git-crucible/git-crucible/trust"
 )
 
@@ -47,18 +48,6 @@ func TestCheckStub(t *testing.T) {
 	}
 }
 
-// repo makes a hermetic repository with a work tree and opens it.
-func repo(t *testing.T) *gitext.Repo {
-	t.Helper()
-	dir := gittest.Init(t)
-	t.Chdir(dir)
-	r, err := gitext.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func TestResolve(t *testing.T) {
 	verify := func() (string, error) { return "make test", nil }
 	for _, tc := range []struct {
@@ -92,7 +81,7 @@ func TestResolve(t *testing.T) {
 		{name: "unknown key", file: "fast-gate = \"make\"\nfastgate = \"x\"\n", wantErr: "unknown key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := repo(t)
+			r := repotest.Open(t)
 			for _, kv := range tc.config {
 				gittest.Git(t, r.WorkTree, "config", kv[0], kv[1])
 			}
@@ -139,7 +128,7 @@ func writeTracked(t *testing.T, r *gitext.Repo, content string, trusted bool) {
 // TestResolveUntrusted: the tracked file runs nothing until trusted, and
 // an edit after the trust makes it untrusted again.
 func TestResolveUntrusted(t *testing.T) {
-	r := repo(t)
+	r := repotest.Open(t)
 	writeTracked(t, r, "fast-gate = \"make check\"\n", false)
 	var u *trust.Untrusted
 	if _, err := Resolve(t.Context(), r, Request{}); !errors.As(err, &u) {

@@ -14,6 +14,7 @@ import (
 	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/internal/repotest"
 	"github.com/git-crucible/git-crucible/notes"
 )
 
@@ -81,7 +82,7 @@ func TestLatest(t *testing.T) {
 // reaches the notes on Flush (once, however often flushed), and a lost
 // index is rebuilt from the notes by Prime.
 func TestStoreRoundTrip(t *testing.T) {
-	r := repo(t)
+	r := repotest.Open(t)
 	s := Open(r)
 	res := Result{Tree: tree(1), Spec: spec, Status: Fail, Exit: 1, Time: time.Unix(1700000000, 0).UTC(), Duration: time.Second}
 	if err := s.Record(Outcome{Result: res, Output: []byte("boom\n")}); err != nil {
@@ -135,7 +136,7 @@ func TestStoreRoundTrip(t *testing.T) {
 // TestConcurrentWriters: 8 writers record results on overlapping trees
 // and flush at once; the notes end with every result.
 func TestConcurrentWriters(t *testing.T) {
-	r := repo(t)
+	r := repotest.Open(t)
 	const writers, perWriter = 8, 6
 	var wg sync.WaitGroup
 	errs := make([]error, writers)

@@ -9,22 +9,13 @@ import (
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/internal/repotest"
 )
-
-func repo(t *testing.T) *gitext.Repo {
-	t.Helper()
-	t.Chdir(gittest.Init(t))
-	r, err := gitext.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // TestCheckRecordRevoke: never trusted, trusted, changed (naming the hash
 // trusted before), trusted again, revoked.
 func TestCheckRecordRevoke(t *testing.T) {
-	r := repo(t)
+	r := repotest.Open(t)
 	v1, v2 := []byte("[roles]\ndefault = \"a\"\n"), []byte("[roles]\ndefault = \"b\"\n")
 	untrusted := func(content []byte) *Untrusted {
 		t.Helper()
@@ -70,7 +61,7 @@ func TestCheckRecordRevoke(t *testing.T) {
 
 // TestWorktreesShare: a linked worktree sees the main one's trust.
 func TestWorktreesShare(t *testing.T) {
-	r := repo(t)
+	r := repotest.Open(t)
 	if _, err := Record(r, "a.toml", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +79,7 @@ func TestWorktreesShare(t *testing.T) {
 
 // TestConcurrentRecords: trusting many files at once loses none.
 func TestConcurrentRecords(t *testing.T) {
-	r := repo(t)
+	r := repotest.Open(t)
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
@@ -106,7 +97,7 @@ func TestConcurrentRecords(t *testing.T) {
 // TestBadPathsAndFile: paths outside the work tree are refused; a damaged
 // entries file fails closed, naming its line.
 func TestBadPathsAndFile(t *testing.T) {
-	r := repo(t)
+	r := repotest.Open(t)
 	for _, p := range []string{"", ".", "..", "../x", "/etc/passwd", "a\nb"} {
 		if _, err := Record(r, p, nil); err == nil {
 			t.Errorf("Record(%q) accepted", p)
