@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -151,21 +150,10 @@ func runEngineUntil(t *testing.T, dir, id string, n int, log string, kill <-chan
 	cmd := exec.Command(os.Args[0])
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), engineEnv+"="+id, countEnv+"="+strconv.Itoa(n), logEnv+"="+log)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-kill:
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-	return cmd.ProcessState.ExitCode(), stderr.String()
+	code := gittest.RunUntil(t, cmd, kill)
+	return code, stderr.String()
 }
 
 // TestKilledEngineResumes kills the engine with SIGKILL at random points

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -183,21 +182,10 @@ func runBuildUntil(t *testing.T, dir string, kill <-chan time.Time, args ...stri
 	t.Helper()
 	cmd := exec.Command("git-crucible", append([]string{"build"}, args...)...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var b bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &b, &b
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-kill:
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // git-crucible and its git, not its agents
-		<-done
-	}
-	return cmd.ProcessState.ExitCode(), b.String()
+	code = gittest.RunUntil(t, cmd, kill)
+	return code, b.String()
 }
 
 // assertTasksCommittedOnce fails unless the sample's two tasks were

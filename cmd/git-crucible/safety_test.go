@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -227,22 +226,10 @@ func runOrKillProgram(t *testing.T, dir string, after time.Duration, program str
 	t.Helper()
 	cmd := exec.Command(program, args...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return out.String(), err == nil
-	case <-time.After(after):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // git and git-crucible alike
-		err := <-done
-		return out.String(), err == nil
-	}
+	code := gittest.RunUntil(t, cmd, time.After(after))
+	return out.String(), code == 0
 }
 
 // TestStaleLockReported: a lock left by a killed writer is reported with
