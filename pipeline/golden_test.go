@@ -63,6 +63,13 @@ func TestEventsGolden(t *testing.T) {
 	add(TypeDecision, DecisionData{Type: "escalation", Choice: "quality gate STAGNATION at round 3", Reason: "no progress",
 		Alternatives: "another fix round", Suggestion: "Review the findings that keep coming back with the user."})
 
+	// The task DAG's: a run, a level's tasks dispatched in worktrees, committed, the level, one failed.
+	add(TypeDAGRun, DAGRunData{Status: "in-progress", Manifest: "dispatch/x/dispatch.yaml", Branch: "main", Backup: "crucible/backup/x", MaxParallel: 2, Tasks: 3})
+	add(TypeDAGTask, DAGTaskData{Task: "1a", Status: "dispatched", Level: 1, Worktree: ".git/crucible/worktrees/1"})
+	add(TypeDAGTask, DAGTaskData{Task: "1b", Status: "dispatched", Level: 1, Worktree: ".git/crucible/worktrees/2"})
+	add(TypeDAGTask, DAGTaskData{Task: "1b", Status: "failed", Level: 1, Reason: "no output.yaml"})
+	add(TypeDAGLevel, DAGLevelData{Level: 1, Boundary: "1111111111111111111111111111111111111111", Head: "2222222222222222222222222222222222222222"})
+	add(TypeDAGTask, DAGTaskData{Task: "1a", Status: "committed", Level: 1, Commit: "2222222222222222222222222222222222222222"})
 	out.WriteString("-- state.json --\n")
 	out.Write(st.Encode())
 	manifest, err := ManifestOf(events)

@@ -40,6 +40,12 @@ func newPayload(typ string) any {
 		return &StepData{}
 	case TypeReplay:
 		return &ReplayData{}
+	case TypeDAGRun:
+		return &DAGRunData{}
+	case TypeDAGTask:
+		return &DAGTaskData{}
+	case TypeDAGLevel:
+		return &DAGLevelData{}
 	}
 	if strings.HasPrefix(typ, ledgerType) {
 		return &LedgerData{}
@@ -127,6 +133,12 @@ func describe(typ string, p any) string {
 	case *DecisionData:
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case *StepData:
+		return d.describe()
+	case *DAGRunData:
+		return d.describe()
+	case *DAGTaskData:
+		return d.describe()
+	case *DAGLevelData:
 		return d.describe()
 	case *ReplayData:
 		return fmt.Sprintf("replay %s from Phase %d", d.Session, d.From)

@@ -224,8 +224,8 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if err != nil {
 			return nil, err
 		}
-	case *StepData:
-		if err := d.check(); err != nil {
+	case *StepData, *DAGRunData, *DAGTaskData, *DAGLevelData:
+		if err := p.(interface{ check() error }).check(); err != nil {
 			return nil, err
 		}
 	case *ReplayData:

@@ -22,6 +22,7 @@ type View struct {
 	// Checkpoints counts the pipeline's checkpoints; Last is the newest.
 	Checkpoints    int             `json:"checkpoints,omitempty"`
 	LastCheckpoint *CheckpointSeen `json:"last_checkpoint,omitempty"`
+	DAG            *DAGView        `json:"dag,omitempty"` // a task run's, when there is one
 }
 
 // CheckpointSeen is the newest checkpoint, as status shows it.
@@ -163,6 +164,8 @@ func (s *State) observe(prev *State, e Event, p any) {
 			v.worsen(Yellow, fmt.Sprintf("quality gate round %d on Phase %d", d.Rounds, d.Phase),
 				"The gate is taking many rounds. Check recent events for recurring findings.")
 		}
+	case *DAGRunData, *DAGTaskData:
+		v.observeDAG(p)
 	case *CheckpointData:
 		v.Checkpoints++
 		v.LastCheckpoint = &CheckpointSeen{Reason: d.Reason, Time: e.Time, ID: d.ID}
