@@ -20,6 +20,7 @@ type Manifest struct {
 	Critique                Critique
 	Commits                 Commits
 	LevelBoundaries         map[int]string // level -> the commit before its first commit
+	LevelHeads              map[int]string // level -> its last commit: the engine's, not in the seed's file
 	BackupBranch            string
 	FixLoop                 FixLoop
 	Results                 []ResultCommit

@@ -2,46 +2,80 @@ package taskrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/gitext"
 )
 
 // Event is a change the run made to its manifest's state: a task's
-// status (with its commit, or why it failed), or a level's boundary. The
-// caller records each, in order, before the run goes on: they are what a
-// resume starts from.
+// status (with its commit, or why it failed), or, with Task "", a level's
+// commits (Boundary..Head). The caller records each, in order, before the
+// run goes on: they are what a resume starts from.
 type Event struct {
 	Task      string
 	Status    dag.TaskStatus
 	CommitSHA string
 	Reason    string
 	Level     int
+	Worktree  string // dispatched: the worktree its agent works in
 	Boundary  string // with Task "": the commit before the level's first commit
+	Head      string // with Task "": the level's last commit
+}
+
+// Apply applies e to m, as a Record function must (besides keeping e).
+func Apply(m *dag.Manifest, e Event) error {
+	if e.Task == "" {
+		if m.LevelBoundaries == nil {
+			m.LevelBoundaries, m.LevelHeads = map[int]string{}, map[int]string{}
+		}
+		m.LevelBoundaries[e.Level], m.LevelHeads[e.Level] = e.Boundary, e.Head
+		return nil
+	}
+	return m.SetStatus(e.Task, e.Status, e.CommitSHA)
 }
 
 // Plan is what a run needs besides its runner.
 type Plan struct {
 	Manifest *dag.Manifest
-	Head     string              // the commit the run builds on
-	Outputs  map[string][]byte   // reports of tasks already run, by id: filled as tasks finish
-	Record   func(Event) error   // records an event, and applies it to Manifest
-	Message  func(Result) string // a task's commit message, trailers included
+	Head     string // the commit the run builds on: Branch's, when Branch is given
+	// Branch is the branch (refs/heads/...) each level's commits go on,
+	// compare-and-swap, the work tree following when HEAD is on it; ""
+	// leaves every branch alone.
+	Branch string
+	// WorkRef holds the newest level's commits from the moment they are
+	// made, before any record names them, so that gc never takes them.
+	WorkRef string
+	Outputs map[string][]byte   // reports of tasks already run, by id: filled as tasks finish
+	Record  func(Event) error   // records an event, and applies it to Manifest (Apply)
+	Message func(Result) string // a task's commit message, trailers included
 }
 
-// Run takes the manifest's tasks level by level from their statuses:
-// the ready tasks of the lowest level run at once (RunLevel), the passed
-// ones are committed on Head (CommitLevel), and the next level starts from
-// there. It returns the new head. Without critique (next to come), a
-// committed task is completed. A task a killed run left dispatched runs
-// again; one it left committed is completed when its commit is in Head's
-// history, else runs again. Tasks left no way to run are a *dag.Deadlock.
+// Run takes the manifest's tasks level by level from their statuses: the
+// ready tasks of the lowest level run at once (RunLevel), the passed ones
+// are committed on Head (CommitLevel), the work ref and then the branch
+// move to the level's last commit, and the next level starts from there.
+// It returns the new head. A task is completed once the branch holds its
+// commit. Tasks left no way to run are a *dag.Deadlock.
+//
+// A resumed run goes on from what a killed one recorded: a task left
+// dispatched runs again (it had not committed); one left committed is
+// completed if the branch holds its commit, and if the branch is still at
+// the level's boundary it is moved there first; otherwise it runs again.
 func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 	m := p.Manifest
-	if err := r.settle(ctx, p); err != nil {
-		return "", err
+	var mu sync.Mutex // tasks of a level record their dispatch from their goroutines
+	record := func(e Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return p.Record(e)
 	}
-	head := p.Head
+	head, err := r.settle(ctx, p, record)
+	if err != nil {
+		return head, err
+	}
 	for {
 		ready := m.Ready()
 		if len(ready) == 0 {
@@ -65,11 +99,10 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 				job.Upstream = append(job.Upstream, Upstream{ID: up, Output: p.Outputs[up]})
 			}
 			jobs = append(jobs, job)
-			if err := p.Record(Event{Task: id, Status: dag.Dispatched, Level: level}); err != nil {
-				return head, err
-			}
 		}
-		results, err := r.RunLevel(ctx, head, jobs)
+		results, err := r.runLevel(ctx, head, jobs, func(job Job, dir string) error {
+			return record(Event{Task: job.Task.ID, Status: dag.Dispatched, Level: level, Worktree: dir})
+		})
 		if err != nil {
 			return head, err
 		}
@@ -78,7 +111,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 				p.Outputs[res.ID] = res.Report
 			}
 			if !res.Passed {
-				if err := p.Record(Event{Task: res.ID, Status: dag.Failed, Reason: res.Reason, Level: level}); err != nil {
+				if err := record(Event{Task: res.ID, Status: dag.Failed, Reason: res.Reason, Level: level}); err != nil {
 					return head, err
 				}
 			}
@@ -87,44 +120,150 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 		if err != nil {
 			return head, err
 		}
-		if len(commits) > 0 {
-			if err := p.Record(Event{Level: level, Boundary: head}); err != nil {
-				return head, err
-			}
+		if head, err = r.commitLevel(ctx, p, record, level, head, next, commits); err != nil {
+			return head, err
 		}
-		for _, c := range commits {
-			for _, st := range []dag.TaskStatus{dag.Committed, dag.Completed} {
-				if err := p.Record(Event{Task: c.Task, Status: st, CommitSHA: c.SHA, Level: level}); err != nil {
-					return head, err
-				}
-			}
-		}
-		head = next
 	}
 }
 
-// settle turns what a killed run left into statuses Run can go on from.
-func (r *Runner) settle(ctx context.Context, p Plan) error {
+// commitLevel records a level's commits (made from boundary to next) and
+// puts them on the branch: the work ref first, so that gc keeps them from
+// the start; each task committed; the level, which decides them (a
+// resume moves the branch to a level recorded, and runs again the tasks
+// of one not recorded); the branch; then each task completed.
+func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(Event) error, level int, boundary, next string, commits []Commit) (string, error) {
+	if next != boundary {
+		if err := r.holdWork(ctx, p, next); err != nil {
+			return boundary, err
+		}
+	}
+	for _, c := range commits {
+		e := Event{Task: c.Task, Status: dag.Committed, CommitSHA: c.SHA, Level: level}
+		if c.SHA == "" {
+			e.Reason = "changed nothing"
+		}
+		if err := record(e); err != nil {
+			return boundary, err
+		}
+	}
+	if next != boundary {
+		if err := record(Event{Level: level, Boundary: boundary, Head: next}); err != nil {
+			return boundary, err
+		}
+	}
+	if err := r.advance(ctx, p, boundary, next); err != nil {
+		return boundary, err
+	}
+	for _, c := range commits {
+		if err := record(Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level}); err != nil {
+			return next, err
+		}
+	}
+	return next, nil
+}
+
+// holdWork points the work ref at head, compare-and-swap from where it is.
+func (r *Runner) holdWork(ctx context.Context, p Plan, head string) error {
+	if p.WorkRef == "" {
+		return nil
+	}
+	old, err := r.Repo.ReadRef(p.WorkRef)
+	if err != nil {
+		return err
+	}
+	return r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits", gitext.RefUpdate{Name: p.WorkRef, Old: old, New: head})
+}
+
+// ErrBranchMoved is a branch that is no longer where the run left it.
+var ErrBranchMoved = errors.New("the branch moved while the run was stopped")
+
+// advance moves the branch from old to new, compare-and-swap, and the
+// work tree and index with it when HEAD is on it, as git checkout would:
+// a file changed in the work tree that the move would change stops it.
+func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
+	if p.Branch == "" || old == new {
+		return nil
+	}
+	if err := r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits",
+		gitext.RefUpdate{Name: p.Branch, Old: old, New: new}); err != nil {
+		return err
+	}
+	return r.followWorkTree(ctx, p, old, new)
+}
+
+// followWorkTree moves the index and work tree from old's tree to new's,
+// when HEAD is on the branch.
+func (r *Runner) followWorkTree(ctx context.Context, p Plan, old, new string) error {
+	if r.Repo.WorkTree == "" {
+		return nil
+	}
+	if b, err := r.Repo.HeadBranch(); err != nil || "refs/heads/"+b != p.Branch {
+		return err
+	}
+	_, err := r.Repo.Git(ctx, "read-tree", "-m", "-u", old, new)
+	return err
+}
+
+// settle turns what a killed run left into statuses Run can go on from,
+// and returns the head to go on from.
+func (r *Runner) settle(ctx context.Context, p Plan, record func(Event) error) (string, error) {
+	head, err := r.finishMove(ctx, p)
+	if err != nil {
+		return p.Head, err
+	}
 	for _, t := range p.Manifest.Tasks {
 		switch t.Status {
 		case dag.Dispatched:
-			if err := p.Record(Event{Task: t.ID, Status: dag.Pending}); err != nil {
-				return err
+			if err := record(Event{Task: t.ID, Status: dag.Pending}); err != nil {
+				return head, err
 			}
 		case dag.Committed:
-			st, sha := dag.Completed, t.CommitSHA
-			if sha != "" {
-				// An unknown commit is an error here too: either way it is not in Head.
-				if in, err := r.Repo.IsAncestor(ctx, sha, p.Head); err != nil || !in {
-					st, sha = dag.Pending, ""
+			e := Event{Task: t.ID, Status: dag.Completed, CommitSHA: t.CommitSHA, Level: p.Manifest.Level(t.ID)}
+			if t.CommitSHA != "" {
+				// An unknown commit is an error here too: either way the branch does not hold it.
+				if in, err := r.Repo.IsAncestor(ctx, t.CommitSHA, head); err != nil || !in {
+					e = Event{Task: t.ID, Status: dag.Pending}
 				}
 			}
-			if err := p.Record(Event{Task: t.ID, Status: st, CommitSHA: sha}); err != nil {
-				return err
+			if err := record(e); err != nil {
+				return head, err
 			}
 		case dag.Fixing:
-			return fmt.Errorf("task %s is fixing (%s): amendment rounds are not implemented yet", t.ID, t.FixingSource)
+			return head, fmt.Errorf("task %s is fixing (%s): amendment rounds are not implemented yet", t.ID, t.FixingSource)
 		}
 	}
-	return nil
+	return head, nil
+}
+
+// finishMove ends the branch move a killed run left half done: the
+// newest level's commits recorded, the branch still at its boundary (it is
+// moved), or moved with the index and work tree still at the boundary's
+// tree (they follow). It returns the head to go on from.
+func (r *Runner) finishMove(ctx context.Context, p Plan) (string, error) {
+	m := p.Manifest
+	level := 0
+	for l := range m.LevelHeads {
+		level = max(level, l)
+	}
+	if level == 0 || p.Branch == "" {
+		return p.Head, nil
+	}
+	boundary, next := m.LevelBoundaries[level], m.LevelHeads[level]
+	switch p.Head {
+	case boundary:
+		if err := r.advance(ctx, p, boundary, next); err != nil {
+			return p.Head, err
+		}
+		return next, nil
+	case next:
+		if r.Repo.WorkTree == "" {
+			return next, nil
+		}
+		// The move's read-tree did not run if the index still has the
+		// boundary's tree; it has new's, or the user's, otherwise.
+		if _, err := r.Repo.Git(ctx, "diff-index", "--cached", "--quiet", boundary, "--"); err == nil {
+			return next, r.followWorkTree(ctx, p, boundary, next)
+		}
+	}
+	return p.Head, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,16 +38,30 @@ type recorder struct {
 func (rec *recorder) record(e Event) error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if e.Task == "" {
-		rec.events = append(rec.events, fmt.Sprintf("level %d boundary", e.Level))
-		return nil
-	}
 	line := e.Task + " " + string(e.Status)
+	if e.Task == "" {
+		line = fmt.Sprintf("level %d", e.Level)
+	}
 	if line == rec.fail {
 		return errors.New("killed")
 	}
 	rec.events = append(rec.events, line)
-	return rec.m.SetStatus(e.Task, e.Status, e.CommitSHA)
+	return Apply(rec.m, e)
+}
+
+// lines are the events recorded, the dispatches of a level (which the
+// tasks record from their goroutines, in any order) sorted.
+func (rec *recorder) lines() string {
+	out := slices.Clone(rec.events)
+	for i := 0; i < len(out); {
+		j := i
+		for j < len(out) && strings.HasSuffix(out[j], " dispatched") {
+			j++
+		}
+		slices.Sort(out[i:j])
+		i = max(j, i+1)
+	}
+	return strings.Join(out, "\n")
 }
 
 func TestRunThreeLevels(t *testing.T) {
@@ -78,36 +93,42 @@ func TestRunThreeLevels(t *testing.T) {
 		}
 		return []byte(completed + "notes: from " + job.Task.ID + "\n"), nil
 	})
-	rec := &recorder{m: m, fail: "3a dispatched"}
+	rec := &recorder{m: m, fail: "3a completed"}
 	outputs := map[string][]byte{}
-	plan := Plan{Manifest: m, Head: base, Outputs: outputs, Record: rec.record,
-		Message: func(r Result) string { return "task " + r.ID + "\n" }}
-	// The first run is killed as it records 3a's dispatch.
+	plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", WorkRef: "refs/crucible/work/test",
+		Outputs: outputs, Record: rec.record, Message: func(r Result) string { return "task " + r.ID + "\n" }}
+	// The first run is killed as it records 3a completed, the branch moved.
 	if _, err := runner.Run(context.Background(), plan); err == nil || err.Error() != "killed" {
 		t.Fatalf("error %v, want killed", err)
 	}
-	head := gittest.Git(t, ".", "rev-parse", "HEAD") // the branch was not moved
-	if head != base {
-		t.Fatal("the run moved HEAD")
+	// The branch, the work ref and the work tree hold level 3's last commit.
+	head := gittest.Git(t, ".", "rev-parse", "HEAD")
+	if head != m.LevelHeads[3] || gittest.Git(t, ".", "rev-parse", "refs/crucible/work/test") != head {
+		t.Fatal("the branch or the work ref is not at level 3's last commit")
 	}
-	// The caller moves the branch as a level's commits are recorded: the
-	// resumed run starts from level 2's last.
-	plan.Head = m.Task("3b").CommitSHA
+	if st := gittest.Git(t, ".", "status", "--porcelain"); st != "" {
+		t.Fatalf("the work tree did not follow the branch:\n%s", st)
+	}
+	plan.Head = head
 	rec.fail = ""
 	final, err := runner.Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		"1a dispatched", "1b dispatched", "1c dispatched", "level 1 boundary",
-		"1a committed", "1a completed", "1b committed", "1b completed", "1c committed", "1c completed",
-		"2a dispatched", "2b dispatched", "3b dispatched", "level 2 boundary",
-		"2a committed", "2a completed", "2b committed", "2b completed", "3b committed", "3b completed",
-		// killed at 3a dispatched; resumed:
-		"3a dispatched", "3c dispatched", "level 3 boundary", "3a committed", "3a completed", "3c committed", "3c completed",
+		"1a dispatched", "1b dispatched", "1c dispatched",
+		"1a committed", "1b committed", "1c committed", "level 1", "1a completed", "1b completed", "1c completed",
+		"2a dispatched", "2b dispatched", "3b dispatched",
+		"2a committed", "2b committed", "3b committed", "level 2", "2a completed", "2b completed", "3b completed",
+		"3a dispatched", "3c dispatched", "3a committed", "3c committed", "level 3",
+		// killed at 3a completed; resumed: both are in the branch.
+		"3a completed", "3c completed",
 	}, "\n")
-	if got := strings.Join(rec.events, "\n"); got != want {
+	if got := rec.lines(); got != want {
 		t.Fatalf("events\n%s\nwant\n%s", got, want)
+	}
+	if gittest.Git(t, ".", "rev-parse", "HEAD") != final {
+		t.Fatal("the branch is not at the run's last commit")
 	}
 	if got := gittest.Git(t, ".", "log", "--format=%s", "--reverse", base+".."+final); got != "task 1a\ntask 1b\ntask 1c\ntask 2a\ntask 2b\ntask 3b\ntask 3a" {
 		t.Fatalf("log:\n%s", got)
@@ -149,9 +170,61 @@ tasks:
 		t.Fatalf("error %v, want a deadlock", err)
 	}
 	// a's commit is in HEAD: completed; b's is not: it runs again, as does c, left dispatched.
-	want := "a completed\nb pending\nc pending\nb dispatched\nc dispatched\nc failed\nlevel 1 boundary\nb committed\nb completed\n" +
-		"e dispatched\nlevel 2 boundary\ne committed\ne completed"
-	if got := strings.Join(rec.events, "\n"); got != want {
+	// b and e change nothing: committed without a commit, and no level.
+	want := "a completed\nb pending\nc pending\nb dispatched\nc dispatched\nc failed\nb committed\nb completed\n" +
+		"e dispatched\ne committed\ne completed"
+	if got := rec.lines(); got != want {
 		t.Fatalf("events\n%s", got)
+	}
+}
+
+// A run killed after it recorded a level, before the branch or the work
+// tree followed, finishes the move when it resumes and runs nothing again.
+func TestRunFinishesMove(t *testing.T) {
+	for _, tc := range []struct{ name, undo string }{
+		{"branch", "--hard"},    // the branch still at the boundary
+		{"work tree", "--soft"}, // the branch moved, the index and work tree not
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, base := repo(t, "sha1")
+			m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+				"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt]}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs := 0
+			var mu sync.Mutex
+			runner := New(r, 2, func(ctx context.Context, job Job, dir string) ([]byte, error) {
+				mu.Lock()
+				runs++
+				mu.Unlock()
+				return writer(completed)(ctx, job, dir)
+			})
+			rec := &recorder{m: m, fail: "a completed"}
+			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
+				Message: func(r Result) string { return "task " + r.ID + "\n" }}
+			if _, err := runner.Run(context.Background(), plan); err == nil {
+				t.Fatal("not killed")
+			}
+			head := m.LevelHeads[1]
+			if tc.undo == "--hard" {
+				gittest.Git(t, ".", "reset", "-q", "--hard", base)
+				plan.Head = base
+			} else {
+				gittest.Git(t, ".", "read-tree", "-m", "-u", head, base)
+				plan.Head = head
+			}
+			rec.fail = ""
+			final, err := runner.Run(context.Background(), plan)
+			if err != nil || final != head {
+				t.Fatalf("run: %v, head %s want %s", err, final, head)
+			}
+			if runs != 2 || m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Completed {
+				t.Fatalf("%d runs, a %s, b %s", runs, m.Task("a").Status, m.Task("b").Status)
+			}
+			if gittest.Git(t, ".", "rev-parse", "HEAD") != head || gittest.Git(t, ".", "status", "--porcelain") != "" {
+				t.Fatalf("HEAD or the work tree is not at the level's head:\n%s", gittest.Git(t, ".", "status", "--porcelain"))
+			}
+		})
 	}
 }

@@ -68,6 +68,13 @@ type Result struct {
 // ended, a slot that could not be set up) are errors; a task that fails
 // is a Result.
 func (r *Runner) RunLevel(ctx context.Context, base string, jobs []Job) ([]Result, error) {
+	return r.runLevel(ctx, base, jobs, nil)
+}
+
+// runLevel is RunLevel; started, when given, is called (from the task's
+// goroutine) once a task's worktree is ready and before its agent runs:
+// an error fails the level.
+func (r *Runner) runLevel(ctx context.Context, base string, jobs []Job, started func(Job, string) error) ([]Result, error) {
 	results := make([]Result, len(jobs))
 	errs := make([]error, len(jobs))
 	free := make(chan int, r.MaxParallel)
@@ -87,7 +94,7 @@ func (r *Runner) RunLevel(ctx context.Context, base string, jobs []Job) ([]Resul
 		go func() {
 			defer wg.Done()
 			defer func() { free <- n }()
-			results[i], errs[i] = r.runTask(ctx, n, base, job)
+			results[i], errs[i] = r.runTask(ctx, n, base, job, started)
 		}()
 	}
 	wg.Wait()
@@ -101,7 +108,7 @@ func (r *Runner) RunLevel(ctx context.Context, base string, jobs []Job) ([]Resul
 }
 
 // runTask runs one job in slot n.
-func (r *Runner) runTask(ctx context.Context, n int, base string, job Job) (Result, error) {
+func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, started func(Job, string) error) (Result, error) {
 	res := Result{ID: job.Task.ID, Slot: n}
 	slot, err := r.Pool.Hold(n)
 	if err != nil {
@@ -116,6 +123,11 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job) (Resu
 	// caches) stay, which is what reusing the slot is for.
 	if _, err := wt.Git(ctx, "clean", "-fdq"); err != nil {
 		return res, fmt.Errorf("slot %d: %w", n, err)
+	}
+	if started != nil {
+		if err := started(job, slot.Dir); err != nil {
+			return res, err
+		}
 	}
 	report, dispatchErr := r.Dispatch(ctx, job, slot.Dir)
 	if ctx.Err() != nil {
