@@ -44,6 +44,9 @@ type Data struct {
 	Exports []string
 
 	Task *report.PlanTask // the plan task being built; nil outside Phase 3's tasks
+	// Upstream is what a task of a task DAG receives from the tasks it
+	// depends on: their reports, as Markdown; "" when none.
+	Upstream string
 
 	// Findings are the findings a fixer answers (the round just scored);
 	// nil for every other dispatch: a fresh reviewer is never anchored on

@@ -39,6 +39,12 @@ func sample(name string) Data {
 		d.Inputs = map[string]string{"design": design, "plan": "docs/plan.md"}
 		d.Task = &report.PlanTask{ID: "task-2", Title: "status --json prints the state", Files: []string{"cmd/status.go", "cmd/status_test.go"},
 			DependsOn: []string{"task-1"}, FastGate: "go test ./cmd/"}
+	case "task":
+		d.Phase, d.PhaseName, d.Step = 3, "Execute", "task"
+		d.Inputs = map[string]string{"manifest": "dispatch/json/dispatch.yaml"}
+		d.Task = &report.PlanTask{ID: "2a-status-json", Title: "2a-status-json", Files: []string{"cmd/status.go"},
+			DependsOn: []string{"1a-encoder"}, FastGate: "go test ./cmd/"}
+		d.Upstream = "## Upstream context\n\n### Output of task 1a-encoder\n\n```yaml\nstatus: completed\n```\n"
 	case "plan-reviewer":
 		d.Phase, d.PhaseName, d.Round, d.MaxRounds = 2, "Plan", 2, 15
 		d.Inputs["design"] = design
@@ -74,7 +80,7 @@ func TestDefaultsRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"code-reviewer", "design-writer", "fixer", "implementer", "plan-reviewer", "plan-writer", "red-team", "test-writer"}
+	want := []string{"code-reviewer", "design-writer", "fixer", "implementer", "plan-reviewer", "plan-writer", "red-team", "task", "test-writer"}
 	if got := strings.Join(set.Names(), " "); got != strings.Join(want, " ") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, " "))
 	}
@@ -272,7 +278,10 @@ func TestReportShapesParse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		blocks := yamlBlocks(out)
+		// The shape is the first block of the report section (a task's
+		// upstream context, before it, has reports of its own).
+		_, section, _ := strings.Cut(out, "## Your report")
+		blocks := yamlBlocks(section)
 		if len(blocks) == 0 {
 			t.Errorf("%s shows no report shape", name)
 			continue

@@ -3,12 +3,20 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/taskrun"
 )
 
 func runCommand() *cli.Command {
@@ -79,13 +87,101 @@ func runAction(c *cli.Context) error {
 		if c.IsSet("max-parallel") {
 			m.MaxParallel = c.Int("max-parallel")
 		}
-		if !c.Bool("dry-run") {
-			return withHints(&refused{Err: errors.New("running a manifest's tasks is not wired to the build engine yet")},
-				"check it and see its levels with: git crucible run --dry-run")
+		if c.Bool("dry-run") {
+			printLevels(s, name, m)
+			return nil
 		}
-		printLevels(s, name, m)
-		return nil
+		return runTasks(c, s, m, name)
 	})
+}
+
+// taskRole plays every task agent of a run; the tasks' own agent types
+// (general, intern, explore) are crucible's subagent types, which an agent
+// configuration maps to a role if it wants them apart.
+const taskRole = "implementer"
+
+// runTasks runs m's tasks in the branch's open pipeline (a new one when
+// there is none) and says how the run ended.
+func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
+	repo := s.svc.Repo
+	agents, err := agent.Load(c.Context, repo)
+	if err != nil {
+		return err
+	}
+	if agents.Refused != nil {
+		return agents.Refused
+	}
+	if _, err := agents.Resolve(taskRole); err != nil {
+		return err
+	}
+	templates, err := prompt.Load(repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	id, err := runPipeline(c, s, m, name)
+	if err != nil {
+		return err
+	}
+	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := e.Recover(ctx); err != nil {
+		return err
+	}
+	res, err := e.RunTasks(ctx, build.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
+		Template: "task", Role: taskRole, Step: "task", Test: agents.Test,
+		Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) }})
+	if ctx.Err() != nil && c.Context.Err() == nil {
+		return withHints(errors.New("interrupted"), "go on with: git crucible run "+name)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Status != "completed" {
+		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
+		fmt.Fprintf(s.err(), "hint: the branch as it was before the run is %s\n", strings.TrimPrefix(res.Backup, "refs/heads/"))
+		return &silentExit{Code: exitRefused}
+	}
+	fmt.Fprintf(s.out(), "Task run of pipeline %s: %d tasks completed, the branch at %s\n", id, len(m.Tasks), res.Head)
+	return nil
+}
+
+// runPipeline is the pipeline a run records in: the branch's open one, or
+// a new one whose goal is the manifest's.
+func runPipeline(c *cli.Context, s *session, m *dag.Manifest, name string) (string, error) {
+	if id, err := s.pipelineID(c.Context); err == nil {
+		if st, _, err := s.svc.Load(c.Context, id); err == nil && !st.Finished() {
+			return id, nil
+		}
+	}
+	goal := m.Goal
+	if strings.TrimSpace(goal) == "" {
+		goal = "task run " + name
+	}
+	st, _, err := s.svc.Start(c.Context, pipeline.StartOptions{Goal: goal, Mode: "feature"})
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.err(), "Started pipeline %s on branch '%s'\n", st.ID, st.Branch)
+	return st.ID, nil
+}
+
+// printTaskEvent is a run's progress line on stderr.
+func printTaskEvent(s *session, ev taskrun.Event) {
+	switch {
+	case ev.Task == "":
+		fmt.Fprintf(s.err(), "level %d: committed %s..%s\n", ev.Level, abbrev(ev.Boundary), abbrev(ev.Head))
+	case ev.Status == dag.Failed:
+		fmt.Fprintf(s.err(), "task %s: failed: %s\n", ev.Task, ev.Reason)
+	case ev.Status == dag.Dispatched:
+		fmt.Fprintf(s.err(), "task %s: dispatched (level %d)\n", ev.Task, ev.Level)
+	case ev.Status == dag.Completed:
+		fmt.Fprintf(s.err(), "task %s: completed %s\n", ev.Task, abbrev(ev.CommitSHA))
+	}
 }
 
 func printLevels(s *session, path string, m *dag.Manifest) {
@@ -104,4 +200,12 @@ func printLevels(s *session, path string, m *dag.Manifest) {
 	if d := m.Deadlocked(); d != nil {
 		fmt.Fprintf(s.out(), "%v\n", d)
 	}
+}
+
+// abbrev is a commit id as progress lines show it; "-" for none.
+func abbrev(sha string) string {
+	if sha == "" {
+		return "-"
+	}
+	return sha[:min(12, len(sha))]
 }

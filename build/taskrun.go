@@ -1,0 +1,273 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gatecache"
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/taskrun"
+)
+
+// TaskRun is a task DAG to run on the current branch, recorded in the
+// engine's pipeline: git crucible run's manifest, or Phase 3's plan.
+type TaskRun struct {
+	Manifest    *dag.Manifest
+	Path        string // the manifest file, from the work tree's top; "" when there is none
+	MaxParallel int
+	Templates   *prompt.Set
+	Template    string // the task agents' template
+	Role        string // who plays the task agents
+	Step        string // the step their dispatches are at
+	Test        string // the project's test command, for the prompts
+	// Progress, when given, hears of each status change (from one
+	// goroutine at a time): git crucible run prints them on stderr.
+	Progress func(taskrun.Event)
+}
+
+// TaskRunResult is how a task run ended.
+type TaskRunResult struct {
+	Head   string // the branch's commit after it
+	Backup string // the backup branch, made before the run's first level moved the branch
+	Failed []string
+	Status string // completed, or failed (some task failed or can never run)
+	Reason string
+}
+
+// WorkRef holds a task run's newest level commits until its branch does.
+func WorkRef(id string) string { return "refs/crucible/work/" + id }
+
+// RunTasks runs tr's tasks level by level (taskrun.Run), each task's
+// agent dispatched durably in its own worktree, each change a dag.task or
+// dag.level event in the chain before the run goes on. It picks up where
+// the chain's events leave the run: a killed run resumes, never
+// recreating the backup branch. Recover must have settled the pipeline's
+// dispatches first.
+func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error) {
+	repo := e.Service.Repo
+	short, err := repo.HeadBranch()
+	if err != nil {
+		return TaskRunResult{}, err
+	}
+	if short == "" {
+		return TaskRunResult{}, errors.New("HEAD is detached: a task run commits on a branch")
+	}
+	branch := "refs/heads/" + short
+	head, err := repo.HeadCommit()
+	if err != nil || head == "" {
+		return TaskRunResult{}, errors.Join(err, errors.New("the branch has no commit to build on"))
+	}
+	events, err := e.events(ctx)
+	if err != nil {
+		return TaskRunResult{}, err
+	}
+	began, err := replayTaskRun(events, tr.Manifest)
+	if err != nil {
+		return TaskRunResult{}, err
+	}
+	outputs, err := e.taskOutputs(ctx, events, tr.Step)
+	if err != nil {
+		return TaskRunResult{}, err
+	}
+	res := TaskRunResult{Backup: gatecache.BackupBranch(branch)}
+	if began == nil {
+		if err := e.begin(ctx, tr, branch, head, res.Backup); err != nil {
+			return res, err
+		}
+	} else {
+		if began.Backup != "" {
+			res.Backup = began.Backup
+		}
+		if b, err := repo.ReadRef(res.Backup); err != nil || b == "" {
+			return res, errors.Join(err, fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(res.Backup, "refs/heads/")))
+		}
+	}
+	numbers := map[string]int{}
+	for i, t := range tr.Manifest.Tasks {
+		numbers[t.ID] = i + 1
+	}
+	render := func(job taskrun.Job) []byte {
+		task := &report.PlanTask{ID: job.Task.ID, Title: job.Task.ID, DependsOn: job.Task.DependsOn, Files: job.Task.Files,
+			FastGate: tr.Manifest.Validation.FastGate}
+		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
+			Step: tr.Step, Role: tr.Role, Task: task, TestCommand: tr.Test, Upstream: job.UpstreamContext(),
+			Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: prompt.ReportTask}}
+		if tr.Path != "" {
+			d.Inputs["manifest"] = tr.Path
+		}
+		text, err := tr.Templates.Render(tr.Template, d)
+		if err != nil {
+			// The templates were checked before the run: a failure here is the engine's.
+			return []byte("error: the prompt could not be rendered: " + err.Error())
+		}
+		return []byte(text)
+	}
+	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, render))
+	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
+		Record: func(ev taskrun.Event) error {
+			if err := e.recordTask(ctx, ev); err != nil {
+				return err
+			}
+			if tr.Progress != nil {
+				tr.Progress(ev)
+			}
+			return taskrun.Apply(tr.Manifest, ev)
+		},
+		Message: func(r taskrun.Result) string { return e.taskMessage(tr, r, numbers[r.ID]) }}
+	res.Head, err = runner.Run(ctx, plan)
+	var deadlock *dag.Deadlock
+	switch {
+	case errors.As(err, &deadlock):
+		res.Status, res.Reason = "failed", deadlock.Error()
+	case err != nil:
+		return res, err
+	default:
+		res.Status = "completed"
+	}
+	for _, t := range tr.Manifest.Tasks {
+		if t.Status == dag.Failed {
+			res.Failed = append(res.Failed, t.ID)
+		}
+	}
+	if len(res.Failed) > 0 && res.Reason == "" {
+		res.Status, res.Reason = "failed", fmt.Sprintf("%d of %d tasks failed: %s", len(res.Failed), len(tr.Manifest.Tasks), strings.Join(res.Failed, ", "))
+	}
+	if err := e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}}); err != nil {
+		return res, err
+	}
+	// The branch holds every level now: the work ref, ours, goes.
+	if w, err := repo.ReadRef(WorkRef(e.ID)); err == nil && w != "" {
+		if in, err := repo.IsAncestor(ctx, w, res.Head); err == nil && in {
+			_ = repo.UpdateRefs(ctx, "git crucible run: done", gitext.RefUpdate{Name: WorkRef(e.ID), Old: w})
+		}
+	}
+	return res, nil
+}
+
+// begin makes the backup branch (kept if it exists: an earlier run's
+// snapshot is never overwritten) and records the run's start.
+func (e *Engine) begin(ctx context.Context, tr TaskRun, branch, head, backup string) error {
+	repo := e.Service.Repo
+	if b, err := repo.ReadRef(backup); err != nil {
+		return err
+	} else if b == "" {
+		if err := repo.UpdateRefs(ctx, "git crucible run: backup before the run", gitext.RefUpdate{Name: backup, New: head}); err != nil {
+			return err
+		}
+	}
+	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: "in-progress",
+		Manifest: tr.Path, Branch: strings.TrimPrefix(branch, "refs/heads/"), Backup: backup,
+		MaxParallel: tr.MaxParallel, Tasks: len(tr.Manifest.Tasks)}})
+}
+
+// record appends one event, serialised with the dispatches' records.
+func (e *Engine) record(ctx context.Context, d pipeline.Draft) error {
+	e.chain.Lock()
+	defer e.chain.Unlock()
+	_, _, err := e.Service.Record(ctx, e.ID, d)
+	return err
+}
+
+// recordTask records a task run's event in the chain.
+func (e *Engine) recordTask(ctx context.Context, ev taskrun.Event) error {
+	if ev.Task == "" {
+		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGLevel,
+			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head}})
+	}
+	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: ev.Task,
+		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree}})
+}
+
+// replayTaskRun applies a chain's task run events to m and returns the
+// run's first dag.run (nil when the run has not begun).
+func replayTaskRun(events []pipeline.Event, m *dag.Manifest) (*pipeline.DAGRunData, error) {
+	var began *pipeline.DAGRunData
+	for _, ev := range events {
+		switch ev.Type {
+		case pipeline.TypeDAGRun:
+			var d pipeline.DAGRunData
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				return nil, err
+			}
+			if began == nil {
+				began = &d
+			}
+		case pipeline.TypeDAGTask:
+			var d pipeline.DAGTaskData
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				return nil, err
+			}
+			if m.Task(d.Task) == nil {
+				return nil, fmt.Errorf("the chain's task run has a task %q the manifest does not: it is another run's", d.Task)
+			}
+			if err := taskrun.Apply(m, taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), CommitSHA: d.Commit}); err != nil {
+				return nil, err
+			}
+		case pipeline.TypeDAGLevel:
+			var d pipeline.DAGLevelData
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				return nil, err
+			}
+			if err := taskrun.Apply(m, taskrun.Event{Level: d.Level, Boundary: d.Boundary, Head: d.Head}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return began, nil
+}
+
+// taskOutputs are the reports the tasks' completed dispatches at step
+// left, the newest of each task's: what downstream tasks receive.
+func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step string) (map[string][]byte, error) {
+	records, err := Records(events)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, r := range slices.Backward(records) {
+		if r.Point.Step != step || r.Point.Task == "" || r.Status != "completed" || r.Output == "" {
+			continue
+		}
+		if _, ok := out[r.Point.Task]; ok {
+			continue
+		}
+		b, err := e.Service.ReadKept(ctx, e.ID, r.Output)
+		if err != nil {
+			return nil, err
+		}
+		out[r.Point.Task] = b
+	}
+	return out, nil
+}
+
+// taskMessage is a task's commit message: the task, then its report's
+// notes (the seed's message-source: notes) when it has them, then the
+// pipeline's trailers.
+func (e *Engine) taskMessage(tr TaskRun, r taskrun.Result, number int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task %s of %s\n", r.ID, orTaskRun(tr.Manifest.Goal))
+	if t, err := report.ParseTask(r.Report); err == nil && strings.TrimSpace(t.Notes) != "" {
+		b.WriteString("\n" + strings.TrimSpace(t.Notes) + "\n")
+	}
+	b.WriteString("\n")
+	for _, t := range enforce.CommitTrailers(e.ID, int(ledger.Execute), enforce.Agent{Task: number, Role: tr.Role}) {
+		fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
+	}
+	return b.String()
+}
+
+func orTaskRun(goal string) string {
+	if goal = strings.TrimSpace(goal); goal == "" {
+		return "the task run"
+	}
+	return pipeline.LedgerGoal(goal)
+}
