@@ -51,6 +51,11 @@ type Plan struct {
 	Outputs map[string][]byte   // reports of tasks already run, by id: filled as tasks finish
 	Record  func(Event) error   // records an event, and applies it to Manifest (Apply)
 	Message func(Result) string // a task's commit message, trailers included
+	// Between, when given, runs after settling and after each level,
+	// before the next (and once before Run returns): build's Phase 3 runs
+	// its tasks' remaining steps there. It may commit on the branch, and
+	// returns the head to go on from; an error ends the run.
+	Between func(head string) (string, error)
 }
 
 // Run takes the manifest's tasks level by level from their statuses: the
@@ -77,6 +82,11 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 		return head, err
 	}
 	for {
+		if p.Between != nil {
+			if head, err = p.Between(head); err != nil {
+				return head, err
+			}
+		}
 		ready := m.Ready()
 		if len(ready) == 0 {
 			if d := m.Deadlocked(); d != nil {

@@ -228,3 +228,54 @@ func TestRunFinishesMove(t *testing.T) {
 		})
 	}
 }
+
+// Between runs before each level and once at the end, after the tasks
+// before it completed; a commit it makes on the branch is where the next
+// level starts, and its error ends the run.
+func TestRunBetween(t *testing.T) {
+	r, base := repo(t, "sha1")
+	m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+		"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt], depends-on: [a]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := New(r, 2, func(ctx context.Context, job Job, dir string) ([]byte, error) {
+		if _, err := os.Stat(filepath.Join(dir, "fix.txt")); job.Task.ID == "b" && err != nil {
+			return nil, errors.New("b does not see the fix made between the levels")
+		}
+		return writer(completed)(ctx, job, dir)
+	})
+	rec := &recorder{m: m}
+	var calls []string
+	plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
+		Message: func(r Result) string { return "task " + r.ID + "\n" },
+		Between: func(head string) (string, error) {
+			calls = append(calls, fmt.Sprintf("a %s, b %s", m.Task("a").Status, m.Task("b").Status))
+			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Pending {
+				return head, nil
+			}
+			if head != gittest.Git(t, ".", "rev-parse", "HEAD") {
+				return head, errors.New("Between is not given the branch's head")
+			}
+			if err := os.WriteFile("fix.txt", []byte("fix\n"), 0o644); err != nil {
+				return head, err
+			}
+			gittest.Git(t, ".", "add", "fix.txt")
+			gittest.Git(t, ".", "commit", "-q", "-m", "fix a")
+			return gittest.Git(t, ".", "rev-parse", "HEAD"), nil
+		}}
+	final, err := runner.Run(context.Background(), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a pending, b pending", "a completed, b pending", "a completed, b completed"}; !slices.Equal(calls, want) {
+		t.Fatalf("Between saw %q, want %q", calls, want)
+	}
+	if got := gittest.Git(t, ".", "log", "--format=%s", "--reverse", base+".."+final); got != "task a\nfix a\ntask b" {
+		t.Fatalf("log:\n%s", got)
+	}
+	plan.Between = func(head string) (string, error) { return head, errors.New("stop") }
+	if _, err := runner.Run(context.Background(), plan); err == nil || err.Error() != "stop" {
+		t.Fatalf("error %v, want Between's", err)
+	}
+}
