@@ -120,7 +120,7 @@ var (
 		Run:        {"command", "expect"},
 		Checkpoint: {"name"},
 		Approve:    {"message"},
-		Tasks:      {"from", "steps"},
+		Tasks:      {"from", "steps", "max-parallel"},
 	}
 	kinds = []Kind{Dispatch, Gate, ReviewLoop, Run, Checkpoint, Approve, Tasks}
 )
@@ -204,6 +204,10 @@ func (d *decoder) step(m map[string]any, path string) Step {
 	s.From = d.str(m, path, "from")
 	if s.Kind == Tasks {
 		s.Steps = d.steps(m, path)
+		s.MaxParallel = 1
+		if n, ok := d.integer(m, path, "max-parallel"); ok {
+			s.MaxParallel = n
+		}
 	}
 	if s.Rounds() {
 		s.MaxRounds = DefaultMaxRounds

@@ -54,7 +54,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load: source %q, %d steps", sp.Source, len(sp.Walk()))
 	}
 	os.WriteFile(path, []byte(strings.Replace(string(DefaultTOML()), `template = "implementer"`, `template = "builder"`, 1)), 0o644)
-	if _, err := Load(path, templates(t)); err == nil || !strings.HasPrefix(err.Error(), path+":117: unknown template \"builder\"") {
+	if _, err := Load(path, templates(t)); err == nil || !strings.HasPrefix(err.Error(), path+":123: unknown template \"builder\"") {
 		t.Errorf("Load of a broken spec: %v", err)
 	}
 	os.WriteFile(path, make([]byte, maxSpecBytes+1), 0o644)

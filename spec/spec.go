@@ -96,6 +96,9 @@ import (
 // OverridePath is where a work tree keeps its own spec.
 const OverridePath = ".crucible/pipeline.toml"
 
+// MaxParallelLimit is the most tasks a tasks step may run at once.
+const MaxParallelLimit = 16
+
 // DefaultMaxRounds is the breaker of gates and review loops (package
 // gate's, 15), and the most a spec may allow.
 const DefaultMaxRounds = gate.DefaultMaxRounds
@@ -186,6 +189,10 @@ type Step struct {
 	// tasks
 	From  string `json:"from,omitempty"`
 	Steps []Step `json:"steps,omitempty"`
+	// MaxParallel is how many tasks' implementers run at once, each in
+	// its own worktree (the task DAG); 1, the default, runs the tasks one
+	// at a time in the work tree.
+	MaxParallel int `json:"max-parallel,omitempty"`
 
 	Line int    `json:"-"` // the line of the step's table header in Source
 	path string // in tomlpos.Lines, for validation errors

@@ -180,6 +180,9 @@ func (v *validator) step(p *Phase, s *Step, parent *Step) {
 		if len(s.Steps) == 0 {
 			v.errorf(s.path, "a tasks step needs steps ([[phases.steps.steps]]) to run per task")
 		}
+		if s.MaxParallel < 1 || s.MaxParallel > MaxParallelLimit {
+			v.errorf(tomlpos.Join(s.path, "max-parallel"), "max-parallel %d is out of range 1-%d", s.MaxParallel, MaxParallelLimit)
+		}
 		for i := range s.Steps {
 			v.step(p, &s.Steps[i], s)
 		}
