@@ -46,6 +46,8 @@ type chainView struct {
 	replay   string
 	replaced map[replayedAt]int
 	replayed bool
+	// dagRun says Phase 3 began as a task DAG (a dag.run event).
+	dagRun bool
 }
 
 // replayedAt is where a dispatch ran: its point and role.
@@ -64,6 +66,8 @@ func newChainView() *chainView {
 func (v *chainView) add(ev pipeline.Event) error {
 	v.pos++
 	switch ev.Type {
+	case pipeline.TypeDAGRun:
+		v.dagRun = true
 	case pipeline.TypeStep:
 		var d pipeline.StepData
 		if err := pipeline.DecodeData(ev, &d); err != nil {

@@ -17,10 +17,11 @@ import (
 // Dispatches of one level run at once; the chain gives them distinct
 // seqs. A dispatch that failed returns its report (if any) with the
 // failure; a manual agent, which would wait for a person, is refused.
-func (e *Engine) TaskDispatcher(step, role string, render func(taskrun.Job) []byte) taskrun.Dispatcher {
+// titles are the tasks' titles, for status; a task without one is its id.
+func (e *Engine) TaskDispatcher(step, role string, titles map[string]string, render func(taskrun.Job) []byte) taskrun.Dispatcher {
 	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
 		out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: step, Task: job.Task.ID},
-			Role: role, Template: role, Prompt: render(job), Title: job.Task.ID, Report: prompt.ReportTask, Workdir: workdir})
+			Role: role, Template: role, Prompt: render(job), Title: titleOf(titles, job.Task.ID), Report: prompt.ReportTask, Workdir: workdir})
 		switch {
 		case err != nil:
 			return nil, err
@@ -31,4 +32,12 @@ func (e *Engine) TaskDispatcher(step, role string, render func(taskrun.Job) []by
 		}
 		return out.Report, nil
 	}
+}
+
+// titleOf is task id's title in titles, else its id.
+func titleOf(titles map[string]string, id string) string {
+	if t := titles[id]; t != "" {
+		return t
+	}
+	return id
 }

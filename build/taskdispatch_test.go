@@ -21,7 +21,7 @@ if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
 printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
 	repo := e.Service.Repo
 	base := gittest.Git(t, ".", "rev-parse", "HEAD")
-	runner := taskrun.New(repo, 2, e.TaskDispatcher("run", "implementer", func(j taskrun.Job) []byte {
+	runner := taskrun.New(repo, 2, e.TaskDispatcher("run", "implementer", nil, func(j taskrun.Job) []byte {
 		return []byte("Do task " + j.Task.ID + ".\n")
 	}))
 	var jobs []taskrun.Job

@@ -32,6 +32,18 @@ type TaskRun struct {
 	// Progress, when given, hears of each status change (from one
 	// goroutine at a time): git crucible run prints them on stderr.
 	Progress func(taskrun.Event)
+	// Prompt, when given, is a task's prompt data (its upstream context
+	// is added): build's Phase 3 gives its implement step's. It is called
+	// from the tasks' goroutines.
+	Prompt func(taskrun.Job) prompt.Data
+	// Retry runs again the tasks a run before this one failed: a build
+	// resumed after a failed task.
+	Retry bool
+	// Between is taskrun.Plan's: it runs between levels.
+	Between func(head string) (string, error)
+	// Titles are the tasks' titles, by id (a plan's): their dispatches'
+	// and their commits' subjects. A task without one goes by its id.
+	Titles map[string]string
 }
 
 // TaskRunResult is how a task run ended.
@@ -39,8 +51,10 @@ type TaskRunResult struct {
 	Head   string // the branch's commit after it
 	Backup string // the backup branch, made before the run's first level moved the branch
 	Failed []string
-	Status string // completed, or failed (some task failed or can never run)
-	Reason string
+	// Reasons says why each task failed, of those this run failed.
+	Reasons map[string]string
+	Status  string // completed, or failed (some task failed or can never run)
+	Reason  string
 }
 
 // WorkRef holds a task run's newest level commits until its branch does.
@@ -96,14 +110,20 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		numbers[t.ID] = i + 1
 	}
 	render := func(job taskrun.Job) []byte {
-		task := &report.PlanTask{ID: job.Task.ID, Title: job.Task.ID, DependsOn: job.Task.DependsOn, Files: job.Task.Files,
-			FastGate: tr.Manifest.Validation.FastGate}
-		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
-			Step: tr.Step, Role: tr.Role, Task: task, TestCommand: tr.Test, Upstream: job.UpstreamContext(),
-			Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: prompt.ReportTask}}
-		if tr.Path != "" {
-			d.Inputs["manifest"] = tr.Path
+		var d prompt.Data
+		if tr.Prompt != nil {
+			d = tr.Prompt(job)
+		} else {
+			task := &report.PlanTask{ID: job.Task.ID, Title: job.Task.ID, DependsOn: job.Task.DependsOn, Files: job.Task.Files,
+				FastGate: tr.Manifest.Validation.FastGate}
+			d = prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
+				Step: tr.Step, Role: tr.Role, Task: task, TestCommand: tr.Test,
+				Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: prompt.ReportTask}}
+			if tr.Path != "" {
+				d.Inputs["manifest"] = tr.Path
+			}
 		}
+		d.Upstream = job.UpstreamContext()
 		text, err := tr.Templates.Render(tr.Template, d)
 		if err != nil {
 			// The templates were checked before the run: a failure here is the engine's.
@@ -111,17 +131,29 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 		return []byte(text)
 	}
-	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, render))
+	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, tr.Titles, render))
+	res.Reasons = map[string]string{}
+	record := func(ev taskrun.Event) error {
+		if err := e.recordTask(ctx, ev); err != nil {
+			return err
+		}
+		if ev.Status == dag.Failed {
+			res.Reasons[ev.Task] = ev.Reason
+		}
+		if tr.Progress != nil {
+			tr.Progress(ev)
+		}
+		return taskrun.Apply(tr.Manifest, ev)
+	}
+	for _, t := range tr.Manifest.Tasks {
+		if tr.Retry && t.Status == dag.Failed {
+			if err := record(taskrun.Event{Task: t.ID, Status: dag.Pending}); err != nil {
+				return res, err
+			}
+		}
+	}
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
-		Record: func(ev taskrun.Event) error {
-			if err := e.recordTask(ctx, ev); err != nil {
-				return err
-			}
-			if tr.Progress != nil {
-				tr.Progress(ev)
-			}
-			return taskrun.Apply(tr.Manifest, ev)
-		},
+		Record: record, Between: tr.Between,
 		Message: func(r taskrun.Result) string { return e.taskMessage(tr, r, numbers[r.ID]) }}
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
@@ -254,7 +286,11 @@ func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step 
 // pipeline's trailers.
 func (e *Engine) taskMessage(tr TaskRun, r taskrun.Result, number int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task %s of %s\n", r.ID, orTaskRun(tr.Manifest.Goal))
+	if title := tr.Titles[r.ID]; title != "" {
+		fmt.Fprintf(&b, "%s (task %s)\n", title, r.ID)
+	} else {
+		fmt.Fprintf(&b, "Task %s of %s\n", r.ID, orTaskRun(tr.Manifest.Goal))
+	}
 	if t, err := report.ParseTask(r.Report); err == nil && strings.TrimSpace(t.Notes) != "" {
 		b.WriteString("\n" + strings.TrimSpace(t.Notes) + "\n")
 	}

@@ -19,25 +19,105 @@ import (
 	"github.com/git-crucible/git-crucible/spec"
 )
 
-// Executor runs a plan's tasks: run walks one task's steps and returns
-// whether the walk stops there. Serial is this engine's; the parallel task
-// DAG replaces it.
+// Executor runs Phase 3's plan: its tasks through the tasks step's
+// steps, level by level of the plan's dependency graph. Serial walks one
+// task at a time in the work tree; Parallel runs the implementers of a
+// level at once (the task DAG). Execute is called from the walk's
+// goroutine, and Tasks' methods must be called from it too.
 type Executor interface {
-	Execute(ctx context.Context, tasks []report.PlanTask, run func(context.Context, report.PlanTask) (stop bool, err error)) error
+	Execute(ctx context.Context, tasks *Tasks) error
 }
 
-// Serial runs the tasks one at a time, in the order given (the plan's
-// dependency order), and stops at the first that stops.
+// Tasks is the walk of a plan's tasks an Executor drives.
+type Tasks struct {
+	Order []report.PlanTask // the plan's tasks, dependencies first
+	w     *walker
+	p     spec.Point // the tasks step's
+	st    *spec.Step
+	stop  *stepEnd // where a step stopped the walk
+}
+
+// Levels are the plan's tasks by level: a task's level is one past its
+// deepest dependency's. Each is in Order's order.
+func (ts *Tasks) Levels() [][]report.PlanTask {
+	level := map[string]int{}
+	var out [][]report.PlanTask
+	for _, t := range ts.Order {
+		n := 0
+		for _, d := range t.DependsOn {
+			n = max(n, level[d])
+		}
+		level[t.ID] = n + 1
+		for len(out) <= n {
+			out = append(out, nil)
+		}
+		out[n] = append(out[n], t)
+	}
+	return out
+}
+
+// Walk walks task's steps that are not done, in the work tree, and
+// reports whether the walk stops there.
+func (ts *Tasks) Walk(ctx context.Context, task report.PlanTask) (stop bool, err error) {
+	return ts.steps(ctx, task, ts.st.Steps)
+}
+
+// steps walks task's steps of steps that are not done.
+func (ts *Tasks) steps(ctx context.Context, task report.PlanTask, steps []spec.Step) (bool, error) {
+	for i := range steps {
+		sub := &steps[i]
+		q := spec.Point{Phase: ts.p.Phase, Step: sub.ID, Task: task.ID}
+		if ts.w.done(q) {
+			continue
+		}
+		end, err := ts.w.step(ctx, q, sub, &task)
+		if err != nil {
+			return true, err
+		}
+		if end.status != "" {
+			if err := ts.w.record(ctx, q, end); err != nil {
+				return true, err
+			}
+		}
+		if end.status != pipeline.StepDone {
+			ts.stop = &end
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Serial runs the tasks one at a time, level by level, and stops at the
+// first that stops.
 type Serial struct{}
 
 // Execute implements Executor.
-func (Serial) Execute(ctx context.Context, tasks []report.PlanTask, run func(context.Context, report.PlanTask) (bool, error)) error {
-	for _, t := range tasks {
-		if stop, err := run(ctx, t); err != nil || stop {
-			return err
+func (Serial) Execute(ctx context.Context, ts *Tasks) error {
+	for _, level := range ts.Levels() {
+		for _, t := range level {
+			if stop, err := ts.Walk(ctx, t); err != nil || stop {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// executor is the walk's executor for st: the option's; else Parallel
+// when max-parallel (the option's, else st's) is above 1, or when the
+// pipeline's Phase 3 began as a task DAG, which a resume goes on with.
+func (w *walker) executor(st *spec.Step) Executor {
+	n := st.MaxParallel
+	if w.opts.MaxParallel > 0 {
+		n = w.opts.MaxParallel
+	}
+	switch {
+	case w.opts.Executor != nil:
+		return w.opts.Executor
+	case n > 1 || w.view.dagRun:
+		return Parallel{MaxParallel: max(n, 1)}
+	}
+	return Serial{}
 }
 
 // tasks runs phase 3's tasks step: each task of the plan (the export
@@ -53,34 +133,10 @@ func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEn
 	for i, t := range order {
 		w.taskNumbers[t.ID] = i + 1
 	}
-	var stop *stepEnd
-	err = w.opts.Executor.Execute(ctx, order, func(ctx context.Context, t report.PlanTask) (bool, error) {
-		for i := range st.Steps {
-			sub := &st.Steps[i]
-			q := spec.Point{Phase: p.Phase, Step: sub.ID, Task: t.ID}
-			if w.done(q) {
-				continue
-			}
-			end, err := w.step(ctx, q, sub, &t)
-			if err != nil {
-				return true, err
-			}
-			if end.status == "" {
-				stop = &end
-				return true, nil
-			}
-			if err := w.record(ctx, q, end); err != nil {
-				return true, err
-			}
-			if end.status != pipeline.StepDone {
-				stop = &end
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil || stop != nil {
-		end := deref(stop)
+	ts := &Tasks{Order: order, w: w, p: p, st: st}
+	err = w.executor(st).Execute(ctx, ts)
+	if err != nil || ts.stop != nil {
+		end := deref(ts.stop)
 		end.status = "" // the task's step recorded it: the tasks step goes on
 		return end, err
 	}
@@ -125,6 +181,14 @@ func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
 // trailers and provenance. Nothing to commit (the agent committed itself,
 // or changed nothing) is fine.
 func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int, role string) error {
+	msg := fmt.Sprintf("%s (task %s)\n\n%s dispatch %d of pipeline %s.", task.Title, task.ID, role, seq, w.e.ID)
+	return w.commitWork(ctx, msg, enforce.EnvTask+"="+strconv.Itoa(w.taskNumbers[task.ID]),
+		enforce.EnvSeq+"="+strconv.Itoa(seq), enforce.EnvRole+"="+role)
+}
+
+// commitWork commits everything the work tree has that HEAD has not,
+// with msg, the hooks run with env added; nothing to commit is fine.
+func (w *walker) commitWork(ctx context.Context, msg string, env ...string) error {
 	git := func(args ...string) ([]byte, error) {
 		// Another's ref lock (HEAD, the branch) is waited for as the engine's own ref updates do.
 		// Not ended with ctx either: a git killed mid-commit leaves the
@@ -135,8 +199,7 @@ func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int,
 		// group and ends as it would have, rather than dying with HEAD and
 		// the branch locked, which would stop every later commit.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Env = append(os.Environ(), enforce.EnvTask+"="+strconv.Itoa(w.taskNumbers[task.ID]),
-			enforce.EnvSeq+"="+strconv.Itoa(seq), enforce.EnvRole+"="+role)
+		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return out, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
@@ -154,7 +217,6 @@ func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int,
 	if _, err := git("diff", "--cached", "--quiet"); err == nil {
 		return nil
 	}
-	msg := fmt.Sprintf("%s (task %s)\n\n%s dispatch %d of pipeline %s.", task.Title, task.ID, role, seq, w.e.ID)
 	_, err := git("commit", "-q", "-m", msg)
 	return err
 }

@@ -27,8 +27,12 @@ type WalkOptions struct {
 	Templates *prompt.Set
 	// Test is the project's test command; "" takes the agents' config's.
 	Test string
-	// Executor walks a plan's tasks; nil is Serial.
+	// Executor walks a plan's tasks; nil is Parallel when max-parallel
+	// is above 1 (or Phase 3 began in parallel), else Serial.
 	Executor Executor
+	// MaxParallel, when above 0, overrides the tasks step's max-parallel
+	// (build --max-parallel).
+	MaxParallel int
 	// Mutations are the templates Templates swaps, by the name a step
 	// gives, each as crucible's manifest records it ("orig.md -> repl.md"):
 	// a replay's A/B experiment.
@@ -84,9 +88,6 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 	}
 	if w.opts.Test == "" && e.Agents != nil {
 		w.opts.Test = e.Agents.Test
-	}
-	if w.opts.Executor == nil {
-		w.opts.Executor = Serial{}
 	}
 	if err := w.refresh(ctx); err != nil {
 		return WalkResult{}, err

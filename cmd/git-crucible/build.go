@@ -38,6 +38,7 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "design", Usage: "use the design document `FILE` (a work-tree path) instead of writing one"},
 			&cli.StringFlag{Name: "spec", Usage: "walk the pipeline spec `FILE` instead of the work tree's or the built-in one"},
 			&cli.StringFlag{Name: "mode", Value: "feature", Usage: "pipeline `MODE`: feature or refactor"},
+			&cli.IntFlag{Name: "max-parallel", Usage: "run the implementers of up to `N` independent tasks at once, each in its own worktree (the spec's tasks step says how many otherwise)"},
 		},
 		Action: buildAction,
 	}
@@ -52,6 +53,8 @@ func buildAction(c *cli.Context) error {
 		return usageErrorf("--resume goes on with the pipeline's own goal: give no goal")
 	case !resume && c.NArg() != 1:
 		return usageErrorf(`want exactly one argument, the goal: git crucible build "<goal>"`)
+	case c.IsSet("max-parallel") && (c.Int("max-parallel") < 1 || c.Int("max-parallel") > spec.MaxParallelLimit):
+		return usageErrorf("--max-parallel %d: want 1 to %d", c.Int("max-parallel"), spec.MaxParallelLimit)
 	}
 	return withRepo(c, func(s *session) error {
 		repo := s.svc.Repo
@@ -83,7 +86,7 @@ func buildAction(c *cli.Context) error {
 			return err
 		}
 		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design"),
-			Templates: templates, Mutations: mutations})
+			Templates: templates, Mutations: mutations, MaxParallel: c.Int("max-parallel")})
 	})
 }
 

@@ -1,0 +1,108 @@
+package build
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// walkParallel walks the default spec with Yes at max-parallel n.
+func walkParallel(t *testing.T, e *Engine, n int) WalkResult {
+	t.Helper()
+	res, err := e.Walk(t.Context(), WalkOptions{Spec: mustDefault(t), Yes: true, MaxParallel: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestWalkParallel: at max-parallel 2 the plan's independent tasks 1 and
+// 3 have their implementers running at once (each sleeps a second: both
+// dispatches start before either finishes), each committed on the branch
+// at the level's end, task 2 after them; every task's check and review
+// run, and the phases close as in a serial walk.
+func TestWalkParallel(t *testing.T) {
+	e, log := sampleEngine(t, "parallel")
+	if res := walkParallel(t, e, 2); res.Status != WalkDone {
+		t.Fatalf("walk: %+v", res)
+	}
+	want := []ledger.Status{ledger.Pass, ledger.Pass, ledger.Complete, ledger.Pass}
+	if got := statuses(t, e); !equalStatuses(got, want) {
+		t.Errorf("ledger %v, want %v", got, want)
+	}
+	events, err := e.events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The implementers' dispatches, in the chain's order: start or finish, and the task.
+	seqTask := map[int]string{}
+	var order []string
+	for _, ev := range events {
+		switch ev.Type {
+		case pipeline.TypeDispatchStart:
+			var d pipeline.DispatchStart
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.Step == "implement" {
+				seqTask[d.Seq] = d.TaskID
+				order = append(order, "start "+d.TaskID)
+			}
+		case pipeline.TypeDispatchFinish:
+			var d pipeline.DispatchFinish
+			if err := pipeline.DecodeData(ev, &d); err != nil {
+				t.Fatal(err)
+			}
+			if id, ok := seqTask[d.Seq]; ok {
+				order = append(order, "finish "+id)
+			}
+		}
+	}
+	if len(order) != 6 || !slices.Equal(sorted(order[:2]), []string{"start 1", "start 3"}) ||
+		!slices.Equal(sorted(order[2:4]), []string{"finish 1", "finish 3"}) || !slices.Equal(order[4:], []string{"start 2", "finish 2"}) {
+		t.Errorf("the implementers ran %q, want 1 and 3 at once, then 2", order)
+	}
+	steps, err := StepsOf(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for task, check := range map[string]string{"1": "exit 0: sh test/unit.sh", "2": "exit 0: sh test/unit.sh", "3": "skipped: no fast gate"} {
+		for step, result := range map[string]string{"implement": "committed ", "task-check": check, "task-review": ""} {
+			s := steps[spec.Point{Phase: ledger.Execute, Step: step, Task: task}]
+			if s.Status != pipeline.StepDone || !strings.HasPrefix(s.Result, result) {
+				t.Errorf("task %s's %s: %s %q", task, step, s.Status, s.Result)
+			}
+		}
+	}
+	commits := gittest.Git(t, e.Workdir, "log", "-5", "--format=%s|%(trailers:key=Crucible-Phase,key=Crucible-Task,valueonly,separator=%x2C)")
+	if want := "Test the name argument (task 2)|3,2\nDocument the name argument (task 3)|3,3\nTake the name argument (task 1)|3,1\nPhase 3 of pipeline " + e.ID + " begins|3\nsample|"; commits != want {
+		t.Errorf("commits:\n%s\nwant\n%s", commits, want)
+	}
+	if st := gittest.Git(t, e.Workdir, "status", "--porcelain"); st != "" {
+		t.Errorf("the work tree is not the branch's:\n%s", st)
+	}
+	var implementers []string
+	for _, l := range logLines(t, log) {
+		if _, rest, ok := strings.Cut(l, " implementer phase=3 "); ok {
+			implementers = append(implementers, rest)
+		}
+	}
+	if got := fmt.Sprint(sorted(implementers)); got != "[task=1 round= task=2 round= task=3 round=]" {
+		t.Errorf("implementers %s, want each task's once", got)
+	}
+	if problems, err := e.Service.Verify(t.Context(), e.ID); err != nil || len(problems) != 0 {
+		t.Errorf("verify: %v %v", problems, err)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
