@@ -10,11 +10,11 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
+var update = flag.Bool("update", false, "rewrite testdata/docs.golden")
+
 // TestDocsGolden renders the status document and a handoff for the state and
 // events pinned by pipeline's TestEventsGolden, and compares them with the
 // bytes these documents had when pipeline rendered them.
-var update = flag.Bool("update", false, "rewrite testdata/docs.golden")
-
 func TestDocsGolden(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "pipeline", "testdata", "events.golden"))
 	if err != nil {
