@@ -46,31 +46,7 @@ func TestKilledBuildResumes(t *testing.T) {
 	events := chainLength(t, clean)
 
 	dir, log := sampleProject(t)
-	rng := rand.New(rand.NewPCG(21, 22))
-	// The kills keep pace with the walk's progress (its chain's length):
-	// a run ahead of that pace is killed before it gets far, so that kill k
-	// lands about k/kills of the way through the walk, whatever pace a
-	// loaded machine sets.
-	killed := 0
-	for killed < kills {
-		args := []string{"--resume", "--yes"}
-		if pipelineID(t, dir) == "" {
-			args = []string{"--yes", killGoal}
-		}
-		window := 3 * walk / (2 * kills)
-		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/(kills+3) {
-			window = walk / 100
-		}
-		switch code, out := runBuild(t, dir, time.Duration(rng.Int64N(int64(window))), args...); code {
-		case -1:
-			killed++
-		case 0:
-			t.Fatalf("the walk finished after %d kills (of a %v walk): the kills came too late\n%s", killed, walk, out)
-		default:
-			t.Fatalf("after %d kills, build %s exited %d:\n%s", killed, strings.Join(args, " "), code, out)
-		}
-		settled(t, dir)
-	}
+	killed := killBuilds(t, dir, kills, walk, events)
 	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
 		t.Fatalf("the last resume exited %d:\n%s", code, out)
 	}
@@ -169,6 +145,38 @@ func TestKilledBuildResumes(t *testing.T) {
 		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
 }
 
+// killBuilds kills git-crucible build --yes (extra given) in dir kills
+// times, each run a resume of the one before, and returns how many it
+// killed. The kills keep pace with the walk's progress (its chain's
+// length, of events for a whole walk that takes walk): a run ahead of
+// that pace is killed before it gets far, so that kill k lands about
+// k/kills of the way through the walk, whatever pace a loaded machine sets.
+func killBuilds(t *testing.T, dir string, kills int, walk time.Duration, events int, extra ...string) int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(21, 22))
+	killed := 0
+	for killed < kills {
+		args := append([]string{"--resume", "--yes"}, extra...)
+		if pipelineID(t, dir) == "" {
+			args = append(append([]string{"--yes"}, extra...), killGoal)
+		}
+		window := 3 * walk / time.Duration(2*kills)
+		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/float64(kills+3) {
+			window = walk / 100
+		}
+		switch code, out := runBuild(t, dir, time.Duration(rng.Int64N(int64(window))), args...); code {
+		case -1:
+			killed++
+		case 0:
+			t.Fatalf("the walk finished after %d kills (of a %v walk): the kills came too late\n%s", killed, walk, out)
+		default:
+			t.Fatalf("after %d kills, build %s exited %d:\n%s", killed, strings.Join(args, " "), code, out)
+		}
+		settled(t, dir)
+	}
+	return killed
+}
+
 // runBuild runs git-crucible build args in dir, not through git, and
 // kills its process group after the given time unless it has ended. It
 // returns the exit status (-1 when killed) and stdout and stderr.
@@ -220,6 +228,12 @@ func settled(t *testing.T, dir string) {
 // for every role, with every agent start logged to the file it returns.
 func sampleProject(t *testing.T) (dir, log string) {
 	t.Helper()
+	return sampleProjectPlaying(t, "happy")
+}
+
+// sampleProjectPlaying is sampleProject, the scripted agent playing scenario.
+func sampleProjectPlaying(t *testing.T, scenario string) (dir, log string) {
+	t.Helper()
 	dir = gittest.Init(t)
 	sample, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "sample"))
 	if err != nil {
@@ -236,8 +250,8 @@ func sampleProject(t *testing.T) (dir, log string) {
 		t.Fatal(err)
 	}
 	log = filepath.Join(t.TempDir(), "agents.log")
-	config := fmt.Sprintf("[agents.scripted]\nkind = \"command\"\ncommand = [\"sh\", %q, \"--scenario\", \"happy\"]\nenv = { SCRIPTED_LOG = %q }\n\n"+
-		"[roles]\ndefault = \"scripted\"\n\n[project]\ntest = \"sh test/unit.sh\"\n", scripted, log)
+	config := fmt.Sprintf("[agents.scripted]\nkind = \"command\"\ncommand = [\"sh\", %q, \"--scenario\", %q]\nenv = { SCRIPTED_LOG = %q }\n\n"+
+		"[roles]\ndefault = \"scripted\"\n\n[project]\ntest = \"sh test/unit.sh\"\n", scripted, scenario, log)
 	if err := os.MkdirAll(filepath.Join(dir, ".git", "crucible"), 0o755); err != nil {
 		t.Fatal(err)
 	}

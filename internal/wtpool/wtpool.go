@@ -88,8 +88,9 @@ func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	// --force: git may still list a slot whose directory went away.
-	if _, err := p.Repo.Git(ctx, "worktree", "add", "-q", "--force", "--detach", dir, commit); err != nil {
+	// --force: git may still list a slot whose directory went away; twice,
+	// for one a killed git worktree add left locked ("initializing").
+	if _, err := p.Repo.Git(ctx, "worktree", "add", "-q", "--force", "--force", "--detach", dir, commit); err != nil {
 		return nil, err
 	}
 	gitDir, ok := p.worktreeGitDir(dir)

@@ -81,6 +81,13 @@ func TestSlotReuse(t *testing.T) {
 			if got := gittest.Git(t, dir, "worktree", "list", "--porcelain"); len(got) == 0 {
 				t.Fatal("no worktrees listed")
 			}
+			// So is one whose git worktree add was killed: git's record of
+			// it is left locked ("initializing") and its directory missing.
+			gittest.Git(t, dir, "worktree", "lock", "--reason", "initializing", pool.Path(1))
+			if err := os.RemoveAll(pool.Path(1)); err != nil {
+				t.Fatal(err)
+			}
+			at(first)
 		})
 	}
 }
