@@ -2,10 +2,13 @@ package build
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -105,4 +108,44 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// TestWalkParallelTaskFails: a task whose implementer fails in a parallel
+// level stops the walk at its implement step once the tasks that do not
+// depend on it are done; a resume runs it again (and only it).
+func TestWalkParallelTaskFails(t *testing.T) {
+	e, log := sampleEngine(t, "parallel-fails")
+	res := walkParallel(t, e, 2)
+	want := spec.Point{Phase: ledger.Execute, Step: "implement", Task: "3"}
+	if res.Status != WalkFailed || res.Point != want || res.Reason != "task 3: dispatch 11 failed: it reports failure: the usage cannot be documented" {
+		t.Fatalf("walk: %+v, want failed at %+v", res, want)
+	}
+	if got := gittest.Git(t, e.Workdir, "log", "-2", "--format=%s"); got != "Test the name argument (task 2)\nTake the name argument (task 1)" {
+		t.Errorf("commits:\n%s", got)
+	}
+	// The implementer of task 3 does better the second time.
+	conf := filepath.Join(e.Service.Repo.GitDir, "crucible", "agents.toml")
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, conf, strings.Replace(string(b), `"parallel-fails"`, `"parallel"`, 1))
+	if e.Agents, err = agent.Load(t.Context(), e.Service.Repo); err != nil {
+		t.Fatal(err)
+	}
+	if res := walkParallel(t, e, 2); res.Status != WalkDone {
+		t.Fatalf("resume: %+v", res)
+	}
+	if got := gittest.Git(t, e.Workdir, "log", "-1", "--format=%s"); got != "Document the name argument (task 3)" {
+		t.Errorf("the resume's commit: %s", got)
+	}
+	var implementers []string
+	for _, l := range logLines(t, log) {
+		if _, rest, ok := strings.Cut(l, " implementer phase=3 "); ok {
+			implementers = append(implementers, rest)
+		}
+	}
+	if got := fmt.Sprint(sorted(implementers)); got != "[task=1 round= task=2 round= task=3 round= task=3 round=]" {
+		t.Errorf("implementers %s, want task 3's twice, the others' once", got)
+	}
 }
