@@ -42,9 +42,13 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 	}
 	// The tasks' worktrees start from the branch: what the phases before
 	// left in the work tree (the design, the plan, the acceptance tests)
-	// goes on it first, for the implementers to read.
-	if err := w.commitWork(ctx, fmt.Sprintf("Phase 3 of pipeline %s begins\n\nThe work tree as the phases before left it, which the tasks start from.", w.e.ID)); err != nil {
-		return err
+	// goes on it first, for the implementers to read. Only before the
+	// task run begins: after, a change there is a fix's, whose task
+	// commits it.
+	if !w.view.dagRun {
+		if err := w.commitWork(ctx, fmt.Sprintf("Phase 3 of pipeline %s begins\n\nThe work tree as the phases before left it, which the tasks start from.", w.e.ID)); err != nil {
+			return err
+		}
 	}
 	prompts, titles := map[string]prompt.Data{}, map[string]string{}
 	for _, t := range ts.Order {
