@@ -90,18 +90,25 @@ func TestWalkParallel(t *testing.T) {
 	if st := gittest.Git(t, e.Workdir, "status", "--porcelain"); st != "" {
 		t.Errorf("the work tree is not the branch's:\n%s", st)
 	}
-	var implementers []string
-	for _, l := range logLines(t, log) {
-		if _, rest, ok := strings.Cut(l, " implementer phase=3 "); ok {
-			implementers = append(implementers, rest)
-		}
-	}
-	if got := fmt.Sprint(sorted(implementers)); got != "[task=1 round= task=2 round= task=3 round=]" {
+	if got := implementersRan(t, log); got != "[task=1 round= task=2 round= task=3 round=]" {
 		t.Errorf("implementers %s, want each task's once", got)
 	}
 	if problems, err := e.Service.Verify(t.Context(), e.ID); err != nil || len(problems) != 0 {
 		t.Errorf("verify: %v %v", problems, err)
 	}
+}
+
+// implementersRan are the Phase 3 implementers the scripted agent's log
+// says ran, sorted.
+func implementersRan(t *testing.T, log string) string {
+	t.Helper()
+	var ran []string
+	for _, l := range logLines(t, log) {
+		if _, rest, ok := strings.Cut(l, " implementer phase=3 "); ok {
+			ran = append(ran, rest)
+		}
+	}
+	return fmt.Sprint(sorted(ran))
 }
 
 func sorted(s []string) []string {
@@ -139,13 +146,7 @@ func TestWalkParallelTaskFails(t *testing.T) {
 	if got := gittest.Git(t, e.Workdir, "log", "-1", "--format=%s"); got != "Document the name argument (task 3)" {
 		t.Errorf("the resume's commit: %s", got)
 	}
-	var implementers []string
-	for _, l := range logLines(t, log) {
-		if _, rest, ok := strings.Cut(l, " implementer phase=3 "); ok {
-			implementers = append(implementers, rest)
-		}
-	}
-	if got := fmt.Sprint(sorted(implementers)); got != "[task=1 round= task=2 round= task=3 round= task=3 round=]" {
+	if got := implementersRan(t, log); got != "[task=1 round= task=2 round= task=3 round= task=3 round=]" {
 		t.Errorf("implementers %s, want task 3's twice, the others' once", got)
 	}
 }
