@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -124,7 +125,8 @@ func TestWalkParallelTaskFails(t *testing.T) {
 	e, log := sampleEngine(t, "parallel-fails")
 	res := walkParallel(t, e, 2)
 	want := spec.Point{Phase: ledger.Execute, Step: "implement", Task: "3"}
-	if res.Status != WalkFailed || res.Point != want || res.Reason != "task 3: dispatch 11 failed: it reports failure: the usage cannot be documented" {
+	// Tasks 1 and 3 start together: either may be dispatch 11.
+	if res.Status != WalkFailed || res.Point != want || !regexp.MustCompile(`^task 3: dispatch 1[12] failed: it reports failure: the usage cannot be documented$`).MatchString(res.Reason) {
 		t.Fatalf("walk: %+v, want failed at %+v", res, want)
 	}
 	if got := gittest.Git(t, e.Workdir, "log", "-2", "--format=%s"); got != "Test the name argument (task 2)\nTake the name argument (task 1)" {

@@ -12,6 +12,7 @@ import (
 	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
@@ -134,6 +135,12 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, tr.Titles, render))
 	res.Reasons = map[string]string{}
 	record := func(ev taskrun.Event) error {
+		// Noted before it is recorded: every task commit a chain names has its note.
+		if ev.Status == dag.Committed && ev.CommitSHA != "" {
+			if err := e.noteProvenance(ctx, ev.CommitSHA, numbers[ev.Task], tr.Role); err != nil {
+				return err
+			}
+		}
 		if err := e.recordTask(ctx, ev); err != nil {
 			return err
 		}
@@ -199,6 +206,27 @@ func (e *Engine) begin(ctx context.Context, tr TaskRun, branch, head, backup str
 	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: "in-progress",
 		Manifest: tr.Path, Branch: strings.TrimPrefix(branch, "refs/heads/"), Backup: backup,
 		MaxParallel: tr.MaxParallel, Tasks: len(tr.Manifest.Tasks)}})
+}
+
+// noteProvenance notes a task's commit as the post-commit hook notes one
+// made in the work tree (the engine's commits bypass the hooks): the
+// pipeline, Phase 3, the task's number and role, the chain's head and
+// the writer, which an audit (verify --range, pre-push) checks.
+func (e *Engine) noteProvenance(ctx context.Context, commit string, number int, role string) error {
+	repo := e.Service.Repo
+	h, err := e.Service.Store.Head(ctx, e.ID)
+	if err != nil {
+		return err
+	}
+	writer := ""
+	if w, err := pipeline.LoadWriter(repo); err == nil && w != nil {
+		writer = w.ID
+	}
+	line, err := enforce.Provenance(e.ID, int(ledger.Execute), enforce.Agent{Task: number, Role: role}, h.Commit, writer).Encode()
+	if err != nil {
+		return err
+	}
+	return notes.Append(ctx, repo, notes.ProvenanceRef, commit, line)
 }
 
 // record appends one event, serialised with the dispatches' records.
