@@ -53,13 +53,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 	prompts, titles := map[string]prompt.Data{}, map[string]string{}
 	for _, t := range ts.Order {
 		titles[t.ID] = t.Title
-		q := ts.at(impl, t.ID)
-		if w.done(q) { // implemented before, one at a time
-			if err := m.SetStatus(t.ID, dag.Completed, ""); err != nil {
-				return err
-			}
-		}
-		d, err := w.data(ctx, q, impl, &t)
+		d, err := w.data(ctx, ts.at(impl, t.ID), impl, &t)
 		if err != nil {
 			return err
 		}

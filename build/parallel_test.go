@@ -152,3 +152,26 @@ func TestWalkParallelTaskFails(t *testing.T) {
 		t.Errorf("implementers %s, want task 3's twice, the others' once", got)
 	}
 }
+
+// TestWalkKeepsPhase3Serial: a Phase 3 begun one task at a time goes on so
+// when resumed at max-parallel 2: no task run begins, and task 1's fast
+// gate, which the breaks scenario fails, escalates again where it was.
+func TestWalkKeepsPhase3Serial(t *testing.T) {
+	e, _ := sampleEngine(t, "breaks")
+	first := walkParallel(t, e, 1)
+	if first.Status != WalkEscalated || first.Point.Step != "task-check" {
+		t.Fatalf("walk: %+v", first)
+	}
+	if again := walkParallel(t, e, 2); again.Status != WalkEscalated || again.Point != first.Point {
+		t.Fatalf("resume: %+v, want escalated at %+v", again, first.Point)
+	}
+	events, err := e.events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if ev.Type == pipeline.TypeDAGRun {
+			t.Fatal("the resume began a task run")
+		}
+	}
+}

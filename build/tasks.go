@@ -103,10 +103,11 @@ func (Serial) Execute(ctx context.Context, ts *Tasks) error {
 	return nil
 }
 
-// executor is the walk's executor for st: the option's; else Parallel
-// when max-parallel (the option's, else st's) is above 1, or when the
-// pipeline's Phase 3 began as a task DAG, which a resume goes on with.
-func (w *walker) executor(st *spec.Step) Executor {
+// executor is the walk's executor for the tasks step st of order: the
+// option's; else as Phase 3 began, when it did: Parallel when the chain
+// has its task run, Serial when a task's step is recorded without one;
+// else Parallel when max-parallel (the option's, else st's) is above 1.
+func (w *walker) executor(st *spec.Step, order []report.PlanTask) Executor {
 	n := st.MaxParallel
 	if w.opts.MaxParallel > 0 {
 		n = w.opts.MaxParallel
@@ -114,10 +115,24 @@ func (w *walker) executor(st *spec.Step) Executor {
 	switch {
 	case w.opts.Executor != nil:
 		return w.opts.Executor
-	case n > 1 || w.view.dagRun:
+	case w.view.dagRun:
 		return Parallel{MaxParallel: max(n, 1)}
+	case n > 1 && !w.tasksBegun(st, order):
+		return Parallel{MaxParallel: n}
 	}
 	return Serial{}
+}
+
+// tasksBegun reports whether a step of a task of order is recorded.
+func (w *walker) tasksBegun(st *spec.Step, order []report.PlanTask) bool {
+	for _, t := range order {
+		for _, sub := range st.Steps {
+			if w.stepStatus(spec.Point{Phase: ledger.Execute, Step: sub.ID, Task: t.ID}) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tasks runs phase 3's tasks step: each task of the plan (the export
@@ -134,7 +149,7 @@ func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEn
 		w.taskNumbers[t.ID] = i + 1
 	}
 	ts := &Tasks{Order: order, w: w, p: p, st: st}
-	err = w.executor(st).Execute(ctx, ts)
+	err = w.executor(st, order).Execute(ctx, ts)
 	if err != nil || ts.stop != nil {
 		end := deref(ts.stop)
 		end.status = "" // the task's step recorded it: the tasks step goes on
