@@ -12,16 +12,19 @@ import (
 
 // TaskDispatcher dispatches the tasks of a parallel DAG level through
 // Dispatch, so that each is recorded write-ahead and a killed run
-// resumes: role's agent runs in the task's own worktree, at step of
-// Phase 3, with the prompt render makes, and must write a task report.
-// Dispatches of one level run at once; the chain gives them distinct
-// seqs. A dispatch that failed returns its report (if any) with the
-// failure; a manual agent, which would wait for a person, is refused.
-// titles are the tasks' titles, for status; a task without one is its id.
-func (e *Engine) TaskDispatcher(step, role string, titles map[string]string, render func(taskrun.Job) []byte) taskrun.Dispatcher {
+// resumes: as's role's agent runs in the task's own worktree, at as's
+// step of Phase 3, with the prompt render makes from as's template (its
+// name and digest recorded), and must write a task report. Dispatches of
+// one level run at once; the chain gives them distinct seqs. A dispatch
+// that failed returns its report (if any) with the failure; a manual
+// agent, which would wait for a person, is refused. titles are the
+// tasks' titles, for status; a task without one is its id.
+func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(taskrun.Job) []byte) taskrun.Dispatcher {
 	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
-		out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: step, Task: job.Task.ID},
-			Role: role, Template: role, Prompt: render(job), Title: titleOf(titles, job.Task.ID), Report: prompt.ReportTask, Workdir: workdir})
+		d := as
+		d.Point = spec.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
+		d.Prompt, d.Title, d.Report, d.Workdir = render(job), titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
+		out, err := e.Dispatch(ctx, d)
 		switch {
 		case err != nil:
 			return nil, err

@@ -9,6 +9,8 @@ import (
 
 	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskrun"
 )
 
@@ -21,7 +23,7 @@ if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
 printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
 	repo := e.Service.Repo
 	base := gittest.Git(t, ".", "rev-parse", "HEAD")
-	runner := taskrun.New(repo, 2, e.TaskDispatcher("run", "implementer", nil, func(j taskrun.Job) []byte {
+	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job) []byte {
 		return []byte("Do task " + j.Task.ID + ".\n")
 	}))
 	var jobs []taskrun.Job
@@ -50,6 +52,19 @@ printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBL
 	}
 	if st.Dispatch.Last != 3 || st.Dispatch.Finished != 3 || len(st.Dispatch.InFlight) != 0 {
 		t.Fatalf("dispatches %+v", st.Dispatch)
+	}
+	// Each start records the template its prompt came from.
+	events, err := e.events(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		var d pipeline.DispatchStart
+		if ev.Type == pipeline.TypeDispatchStart {
+			if err := pipeline.DecodeData(ev, &d); err != nil || d.Template != "task" || d.Role != "implementer" {
+				t.Fatalf("dispatch %d: template %q, role %q (%v)", d.Seq, d.Template, d.Role, err)
+			}
+		}
 	}
 	// The engine's own work tree is untouched.
 	if _, err := os.Stat("a.txt"); !os.IsNotExist(err) {

@@ -16,6 +16,7 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskrun"
 )
 
@@ -132,7 +133,8 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 		return []byte(text)
 	}
-	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, tr.Titles, render))
+	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
+		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, render))
 	res.Reasons = map[string]string{}
 	record := func(ev taskrun.Event) error {
 		// Noted before it is recorded: every task commit a chain names has its note.
