@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -32,6 +34,10 @@ type TaskRun struct {
 	// Progress, when given, hears of each status change (from one
 	// goroutine at a time): git crucible run prints them on stderr.
 	Progress func(taskrun.Event)
+	// Saw, when given, is called with Manifest after each event is
+	// recorded and applied (from one goroutine at a time): git crucible
+	// run rewrites the manifest file as a view of the chain.
+	Saw func(*dag.Manifest)
 }
 
 // TaskRunResult is how a task run ended.
@@ -41,6 +47,7 @@ type TaskRunResult struct {
 	Failed []string
 	Status string // completed, or failed (some task failed or can never run)
 	Reason string
+	Done   bool // the chain had the run completed already: nothing ran, nothing was recorded
 }
 
 // WorkRef holds a task run's newest level commits until its branch does.
@@ -74,6 +81,13 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
+	if runDone(tr.Manifest) {
+		return TaskRunResult{Head: head, Backup: began.Backup, Status: string(dag.RunCompleted), Done: true}, nil
+	}
+	phase, err := e.phase(ctx)
+	if err != nil {
+		return TaskRunResult{}, err
+	}
 	outputs, err := e.taskOutputs(ctx, events, tr.Step)
 	if err != nil {
 		return TaskRunResult{}, err
@@ -83,6 +97,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		if err := e.begin(ctx, tr, branch, head, res.Backup); err != nil {
 			return res, err
 		}
+		tr.Manifest.Status = dag.RunInProgress
 	} else {
 		if began.Backup != "" {
 			res.Backup = began.Backup
@@ -91,6 +106,13 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 			return res, errors.Join(err, fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(res.Backup, "refs/heads/")))
 		}
 	}
+	tr.Manifest.BackupBranch = strings.TrimPrefix(res.Backup, "refs/heads/")
+	saw := func() {
+		if tr.Saw != nil {
+			tr.Saw(tr.Manifest)
+		}
+	}
+	saw()
 	numbers := map[string]int{}
 	for i, t := range tr.Manifest.Tasks {
 		numbers[t.ID] = i + 1
@@ -112,17 +134,25 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		return []byte(text)
 	}
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, render))
+	prov := &provenance{e: e, phase: phase, role: tr.Role, number: numbers, made: map[string][]int{}}
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
 		Record: func(ev taskrun.Event) error {
+			if err := prov.saw(ctx, ev); err != nil {
+				return err
+			}
 			if err := e.recordTask(ctx, ev); err != nil {
 				return err
 			}
 			if tr.Progress != nil {
 				tr.Progress(ev)
 			}
-			return taskrun.Apply(tr.Manifest, ev)
+			if err := taskrun.Apply(tr.Manifest, ev); err != nil {
+				return err
+			}
+			saw()
+			return nil
 		},
-		Message: func(r taskrun.Result) string { return e.taskMessage(tr, r, numbers[r.ID]) }}
+		Message: func(u taskrun.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
 	switch {
@@ -144,6 +174,8 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err := e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}}); err != nil {
 		return res, err
 	}
+	tr.Manifest.Status = dag.RunStatus(res.Status)
+	saw()
 	// The branch holds every level now: the work ref, ours, goes.
 	if w, err := repo.ReadRef(WorkRef(e.ID)); err == nil && w != "" {
 		if in, err := repo.IsAncestor(ctx, w, res.Head); err == nil && in {
@@ -151,6 +183,33 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 	}
 	return res, nil
+}
+
+// runDone says whether the chain has m's run completed, every task with it.
+func runDone(m *dag.Manifest) bool {
+	if m.Status != dag.RunCompleted {
+		return false
+	}
+	for _, t := range m.Tasks {
+		if t.Status != dag.Completed {
+			return false
+		}
+	}
+	return true
+}
+
+// phase is the pipeline's current phase: what its task commits' trailers
+// and provenance notes say, as the hooks would for a commit made now.
+func (e *Engine) phase(ctx context.Context) (int, error) {
+	h, err := e.Service.Store.Head(ctx, e.ID)
+	if err != nil {
+		return 0, err
+	}
+	g, err := pipeline.GatesOf(h.State)
+	if err != nil {
+		return 0, err
+	}
+	return int(g.Ledger.Current()), nil
 }
 
 // begin makes the backup branch (kept if it exists: an earlier run's
@@ -200,7 +259,9 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest) (*pipeline.DAGRunDa
 			}
 			if began == nil {
 				began = &d
+				m.BackupBranch = strings.TrimPrefix(d.Backup, "refs/heads/")
 			}
+			m.Status = dag.RunStatus(d.Status)
 		case pipeline.TypeDAGTask:
 			var d pipeline.DAGTaskData
 			if err := pipeline.DecodeData(ev, &d); err != nil {
@@ -249,20 +310,61 @@ func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step 
 	return out, nil
 }
 
-// taskMessage is a task's commit message: the task, then its report's
-// notes (the seed's message-source: notes) when it has them, then the
-// pipeline's trailers.
-func (e *Engine) taskMessage(tr TaskRun, r taskrun.Result, number int) string {
+// unitMessage is a commit unit's message, as the manifest's
+// message-source says: a task's plan.md objective (objective, the
+// default) or its report's notes (notes). A unit of one task says its
+// text, first line as the subject; one of several tasks (grouped, single)
+// names them and says each one's text. The pipeline's trailers end it,
+// a Crucible-Task for each task.
+func (e *Engine) unitMessage(tr TaskRun, u taskrun.Unit, number map[string]int, phase int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task %s of %s\n", r.ID, orTaskRun(tr.Manifest.Goal))
-	if t, err := report.ParseTask(r.Report); err == nil && strings.TrimSpace(t.Notes) != "" {
-		b.WriteString("\n" + strings.TrimSpace(t.Notes) + "\n")
+	ids := u.Tasks()
+	text := func(r taskrun.Result) string { return taskText(tr, e.Service.Repo.WorkTree, r) }
+	switch first := text(u.Results[0]); {
+	case len(ids) == 1 && first != "":
+		b.WriteString(first + "\n")
+	case len(ids) == 1:
+		fmt.Fprintf(&b, "Task %s of %s\n", ids[0], orTaskRun(tr.Manifest.Goal))
+	default:
+		fmt.Fprintf(&b, "Tasks %s of %s\n", strings.Join(ids, ", "), orTaskRun(tr.Manifest.Goal))
+		for _, r := range u.Results {
+			if t := text(r); t != "" {
+				fmt.Fprintf(&b, "\n%s: %s\n", r.ID, t)
+			}
+		}
 	}
 	b.WriteString("\n")
-	for _, t := range enforce.CommitTrailers(e.ID, int(ledger.Execute), enforce.Agent{Task: number, Role: tr.Role}) {
-		fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
+	for i, id := range ids {
+		trailers := enforce.CommitTrailers(e.ID, phase, enforce.Agent{Task: number[id], Role: tr.Role})
+		if i > 0 {
+			trailers = trailers[2:] // the pipeline and phase once
+		}
+		for _, t := range trailers {
+			fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
+		}
 	}
 	return b.String()
+}
+
+// taskText is what a task's commit message says of it, per the
+// manifest's message-source: its plan.md's objective, or its report's
+// notes; "" when it has none. top is the work tree's top.
+func taskText(tr TaskRun, top string, r taskrun.Result) string {
+	if tr.Manifest.Commits.MessageSource == "notes" {
+		t, err := report.ParseTask(r.Report)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(t.Notes)
+	}
+	if tr.Path == "" {
+		return ""
+	}
+	plan, err := os.ReadFile(dag.PlanPath(filepath.Join(top, tr.Path), r.ID))
+	if err != nil {
+		return ""
+	}
+	return dag.PlanObjective(plan)
 }
 
 func orTaskRun(goal string) string {

@@ -48,14 +48,15 @@ type Plan struct {
 	// WorkRef holds the newest level's commits from the moment they are
 	// made, before any record names them, so that gc never takes them.
 	WorkRef string
-	Outputs map[string][]byte   // reports of tasks already run, by id: filled as tasks finish
-	Record  func(Event) error   // records an event, and applies it to Manifest (Apply)
-	Message func(Result) string // a task's commit message, trailers included
+	Outputs map[string][]byte // reports of tasks already run, by id: filled as tasks finish
+	Record  func(Event) error // records an event, and applies it to Manifest (Apply)
+	Message func(Unit) string // a commit unit's message, trailers included
 }
 
 // Run takes the manifest's tasks level by level from their statuses: the
 // ready tasks of the lowest level run at once (RunLevel), the passed ones
-// are committed on Head (CommitLevel), the work ref and then the branch
+// are committed on Head in the units of the manifest's commit strategy
+// (Units, CommitLevel), the work ref and then the branch
 // move to the level's last commit, and the next level starts from there.
 // It returns the new head. A task is completed once the branch holds its
 // commit. Tasks left no way to run are a *dag.Deadlock.
@@ -116,7 +117,8 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 				}
 			}
 		}
-		commits, next, err := CommitLevel(ctx, r.Repo, head, results, p.Message)
+		units := Units(m.Commits.Strategy, Group(m), results)
+		commits, next, err := CommitLevel(ctx, r.Repo, head, units, p.Message)
 		if err != nil {
 			return head, err
 		}

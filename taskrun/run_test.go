@@ -96,7 +96,7 @@ func TestRunThreeLevels(t *testing.T) {
 	rec := &recorder{m: m, fail: "3a completed"}
 	outputs := map[string][]byte{}
 	plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", WorkRef: "refs/crucible/work/test",
-		Outputs: outputs, Record: rec.record, Message: func(r Result) string { return "task " + r.ID + "\n" }}
+		Outputs: outputs, Record: rec.record, Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
 	// The first run is killed as it records 3a completed, the branch moved.
 	if _, err := runner.Run(context.Background(), plan); err == nil || err.Error() != "killed" {
 		t.Fatalf("error %v, want killed", err)
@@ -164,7 +164,7 @@ tasks:
 	})
 	rec := &recorder{m: m}
 	_, err = runner.Run(context.Background(), Plan{Manifest: m, Head: base, Outputs: map[string][]byte{}, Record: rec.record,
-		Message: func(r Result) string { return r.ID }})
+		Message: func(u Unit) string { return strings.Join(u.Tasks(), ",") }})
 	var d *dag.Deadlock
 	if !errors.As(err, &d) || err.Error() != "deadlock: 1 task can never run: d waits on c (failed)" {
 		t.Fatalf("error %v, want a deadlock", err)
@@ -202,7 +202,7 @@ func TestRunFinishesMove(t *testing.T) {
 			})
 			rec := &recorder{m: m, fail: "a completed"}
 			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
-				Message: func(r Result) string { return "task " + r.ID + "\n" }}
+				Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
 			if _, err := runner.Run(context.Background(), plan); err == nil {
 				t.Fatal("not killed")
 			}
