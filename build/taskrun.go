@@ -34,6 +34,9 @@ type TaskRun struct {
 	// Progress, when given, hears of each status change (from one
 	// goroutine at a time): git crucible run prints them on stderr.
 	Progress func(taskrun.Event)
+	// Approve, when given, is asked before a run that has something left
+	// to do records anything: its error refuses the run.
+	Approve func() error
 	// Saw, when given, is called with Manifest after each event is
 	// recorded and applied (from one goroutine at a time): git crucible
 	// run rewrites the manifest file as a view of the chain.
@@ -77,12 +80,18 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
+	tr.Manifest.ClearState() // the chain says where the run stands, not the file
 	began, err := replayTaskRun(events, tr.Manifest)
 	if err != nil {
 		return TaskRunResult{}, err
 	}
 	if runDone(tr.Manifest) {
 		return TaskRunResult{Head: head, Backup: began.Backup, Status: string(dag.RunCompleted), Done: true}, nil
+	}
+	if tr.Approve != nil {
+		if err := tr.Approve(); err != nil {
+			return TaskRunResult{}, err
+		}
 	}
 	phase, err := e.phase(ctx)
 	if err != nil {

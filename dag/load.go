@@ -83,6 +83,11 @@ func Load(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return LoadData(path, data)
+}
+
+// LoadData is Load of data, read from path.
+func LoadData(path string, data []byte) (*Manifest, error) {
 	m, err := parse(path, data)
 	if err != nil {
 		return nil, err
