@@ -95,8 +95,8 @@ func (v *View) write(m *Manifest) error {
 }
 
 // RenderView is the YAML manifest data showing m's state: the run's
-// status, backup-branch and level-boundaries, and each task's status and
-// commit-sha, set where the file has them and added where it does not
+// status, backup-branch and level-boundaries, and each task's status,
+// commit-sha and fixing-source, set where the file has them and added where it does not
 // (before the tasks, and at the end of each task); the rest as it was.
 func RenderView(data []byte, m *Manifest) ([]byte, error) {
 	var doc yaml.Node
@@ -125,6 +125,9 @@ func RenderView(data []byte, m *Manifest) ([]byte, error) {
 			if t.CommitSHA != "" || value(item, "commit-sha") != nil {
 				setKey(item, "commit-sha", quoted(t.CommitSHA), "")
 			}
+			if t.FixingSource != "" || value(item, "fixing-source") != nil {
+				setKey(item, "fixing-source", plain(t.FixingSource), "")
+			}
 		}
 	}
 	var b bytes.Buffer
@@ -136,7 +139,30 @@ func RenderView(data []byte, m *Manifest) ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, err
 	}
+	if err := shows(b.Bytes(), m); err != nil {
+		return nil, fmt.Errorf("yaml.v3 cannot write it back as it was (%w): not rewritten", err)
+	}
 	return b.Bytes(), nil
+}
+
+// shows checks that the view data reads back as a manifest showing m's
+// state: yaml.v3 writes a few rare forms back otherwise (a key with no
+// value in a flow mapping), and a view must never break the file.
+func shows(data []byte, m *Manifest) error {
+	back, err := parse("dispatch.yaml", data)
+	if err != nil {
+		return err
+	}
+	if back.Status != m.Status || back.BackupBranch != m.BackupBranch || len(back.Tasks) != len(m.Tasks) {
+		return errors.New("the run's state reads back otherwise")
+	}
+	for i, t := range back.Tasks {
+		want := m.Task(t.ID)
+		if want == nil || m.Tasks[i].ID != t.ID || t.Status != want.Status || t.CommitSHA != want.CommitSHA {
+			return fmt.Errorf("task %s reads back otherwise", t.ID)
+		}
+	}
+	return nil
 }
 
 // value is mapping n's value at key, nil when it has none.
