@@ -85,8 +85,13 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
+	res := TaskRunResult{Backup: gatecache.BackupBranch(branch)}
+	if began != nil && began.Backup != "" {
+		res.Backup = began.Backup
+	}
 	if runDone(tr.Manifest) {
-		return TaskRunResult{Head: head, Backup: began.Backup, Status: string(dag.RunCompleted), Done: true}, nil
+		res.Head, res.Status, res.Done = head, string(dag.RunCompleted), true
+		return res, nil
 	}
 	if tr.Approve != nil {
 		if err := tr.Approve(); err != nil {
@@ -101,19 +106,13 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
-	res := TaskRunResult{Backup: gatecache.BackupBranch(branch)}
 	if began == nil {
 		if err := e.begin(ctx, tr, branch, head, res.Backup); err != nil {
 			return res, err
 		}
 		tr.Manifest.Status = dag.RunInProgress
-	} else {
-		if began.Backup != "" {
-			res.Backup = began.Backup
-		}
-		if b, err := repo.ReadRef(res.Backup); err != nil || b == "" {
-			return res, errors.Join(err, fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(res.Backup, "refs/heads/")))
-		}
+	} else if b, err := repo.ReadRef(res.Backup); err != nil || b == "" {
+		return res, errors.Join(err, fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(res.Backup, "refs/heads/")))
 	}
 	tr.Manifest.BackupBranch = strings.TrimPrefix(res.Backup, "refs/heads/")
 	saw := func() {

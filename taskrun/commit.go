@@ -53,7 +53,8 @@ const (
 )
 
 // Units groups a level's passed results (in topological order) into
-// commit units by strategy, group giving a task's commit-group, and
+// commit units by strategy, group giving a task's commit-group (nil: none
+// has one), and
 // attributes each changed path to the last task in that order that
 // changed it, as the seed's shared file attribution: earlier tasks'
 // commits skip it. A unit comes where its first task does.
@@ -69,7 +70,9 @@ func Units(strategy string, group func(id string) string, results []Result) []Un
 		case Single:
 			key = "\x00level"
 		case Grouped:
-			key = group(r.ID)
+			if group != nil {
+				key = group(r.ID)
+			}
 		}
 		i, ok := at[key]
 		if key == "" || !ok {
