@@ -330,7 +330,11 @@ func (e *Engine) unitMessage(tr TaskRun, u taskrun.Unit, number map[string]int, 
 	text := func(r taskrun.Result) string { return taskText(tr, e.Service.Repo.WorkTree, r) }
 	switch first := text(u.Results[0]); {
 	case len(ids) == 1 && first != "":
-		b.WriteString(first + "\n")
+		subject, body, _ := strings.Cut(first, "\n")
+		b.WriteString(subject + "\n")
+		if body = strings.TrimSpace(body); body != "" {
+			b.WriteString("\n" + body + "\n")
+		}
 	case len(ids) == 1:
 		fmt.Fprintf(&b, "Task %s of %s\n", ids[0], orTaskRun(tr.Manifest.Goal))
 	default:
