@@ -46,9 +46,9 @@ func runCommand() *cli.Command {
 			"the engine writes their provenance notes. The branch moves to them (compare-and-swap; the work\n" +
 			"tree follows as git checkout would). Before the first level the branch is kept as\n" +
 			"backup-<branch>-pre-dispatch, never recreated.\n\n" +
-			"A run asks no one: with commits.approval ask-once (the seed's default) or ask-each, its commits\n" +
-			"are approved up front with --yes, and without it the run is refused before anything is recorded;\n" +
-			"auto needs nothing.\n\n" +
+			"A run asks no one: a manifest whose commits.approval is ask-once or ask-each has its commits\n" +
+			"approved up front with --yes, and without it the run is refused before anything is recorded; auto,\n" +
+			"or no approval (the seed's ask-once default is for a person at the orchestrator), needs nothing.\n\n" +
 			"Every status change is an event in the branch's open pipeline (a new one is started, with the\n" +
 			"manifest's goal, when there is none): git crucible status shows the run, and a run killed anywhere\n" +
 			"goes on where it stopped when run again: a task already committed never runs again. A run the\n" +
@@ -152,7 +152,7 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 		return err
 	}
 	approve := func() error {
-		if m.Commits.Approval == "auto" || c.Bool("yes") {
+		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
 			return nil
 		}
 		return withHints(&refused{Err: fmt.Errorf("%s: commits.approval is %s, and a run asks no one: its commits need approving up front", name, m.Commits.Approval)},
