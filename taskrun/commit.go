@@ -26,7 +26,9 @@ type Commit struct {
 // objects are written: the caller moves the branch (and records head as
 // the level's boundary) once all are made.
 func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, results []Result, message func(Result) string) ([]Commit, string, error) {
-	tmp, err := os.MkdirTemp(repo.CrucibleDir(), "level-index-")
+	// Outside the repository: a kill -9 leaves the index, and perhaps its
+	// lock, where the system cleans up.
+	tmp, err := os.MkdirTemp("", "crucible-level-index-")
 	if err != nil {
 		return nil, "", err
 	}

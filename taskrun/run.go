@@ -200,7 +200,7 @@ func (r *Runner) followWorkTree(ctx context.Context, p Plan, old, new string) er
 	if b, err := r.Repo.HeadBranch(); err != nil || "refs/heads/"+b != p.Branch {
 		return err
 	}
-	_, err := r.Repo.Git(ctx, "read-tree", "-m", "-u", old, new)
+	_, err := r.Repo.GitLocking(ctx, "read-tree", "-m", "-u", old, new)
 	return err
 }
 
