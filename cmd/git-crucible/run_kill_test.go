@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,15 +21,17 @@ const sampleDAG = "dispatch/demo"
 
 // TestKilledRunResumes kills git crucible run of the sample DAG (three
 // levels, seven tasks, max-parallel 2) itself, with its git, with SIGKILL
-// at least 30 times at points spread over a whole run, its agents taking
-// a little time so that kills land while they work, while a level is
-// committed and while its records are made; after every third kill `git
-// gc --prune=now` runs before the resume. A last run finishes, and then:
-// every task is completed; the branch holds one commit per task that
-// changes files, in level order, with the clean run's tree; no task's
-// agent started after its task was committed; verify and fsck are clean;
-// no lock is left; the work ref is gone and the backup branch is the
-// commit the run began on.
+// at least 30 times, each kill a little after the run records one of
+// killPoints, in turn: while agents work (they take a little time), while
+// a level's commits are made, between its records, while the branch
+// moves. After every third kill `git gc --prune=now` runs before the
+// resume. Kills go on until the run finishes, then again in a new
+// repository, until there were 30. Each time the run finished: every task
+// is completed; the branch holds one commit per task that changes files,
+// in level order, with the clean run's tree; no task's agent started
+// after its task was committed; verify and fsck are clean; no lock is
+// left; the work ref is gone and the backup branch is the commit the run
+// began on.
 func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real task runs for several seconds")
@@ -40,22 +44,54 @@ func TestKilledRunResumes(t *testing.T) {
 	}
 	walk := time.Since(t0)
 	events := chainLength(t, clean)
+	tree := gittest.Git(t, clean, "rev-parse", "HEAD^{tree}")
 
-	dir, log := runProject(t)
-	base := gittest.Git(t, dir, "rev-parse", "HEAD")
-	gcs := 0
-	killed := killSpread(t, dir, kills, walk, events, func() []string { return []string{"run", sampleDAG} }, func(k int) {
-		if k%3 == 0 {
-			gittest.Git(t, dir, "gc", "--quiet", "--prune=now")
-			gcs++
+	rng := rand.New(rand.NewPCG(14, 30))
+	jitter := 2 * walk / time.Duration(events) // up to about two events' time after it
+	killed, gcs, rounds := 0, 0, 0
+	landed := map[string]int{} // the last event each kill left, for the log
+	for ; killed < kills; rounds++ {
+		if rounds == 10 {
+			t.Fatalf("%d kills in %d runs to their end: too few", killed, rounds)
 		}
-	})
-	code, out := runCrucibleUntil(t, dir, time.After(time.Minute), "run", sampleDAG)
-	if code != 0 || !strings.Contains(out, ": 7 tasks completed, the branch at ") {
-		t.Fatalf("the last run exited %d:\n%s", code, out)
+		dir, log := runProject(t)
+		base := gittest.Git(t, dir, "rev-parse", "HEAD")
+		for {
+			// Every other round of the points, at once: right between two records.
+			delay := time.Duration(rng.Int64N(int64(jitter)))
+			if killed/len(killPoints)%2 == 1 {
+				delay = 0
+			}
+			at := recorded(dir, killPoints[killed%len(killPoints)], delay)
+			code, out := runCrucibleUntil(t, dir, at, "run", sampleDAG)
+			if code == 0 {
+				if !strings.Contains(out, ": 7 tasks completed, the branch at ") {
+					t.Fatalf("the run finished:\n%s", out)
+				}
+				break
+			}
+			if code != -1 {
+				t.Fatalf("after %d kills, git crucible run exited %d:\n%s", killed, code, out)
+			}
+			killed++
+			settled(t, dir)
+			landed[lastEvent(t, dir)]++
+			if killed%3 == 0 {
+				gittest.Git(t, dir, "gc", "--quiet", "--prune=now")
+				gcs++
+			}
+		}
+		assertRunConverged(t, dir, log, base, tree)
 	}
-	id := pipelineID(t, dir)
+	t.Logf("%d kills (%d followed by gc) in %d runs to their end; a clean run takes %v and %d chain commits; the last event before each kill: %v",
+		killed, gcs, rounds, walk, events, landed)
+}
 
+// assertRunConverged fails unless the sample DAG's run in dir, begun at
+// base, ended as a clean run does, with tree, whatever kills it took.
+func assertRunConverged(t *testing.T, dir, log, base, tree string) {
+	t.Helper()
+	id := pipelineID(t, dir)
 	evs := chainEvents(t, dir)
 	last := map[string]string{}
 	committedAt := map[string]int{} // a task's first committed event, by its index in the chain
@@ -117,8 +153,8 @@ func TestKilledRunResumes(t *testing.T) {
 	if n := gittest.Git(t, dir, "rev-list", "--count", base+"..HEAD"); n != "6" {
 		t.Errorf("%s commits on the branch since the run began, want 6", n)
 	}
-	if got, want := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}"), gittest.Git(t, clean, "rev-parse", "HEAD^{tree}"); got != want {
-		t.Errorf("the branch's tree %s, the clean run's %s:\n%s", got, want, gittest.Git(t, dir, "diff", "--stat", want, got))
+	if got := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}"); got != tree {
+		t.Errorf("the branch's tree %s, the clean run's %s:\n%s", got, tree, gittest.Git(t, dir, "diff", "--stat", tree, got))
 	}
 	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("the work tree does not match the branch:\n%s", st)
@@ -135,7 +171,6 @@ func TestKilledRunResumes(t *testing.T) {
 		t.Errorf("the backup branch is at %s, want the base %s", b, base)
 	}
 	assertNoLocks(t, dir)
-	t.Logf("%d kills (%d followed by gc) over a %v run of %d chain commits", killed, gcs, walk, events)
 }
 
 // sampleTasks are the sample DAG's tasks in the manifest's order (a
@@ -208,6 +243,60 @@ func chainEvents(t *testing.T, dir string) []chainEvent {
 	}
 	slices.Reverse(events)
 	return events
+}
+
+// killPoints are the events after which the kills come, in turn, as
+// events.jsonl spells them: an agent starting, its task dispatched, its
+// dispatch finished (the level's commits are made after the last one), a
+// task committed, a level recorded, a task completed.
+var killPoints = []string{`"type":"dispatch.start"`, `"status":"dispatched"`, `"type":"dispatch.finish"`,
+	`"status":"committed"`, `"type":"dag.level"`, `"status":"completed"`}
+
+// recorded fires after delay once an append to dir's pipeline (newer than
+// its tip now) records an event whose line holds want.
+func recorded(dir, want string, delay time.Duration) <-chan time.Time {
+	fire := make(chan time.Time, 1)
+	git := func(args ...string) string {
+		out, _ := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+		return strings.TrimSpace(string(out))
+	}
+	tip := func() string { return git("for-each-ref", "--format=%(objectname)", "refs/crucible/pipelines/") }
+	go func() {
+		seen := tip()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			if now := tip(); now != seen {
+				seen = now
+				if strings.Contains(git("cat-file", "-p", now+":events.jsonl"), want) {
+					break
+				}
+			}
+		}
+		time.Sleep(delay)
+		fire <- time.Now()
+	}()
+	return fire
+}
+
+// lastEvent is the type of dir's pipeline's newest event, with a task
+// event's status; "none" before the pipeline starts.
+func lastEvent(t *testing.T, dir string) string {
+	t.Helper()
+	id := pipelineID(t, dir)
+	if id == "" {
+		return "none"
+	}
+	var evs []chainEvent
+	// By its id: a kill may have left it not yet active.
+	if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json", "-n", "1", "--pipeline", id)), &evs); err != nil || len(evs) != 1 {
+		t.Fatalf("the newest event: %v %v", evs, err)
+	}
+	e := evs[0]
+	if e.Type == pipeline.TypeDAGTask {
+		var d pipeline.DAGTaskData
+		decode(t, e.Data, &d)
+		return e.Type + " " + d.Status
+	}
+	return e.Type
 }
 
 func decode(t *testing.T, data json.RawMessage, v any) {
