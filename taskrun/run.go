@@ -133,8 +133,8 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 // puts them on the branch: the work ref first, so that gc keeps them from
 // the start; each task committed, with the level, in one record (a resume
 // moves the branch to a level recorded, and runs again the tasks of one
-// not recorded, never a task recorded committed); the branch; then each
-// task completed.
+// not recorded, never a task recorded committed); the branch; then the
+// tasks completed, in one record too.
 func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(...Event) error, level int, boundary, next string, commits []Commit) (string, error) {
 	if next != boundary {
 		if err := r.holdWork(ctx, p, next); err != nil {
@@ -158,12 +158,11 @@ func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(...Event) 
 	if err := r.advance(ctx, p, boundary, next); err != nil {
 		return boundary, err
 	}
-	for _, c := range commits {
-		if err := record(Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level}); err != nil {
-			return next, err
-		}
+	completed := make([]Event, len(commits))
+	for i, c := range commits {
+		completed[i] = Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level}
 	}
-	return next, nil
+	return next, record(completed...)
 }
 
 // holdWork points the work ref at head, compare-and-swap from where it is.
