@@ -144,18 +144,27 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, render))
 	prov := &provenance{e: e, phase: phase, role: tr.Role, number: numbers, made: map[string][]int{}}
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
-		Record: func(ev taskrun.Event) error {
-			if err := prov.saw(ctx, ev); err != nil {
+		Record: func(evs ...taskrun.Event) error {
+			if len(evs) == 0 {
+				return nil
+			}
+			drafts := make([]pipeline.Draft, len(evs))
+			for i, ev := range evs {
+				if err := prov.saw(ctx, ev); err != nil {
+					return err
+				}
+				drafts[i] = taskDraft(ev)
+			}
+			if err := e.record(ctx, drafts...); err != nil {
 				return err
 			}
-			if err := e.recordTask(ctx, ev); err != nil {
-				return err
-			}
-			if tr.Progress != nil {
-				tr.Progress(ev)
-			}
-			if err := taskrun.Apply(tr.Manifest, ev); err != nil {
-				return err
+			for _, ev := range evs {
+				if tr.Progress != nil {
+					tr.Progress(ev)
+				}
+				if err := taskrun.Apply(tr.Manifest, ev); err != nil {
+					return err
+				}
 			}
 			saw()
 			return nil
@@ -236,22 +245,23 @@ func (e *Engine) begin(ctx context.Context, tr TaskRun, branch, head, backup str
 		MaxParallel: tr.MaxParallel, Tasks: len(tr.Manifest.Tasks)}})
 }
 
-// record appends one event, serialised with the dispatches' records.
-func (e *Engine) record(ctx context.Context, d pipeline.Draft) error {
+// record appends events in one append, serialised with the dispatches'
+// records.
+func (e *Engine) record(ctx context.Context, ds ...pipeline.Draft) error {
 	e.chain.Lock()
 	defer e.chain.Unlock()
-	_, _, err := e.Service.Record(ctx, e.ID, d)
+	_, _, err := e.Service.Record(ctx, e.ID, ds...)
 	return err
 }
 
-// recordTask records a task run's event in the chain.
-func (e *Engine) recordTask(ctx context.Context, ev taskrun.Event) error {
+// taskDraft is a task run's event as the chain records it.
+func taskDraft(ev taskrun.Event) pipeline.Draft {
 	if ev.Task == "" {
-		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGLevel,
-			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head}})
+		return pipeline.Draft{Type: pipeline.TypeDAGLevel,
+			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head}}
 	}
-	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: ev.Task,
-		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree}})
+	return pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: ev.Task,
+		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree}}
 }
 
 // replayTaskRun applies a chain's task run events to m and returns the

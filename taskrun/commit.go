@@ -124,7 +124,9 @@ func Group(m *dag.Manifest) func(string) string {
 // moves the branch (and records head as the level's boundary) once all
 // are made. It returns each task's commit, in the units' order.
 func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, units []Unit, message func(Unit) string) ([]Commit, string, error) {
-	tmp, err := os.MkdirTemp(repo.CrucibleDir(), "level-index-")
+	// Outside the repository: a kill -9 leaves the index, and perhaps its
+	// lock, where the system cleans up.
+	tmp, err := os.MkdirTemp("", "crucible-level-index-")
 	if err != nil {
 		return nil, "", err
 	}
