@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
@@ -48,7 +49,19 @@ func NewView(path string, data []byte) *View {
 	if strings.EqualFold(filepath.Ext(path), ".toml") {
 		return nil
 	}
-	return &View{path: path, want: data}
+	v := &View{path: path, want: data}
+	// A run killed while it wrote left its temporary file: ours, by its name.
+	if fi, err := os.Lstat(v.temp()); err == nil && fi.Mode().IsRegular() {
+		os.Remove(v.temp())
+	}
+	return v
+}
+
+// temp is where the view is written before it is renamed over the file:
+// one name, so that a kill leaves at most one file, which the next run
+// removes.
+func (v *View) temp() string {
+	return filepath.Join(filepath.Dir(v.path), "."+filepath.Base(v.path)+".crucible-tmp")
 }
 
 // ErrViewLeft is why a view stopped rewriting its file.
@@ -87,11 +100,31 @@ func (v *View) write(m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteAtomic(v.path, out, fi.Mode().Perm()); err != nil {
+	if err := v.replace(out, fi.Mode().Perm()); err != nil {
 		return err
 	}
 	v.want = out
 	return nil
+}
+
+// replace writes out to the temporary file, never through a link, and
+// renames it over the manifest.
+func (v *View) replace(out []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(v.temp(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(out)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(v.temp(), v.path)
+	}
+	if err != nil {
+		os.Remove(v.temp())
+	}
+	return err
 }
 
 // RenderView is the YAML manifest data showing m's state: the run's

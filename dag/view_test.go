@@ -149,3 +149,38 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// A run killed while it wrote the view leaves its temporary file; the
+// next run's view removes it, and a link planted there is not written
+// through.
+func TestViewTempOfAKilledRun(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dispatch.yaml")
+	data := []byte("tasks:\n  - {id: a, type: feature, agent: general}\n")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	temp := filepath.Join(dir, ".dispatch.yaml.crucible-tmp")
+	if err := os.WriteFile(temp, []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := NewView(path, data)
+	if _, err := os.Lstat(temp); !os.IsNotExist(err) {
+		t.Fatalf("the killed run's temporary file is still there: %v", err)
+	}
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.Symlink(outside, temp); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse("dispatch.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Status = RunInProgress
+	if err := v.Write(m); err == nil {
+		t.Fatal("the view was written through a link")
+	}
+	if _, err := os.Lstat(outside); !os.IsNotExist(err) {
+		t.Fatalf("the link's target was created: %v", err)
+	}
+}

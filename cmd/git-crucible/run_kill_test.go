@@ -65,7 +65,8 @@ func TestKilledRunResumes(t *testing.T) {
 			at := recorded(dir, killPoints[killed%len(killPoints)], delay)
 			code, out := runCrucibleUntil(t, dir, at, "run", sampleDAG)
 			if code == 0 {
-				if !strings.Contains(out, ": 7 tasks completed, the branch at ") {
+				// A kill after the run's last record leaves it done.
+				if !strings.Contains(out, ": 7 tasks completed, the branch at ") && !strings.Contains(out, ": already done, all 7 tasks completed") {
 					t.Fatalf("the run finished:\n%s", out)
 				}
 				break
@@ -156,7 +157,8 @@ func assertRunConverged(t *testing.T, dir, log, base, tree string) {
 	if got := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}"); got != tree {
 		t.Errorf("the branch's tree %s, the clean run's %s:\n%s", got, tree, gittest.Git(t, dir, "diff", "--stat", tree, got))
 	}
-	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
+	// The manifest is the run's view, rewritten as it goes: changed, and only it.
+	if st := gittest.Git(t, dir, "status", "--porcelain", "--", ".", ":!"+sampleDAG+"/dispatch.yaml"); st != "" {
 		t.Errorf("the work tree does not match the branch:\n%s", st)
 	}
 
