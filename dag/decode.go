@@ -119,7 +119,7 @@ func decodeManifest(root *node) (*Manifest, error) {
 		Status:                  RunPending,
 		MaxParallel:             5,
 		Critique:                Critique{Enabled: true, Agent: "critique"},
-		Commits:                 Commits{Strategy: "per-task", Approval: "ask-once", MessageSource: "objective"},
+		Commits:                 Commits{Strategy: "per-task", MessageSource: "objective"},
 		UnexpectedModifications: "ask",
 		DeviationHandling:       DeviationHandling{Threshold: "moderate", AutoFix: true, EscalateTo: "user"},
 	}

@@ -67,7 +67,7 @@ type Critique struct {
 // Commits is how a level's work becomes commits.
 type Commits struct {
 	Strategy      string // per-task | single | grouped
-	Approval      string // ask-once | ask-each | auto
+	Approval      string // ask-once | ask-each | auto; "" when the manifest does not say
 	MessageSource string // objective | notes
 }
 

@@ -13,7 +13,8 @@ import (
 // Event is a change the run made to its manifest's state: a task's
 // status (with its commit, or why it failed), or, with Task "", a level's
 // commits (Boundary..Head). The caller records each, in order, before the
-// run goes on: they are what a resume starts from.
+// run goes on: they are what a resume starts from. Events recorded
+// together must be recorded at once.
 type Event struct {
 	Task      string
 	Status    dag.TaskStatus
@@ -48,9 +49,11 @@ type Plan struct {
 	// WorkRef holds the newest level's commits from the moment they are
 	// made, before any record names them, so that gc never takes them.
 	WorkRef string
-	Outputs map[string][]byte   // reports of tasks already run, by id: filled as tasks finish
-	Record  func(Event) error   // records an event, and applies it to Manifest (Apply)
-	Message func(Result) string // a task's commit message, trailers included
+	Outputs map[string][]byte // reports of tasks already run, by id: filled as tasks finish
+	// Record records events in one append (all of them or none) and
+	// applies each to Manifest (Apply).
+	Record  func(...Event) error
+	Message func(Unit) string // a commit unit's message, trailers included
 	// Between, when given, runs after settling and after each level,
 	// before the next (and once before Run returns): build's Phase 3 runs
 	// its tasks' remaining steps there. It may commit on the branch, and
@@ -60,7 +63,8 @@ type Plan struct {
 
 // Run takes the manifest's tasks level by level from their statuses: the
 // ready tasks of the lowest level run at once (RunLevel), the passed ones
-// are committed on Head (CommitLevel), the work ref and then the branch
+// are committed on Head in the units of the manifest's commit strategy
+// (Units, CommitLevel), the work ref and then the branch
 // move to the level's last commit, and the next level starts from there.
 // It returns the new head. A task is completed once the branch holds its
 // commit. Tasks left no way to run are a *dag.Deadlock.
@@ -72,10 +76,10 @@ type Plan struct {
 func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 	m := p.Manifest
 	var mu sync.Mutex // tasks of a level record their dispatch from their goroutines
-	record := func(e Event) error {
+	record := func(es ...Event) error {
 		mu.Lock()
 		defer mu.Unlock()
-		return p.Record(e)
+		return p.Record(es...)
 	}
 	head, err := r.settle(ctx, p, record)
 	if err != nil {
@@ -126,7 +130,8 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 				}
 			}
 		}
-		commits, next, err := CommitLevel(ctx, r.Repo, head, results, p.Message)
+		units := Units(m.Commits.Strategy, Group(m), results)
+		commits, next, err := CommitLevel(ctx, r.Repo, head, units, p.Message)
 		if err != nil {
 			return head, err
 		}
@@ -138,38 +143,38 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 
 // commitLevel records a level's commits (made from boundary to next) and
 // puts them on the branch: the work ref first, so that gc keeps them from
-// the start; each task committed; the level, which decides them (a
-// resume moves the branch to a level recorded, and runs again the tasks
-// of one not recorded); the branch; then each task completed.
-func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(Event) error, level int, boundary, next string, commits []Commit) (string, error) {
+// the start; each task committed, with the level, in one record (a resume
+// moves the branch to a level recorded, and runs again the tasks of one
+// not recorded, never a task recorded committed); the branch; then the
+// tasks completed, in one record too.
+func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(...Event) error, level int, boundary, next string, commits []Commit) (string, error) {
 	if next != boundary {
 		if err := r.holdWork(ctx, p, next); err != nil {
 			return boundary, err
 		}
 	}
+	var decided []Event
 	for _, c := range commits {
 		e := Event{Task: c.Task, Status: dag.Committed, CommitSHA: c.SHA, Level: level}
 		if c.SHA == "" {
 			e.Reason = "changed nothing"
 		}
-		if err := record(e); err != nil {
-			return boundary, err
-		}
+		decided = append(decided, e)
 	}
 	if next != boundary {
-		if err := record(Event{Level: level, Boundary: boundary, Head: next}); err != nil {
-			return boundary, err
-		}
+		decided = append(decided, Event{Level: level, Boundary: boundary, Head: next})
+	}
+	if err := record(decided...); err != nil {
+		return boundary, err
 	}
 	if err := r.advance(ctx, p, boundary, next); err != nil {
 		return boundary, err
 	}
-	for _, c := range commits {
-		if err := record(Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level}); err != nil {
-			return next, err
-		}
+	completed := make([]Event, len(commits))
+	for i, c := range commits {
+		completed[i] = Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level}
 	}
-	return next, nil
+	return next, record(completed...)
 }
 
 // holdWork points the work ref at head, compare-and-swap from where it is.
@@ -203,13 +208,13 @@ func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 		follow = "refs/heads/"+b == p.Branch
 	}
 	if follow {
-		if _, err := r.Repo.Git(ctx, "read-tree", "-m", "-u", old, new); err != nil {
+		if _, err := r.Repo.GitLocking(ctx, "read-tree", "-m", "-u", old, new); err != nil {
 			return fmt.Errorf("the work tree cannot take the level's commits: %w", err)
 		}
 	}
 	err := r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits", gitext.RefUpdate{Name: p.Branch, Old: old, New: new})
 	if err != nil && follow {
-		if _, undo := r.Repo.Git(context.WithoutCancel(ctx), "read-tree", "-m", "-u", new, old); undo != nil {
+		if _, undo := r.Repo.GitLocking(context.WithoutCancel(ctx), "read-tree", "-m", "-u", new, old); undo != nil {
 			err = errors.Join(err, undo)
 		}
 	}
@@ -218,7 +223,7 @@ func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 
 // settle turns what a killed run left into statuses Run can go on from,
 // and returns the head to go on from.
-func (r *Runner) settle(ctx context.Context, p Plan, record func(Event) error) (string, error) {
+func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error) (string, error) {
 	head, err := r.finishMove(ctx, p)
 	if err != nil {
 		return p.Head, err

@@ -32,21 +32,37 @@ type recorder struct {
 	m      *dag.Manifest
 	mu     sync.Mutex
 	events []string
-	fail   string // "task status": the record that fails, as a kill there would
+	fail   string // "task status": the record that fails, as a kill there would, with its batch
 }
 
-func (rec *recorder) record(e Event) error {
+func (rec *recorder) record(es ...Event) error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	line := e.Task + " " + string(e.Status)
-	if e.Task == "" {
-		line = fmt.Sprintf("level %d", e.Level)
+	var lines []string
+	for _, e := range es {
+		line := e.Task + " " + string(e.Status)
+		if e.Task == "" {
+			line = fmt.Sprintf("level %d", e.Level)
+		}
+		if line == rec.fail {
+			return errors.New("killed")
+		}
+		lines = append(lines, line)
 	}
-	if line == rec.fail {
-		return errors.New("killed")
+	rec.events = append(rec.events, lines...)
+	for _, e := range es {
+		if err := Apply(rec.m, e); err != nil {
+			return err
+		}
 	}
-	rec.events = append(rec.events, line)
-	return Apply(rec.m, e)
+	return nil
+}
+
+// ran notes that task's agent started, among the events.
+func (rec *recorder) ran(task string) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.events = append(rec.events, task+" ran")
 }
 
 // lines are the events recorded, the dispatches of a level (which the
@@ -96,7 +112,7 @@ func TestRunThreeLevels(t *testing.T) {
 	rec := &recorder{m: m, fail: "3a completed"}
 	outputs := map[string][]byte{}
 	plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", WorkRef: "refs/crucible/work/test",
-		Outputs: outputs, Record: rec.record, Message: func(r Result) string { return "task " + r.ID + "\n" }}
+		Outputs: outputs, Record: rec.record, Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
 	// The first run is killed as it records 3a completed, the branch moved.
 	if _, err := runner.Run(context.Background(), plan); err == nil || err.Error() != "killed" {
 		t.Fatalf("error %v, want killed", err)
@@ -164,7 +180,7 @@ tasks:
 	})
 	rec := &recorder{m: m}
 	_, err = runner.Run(context.Background(), Plan{Manifest: m, Head: base, Outputs: map[string][]byte{}, Record: rec.record,
-		Message: func(r Result) string { return r.ID }})
+		Message: func(u Unit) string { return strings.Join(u.Tasks(), ",") }})
 	var d *dag.Deadlock
 	if !errors.As(err, &d) || err.Error() != "deadlock: 1 task can never run: d waits on c (failed)" {
 		t.Fatalf("error %v, want a deadlock", err)
@@ -202,7 +218,7 @@ func TestRunFinishesMove(t *testing.T) {
 			})
 			rec := &recorder{m: m, fail: "a completed"}
 			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
-				Message: func(r Result) string { return "task " + r.ID + "\n" }}
+				Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
 			if _, err := runner.Run(context.Background(), plan); err == nil {
 				t.Fatal("not killed")
 			}
@@ -219,6 +235,53 @@ func TestRunFinishesMove(t *testing.T) {
 			}
 			if gittest.Git(t, ".", "rev-parse", "HEAD") != head || gittest.Git(t, ".", "status", "--porcelain") != "" {
 				t.Fatalf("HEAD or the work tree is not at the level's head:\n%s", gittest.Git(t, ".", "status", "--porcelain"))
+			}
+		})
+	}
+}
+
+// A run killed as it records any of a level's events resumes without
+// running the agent of a task recorded committed: the tasks committed and
+// the level that decides them are recorded at once.
+func TestRunKilledAtARecord(t *testing.T) {
+	for _, fail := range []string{"a dispatched", "a committed", "b committed", "level 1", "a completed", "b completed"} {
+		t.Run(fail, func(t *testing.T) {
+			r, base := repo(t, "sha1")
+			m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+				"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt]}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{m: m, fail: fail}
+			runner := New(r, 2, func(ctx context.Context, job Job, dir string) ([]byte, error) {
+				rec.ran(job.Task.ID)
+				return writer(completed)(ctx, job, dir)
+			})
+			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
+				Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
+			if _, err := runner.Run(context.Background(), plan); err == nil {
+				t.Fatal("not killed")
+			}
+			plan.Head = gittest.Git(t, ".", "rev-parse", "HEAD")
+			rec.fail = ""
+			if _, err := runner.Run(context.Background(), plan); err != nil {
+				t.Fatal(err)
+			}
+			committed := map[string]bool{}
+			for _, l := range rec.events {
+				task, what, _ := strings.Cut(l, " ")
+				switch {
+				case what == "committed":
+					committed[task] = true
+				case what == "ran" && committed[task]:
+					t.Errorf("%s's agent ran after it was committed:\n%s", task, strings.Join(rec.events, "\n"))
+				}
+			}
+			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Completed {
+				t.Errorf("a %s, b %s", m.Task("a").Status, m.Task("b").Status)
+			}
+			if n := gittest.Git(t, ".", "rev-list", "--count", base+"..HEAD"); n != "2" {
+				t.Errorf("%s commits on the branch, want one per task", n)
 			}
 		})
 	}
@@ -243,7 +306,7 @@ func TestRunBetween(t *testing.T) {
 	rec := &recorder{m: m}
 	var calls []string
 	plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
-		Message: func(r Result) string { return "task " + r.ID + "\n" },
+		Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" },
 		Between: func(head string) (string, error) {
 			calls = append(calls, fmt.Sprintf("a %s, b %s", m.Task("a").Status, m.Task("b").Status))
 			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Pending {

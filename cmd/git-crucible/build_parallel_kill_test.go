@@ -31,7 +31,12 @@ func TestKilledParallelBuildResumes(t *testing.T) {
 	events := chainLength(t, clean)
 
 	dir, _ := sampleProjectPlaying(t, "parallel")
-	killed := killBuilds(t, dir, kills, walk, events, "--max-parallel", "2")
+	killed := killSpread(t, dir, kills, walk, events, func() []string {
+		if pipelineID(t, dir) == "" {
+			return []string{"build", "--yes", "--max-parallel", "2", killGoal}
+		}
+		return []string{"build", "--resume", "--yes", "--max-parallel", "2"}
+	}, nil)
 	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes", "--max-parallel", "2"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
 		t.Fatalf("the last resume exited %d:\n%s", code, out)
 	}
