@@ -174,33 +174,35 @@ func (r *Runner) holdWork(ctx context.Context, p Plan, head string) error {
 	return r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits", gitext.RefUpdate{Name: p.WorkRef, Old: old, New: head})
 }
 
-// ErrBranchMoved is a branch that is no longer where the run left it.
-var ErrBranchMoved = errors.New("the branch moved while the run was stopped")
-
 // advance moves the branch from old to new, compare-and-swap, and the
-// work tree and index with it when HEAD is on it, as git checkout would:
-// a file changed in the work tree that the move would change stops it.
+// work tree and index with it when HEAD is on it. They move first, as git
+// checkout moves them (a file changed in the work tree that the move
+// would change stops it, and nothing moves); then the branch, put back
+// if it moved meanwhile. A kill between the two leaves the branch at old
+// with the index at new, which advance then finishes.
 func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 	if p.Branch == "" || old == new {
 		return nil
 	}
-	if err := r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits",
-		gitext.RefUpdate{Name: p.Branch, Old: old, New: new}); err != nil {
-		return err
+	follow := false
+	if r.Repo.WorkTree != "" {
+		b, err := r.Repo.HeadBranch()
+		if err != nil {
+			return err
+		}
+		follow = "refs/heads/"+b == p.Branch
 	}
-	return r.followWorkTree(ctx, p, old, new)
-}
-
-// followWorkTree moves the index and work tree from old's tree to new's,
-// when HEAD is on the branch.
-func (r *Runner) followWorkTree(ctx context.Context, p Plan, old, new string) error {
-	if r.Repo.WorkTree == "" {
-		return nil
+	if follow {
+		if _, err := r.Repo.Git(ctx, "read-tree", "-m", "-u", old, new); err != nil {
+			return fmt.Errorf("the work tree cannot take the level's commits: %w", err)
+		}
 	}
-	if b, err := r.Repo.HeadBranch(); err != nil || "refs/heads/"+b != p.Branch {
-		return err
+	err := r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits", gitext.RefUpdate{Name: p.Branch, Old: old, New: new})
+	if err != nil && follow {
+		if _, undo := r.Repo.Git(context.WithoutCancel(ctx), "read-tree", "-m", "-u", new, old); undo != nil {
+			err = errors.Join(err, undo)
+		}
 	}
-	_, err := r.Repo.Git(ctx, "read-tree", "-m", "-u", old, new)
 	return err
 }
 
@@ -236,34 +238,20 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(Event) error) (
 }
 
 // finishMove ends the branch move a killed run left half done: the
-// newest level's commits recorded, the branch still at its boundary (it is
-// moved), or moved with the index and work tree still at the boundary's
-// tree (they follow). It returns the head to go on from.
+// newest level's commits recorded and the branch still at its boundary.
+// It returns the head to go on from.
 func (r *Runner) finishMove(ctx context.Context, p Plan) (string, error) {
 	m := p.Manifest
 	level := 0
 	for l := range m.LevelHeads {
 		level = max(level, l)
 	}
-	if level == 0 || p.Branch == "" {
+	if level == 0 || p.Branch == "" || p.Head != m.LevelBoundaries[level] {
 		return p.Head, nil
 	}
-	boundary, next := m.LevelBoundaries[level], m.LevelHeads[level]
-	switch p.Head {
-	case boundary:
-		if err := r.advance(ctx, p, boundary, next); err != nil {
-			return p.Head, err
-		}
-		return next, nil
-	case next:
-		if r.Repo.WorkTree == "" {
-			return next, nil
-		}
-		// The move's read-tree did not run if the index still has the
-		// boundary's tree; it has new's, or the user's, otherwise.
-		if _, err := r.Repo.Git(ctx, "diff-index", "--cached", "--quiet", boundary, "--"); err == nil {
-			return next, r.followWorkTree(ctx, p, boundary, next)
-		}
+	next := m.LevelHeads[level]
+	if err := r.advance(ctx, p, p.Head, next); err != nil {
+		return p.Head, err
 	}
-	return p.Head, nil
+	return next, nil
 }

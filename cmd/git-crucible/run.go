@@ -31,11 +31,20 @@ func runCommand() *cli.Command {
 			"The manifest is checked as a whole, each problem with its line: unknown keys, dependency cycles\n" +
 			"(with their path), unknown task ids, receives outside depends-on, two tasks of one level naming\n" +
 			"the same file with no edge between them, a stub fast gate (true, echo ...) and no-fast-gate\n" +
-			"without a reason. --dry-run then shows the levels, the tasks ready to run and any deadlock.\n" +
-			"Running the tasks (each in its own worktree, at most --max-parallel at once, a commit per task at\n" +
-			"each level) is not wired to the build engine yet: without --dry-run the run is refused.\n\n" +
-			"EXIT STATUS: 0 the manifest is sound; 1 it has problems, or the run was refused; 128 not a git\n" +
-			"repository, or no manifest; 129 usage error.",
+			"without a reason. --dry-run then shows the levels, the tasks ready to run and any deadlock.\n\n" +
+			"Otherwise the tasks run, level by level: each ready task's agent (the one playing role implementer;\n" +
+			"see git crucible agents) in its own linked worktree under <git-common-dir>/crucible/worktrees, at most\n" +
+			"--max-parallel at once, its prompt given the reports of the tasks it receives. A task passes when\n" +
+			"its output.yaml says completed, lists its deviations and its evidence files exist, and it changed\n" +
+			"no file outside its plan without reporting it. At the end of a level its passed tasks are\n" +
+			"committed, one commit each in dependency order with the pipeline's trailers, and the branch moves to\n" +
+			"them (compare-and-swap; the work tree follows as git checkout would). Before the first level the\n" +
+			"branch is kept as backup-<branch>-pre-dispatch, never recreated.\n\n" +
+			"Every status change is an event in the branch's open pipeline (a new one is started, with the\n" +
+			"manifest's goal, when there is none): git crucible status shows the run, and a run killed anywhere\n" +
+			"goes on where it stopped when run again: a task already committed never runs again.\n\n" +
+			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems, a task\n" +
+			"failed or the run was refused; 128 not a git repository, no manifest, or no agent; 129 usage error.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the manifest and show its levels; run nothing"},
 			&cli.IntFlag{Name: "max-parallel", Usage: "run at most `N` agents at once (default: the manifest's max-parallel)"},
@@ -111,8 +120,13 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
 	if agents.Refused != nil {
 		return agents.Refused
 	}
-	if _, err := agents.Resolve(taskRole); err != nil {
+	a, err := agents.Resolve(taskRole)
+	if err != nil {
 		return err
+	}
+	if a.Kind == agent.Manual {
+		return withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},
+			"give the role an agent that runs by itself: git config crucible.role."+taskRole+" claude (or codex, or one of yours)")
 	}
 	templates, err := prompt.Load(repo.WorkTree)
 	if err != nil {
