@@ -2,12 +2,15 @@ package interop
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/git-crucible/git-crucible/pipeline"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/docs.golden")
 
 // TestDocsGolden renders the status document and a handoff for the state and
 // events pinned by pipeline's TestEventsGolden, and compares them with the
@@ -32,7 +35,13 @@ func TestDocsGolden(t *testing.T) {
 		t.Fatalf("%s: %v", list[3].Type, err)
 	}
 	got := append(StatusOf(st, "2026-11-22T12:34:56Z").Render(), RenderHandoff(hd, st, "2026-11-22T10:00:00Z")...)
-	want, err := os.ReadFile(filepath.Join("testdata", "docs.golden"))
+	golden := filepath.Join("testdata", "docs.golden")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
