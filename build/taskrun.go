@@ -70,7 +70,8 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
-	began, err := replayTaskRun(events, tr.Manifest)
+	amend := &taskrun.Amendments{}
+	began, err := replayTaskRun(events, tr.Manifest, amend)
 	if err != nil {
 		return TaskRunResult{}, err
 	}
@@ -95,24 +96,52 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	for i, t := range tr.Manifest.Tasks {
 		numbers[t.ID] = i + 1
 	}
-	render := func(job taskrun.Job) []byte {
-		task := &report.PlanTask{ID: job.Task.ID, Title: job.Task.ID, DependsOn: job.Task.DependsOn, Files: job.Task.Files,
-			FastGate: tr.Manifest.Validation.FastGate}
+	data := func(step, role string, t *dag.Task, format string) prompt.Data {
 		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
-			Step: tr.Step, Role: tr.Role, Task: task, TestCommand: tr.Test, Upstream: job.UpstreamContext(),
-			Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: prompt.ReportTask}}
+			Step: step, Role: role, TestCommand: tr.Test,
+			Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: format}}
+		if t != nil {
+			d.Task = &report.PlanTask{ID: t.ID, Title: t.ID, DependsOn: t.DependsOn, Files: t.Files, FastGate: tr.Manifest.Validation.FastGate}
+		}
 		if tr.Path != "" {
 			d.Inputs["manifest"] = tr.Path
 		}
-		text, err := tr.Templates.Render(tr.Template, d)
+		return d
+	}
+	render := func(template string, d prompt.Data) []byte {
+		text, err := tr.Templates.Render(template, d)
 		if err != nil {
 			// The templates were checked before the run: a failure here is the engine's.
 			return []byte("error: the prompt could not be rendered: " + err.Error())
 		}
 		return []byte(text)
 	}
-	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, render))
+	renderTask := func(job taskrun.Job) []byte {
+		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
+		d.Upstream = job.UpstreamContext()
+		return render(tr.Template, d)
+	}
+	renderFix := func(f taskrun.FixJob) []byte {
+		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
+		d.Round, d.MaxRounds, d.Issues = f.Round, taskrun.WarnRound, f.Issues
+		return render(tr.Template, d)
+	}
+	critic := tr.Manifest.Critique.Agent
+	if critic == "" {
+		critic = critiqueStep
+	}
+	renderCritique := func(rv taskrun.Review) []byte {
+		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
+		d.Round, d.MaxRounds = rv.Round+1, taskrun.WarnRound
+		for _, t := range rv.Tasks {
+			d.Reviewed = append(d.Reviewed, prompt.Reviewed{ID: t.Task.ID, Commit: t.Commit, Files: t.Task.Files, Output: strings.TrimSpace(string(t.Output))})
+		}
+		return render(critiqueStep, d)
+	}
+	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, renderTask))
+	runner.Gate = e.Gate(tr, critic, renderCritique, renderFix)
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
+		FastGate: tr.Manifest.Validation.FastGate, Amend: amend,
 		Record: func(ev taskrun.Event) error {
 			if err := e.recordTask(ctx, ev); err != nil {
 				return err
@@ -125,9 +154,12 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		Message: func(r taskrun.Result) string { return e.taskMessage(tr, r, numbers[r.ID]) }}
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
+	var escalated *taskrun.Escalated
 	switch {
 	case errors.As(err, &deadlock):
 		res.Status, res.Reason = "failed", deadlock.Error()
+	case errors.As(err, &escalated):
+		res.Status, res.Reason = "escalated", escalated.Error()
 	case err != nil:
 		return res, err
 	default:
@@ -138,7 +170,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 			res.Failed = append(res.Failed, t.ID)
 		}
 	}
-	if len(res.Failed) > 0 && res.Reason == "" {
+	if len(res.Failed) > 0 && res.Status == "completed" {
 		res.Status, res.Reason = "failed", fmt.Sprintf("%d of %d tasks failed: %s", len(res.Failed), len(tr.Manifest.Tasks), strings.Join(res.Failed, ", "))
 	}
 	if err := e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}}); err != nil {
@@ -181,15 +213,16 @@ func (e *Engine) record(ctx context.Context, d pipeline.Draft) error {
 func (e *Engine) recordTask(ctx context.Context, ev taskrun.Event) error {
 	if ev.Task == "" {
 		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGLevel,
-			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head}})
+			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head, Round: ev.Round}})
 	}
 	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: ev.Task,
-		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree}})
+		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree,
+		Source: ev.Source, Round: ev.Round, Fix: ev.Fix}})
 }
 
 // replayTaskRun applies a chain's task run events to m and returns the
 // run's first dag.run (nil when the run has not begun).
-func replayTaskRun(events []pipeline.Event, m *dag.Manifest) (*pipeline.DAGRunData, error) {
+func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amendments) (*pipeline.DAGRunData, error) {
 	var began *pipeline.DAGRunData
 	for _, ev := range events {
 		switch ev.Type {
@@ -209,17 +242,22 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest) (*pipeline.DAGRunDa
 			if m.Task(d.Task) == nil {
 				return nil, fmt.Errorf("the chain's task run has a task %q the manifest does not: it is another run's", d.Task)
 			}
-			if err := taskrun.Apply(m, taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), CommitSHA: d.Commit}); err != nil {
+			ev := taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), CommitSHA: d.Commit, Level: d.Level,
+				Source: d.Source, Round: d.Round, Fix: d.Fix, Reason: d.Reason}
+			if err := taskrun.Apply(m, ev); err != nil {
 				return nil, err
 			}
+			amend.Apply(ev)
 		case pipeline.TypeDAGLevel:
 			var d pipeline.DAGLevelData
 			if err := pipeline.DecodeData(ev, &d); err != nil {
 				return nil, err
 			}
-			if err := taskrun.Apply(m, taskrun.Event{Level: d.Level, Boundary: d.Boundary, Head: d.Head}); err != nil {
+			ev := taskrun.Event{Level: d.Level, Boundary: d.Boundary, Head: d.Head, Round: d.Round}
+			if err := taskrun.Apply(m, ev); err != nil {
 				return nil, err
 			}
+			amend.Apply(ev)
 		}
 	}
 	return began, nil

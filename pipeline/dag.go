@@ -43,6 +43,7 @@ type DAGTaskData struct {
 	Source   string `json:"source,omitempty"`   // while fixing: critique or verification
 	Round    int    `json:"round,omitempty"`    // the amendment round
 	Worktree string `json:"worktree,omitempty"` // while dispatched: where its agent works
+	Fix      string `json:"fix,omitempty"`      // while fixing: the commit holding its fix, once made
 }
 
 // DAGLevelData is the payload of dag.level: the level's commits go from

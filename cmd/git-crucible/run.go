@@ -37,14 +37,21 @@ func runCommand() *cli.Command {
 			"--max-parallel at once, its prompt given the reports of the tasks it receives. A task passes when\n" +
 			"its output.yaml says completed, lists its deviations and its evidence files exist, and it changed\n" +
 			"no file outside its plan without reporting it. At the end of a level its passed tasks are\n" +
-			"committed, one commit each in dependency order with the pipeline's trailers, and the branch moves to\n" +
-			"them (compare-and-swap; the work tree follows as git checkout would). Before the first level the\n" +
+			"committed, one commit each in dependency order with the pipeline's trailers. Then one critique\n" +
+			"agent (role critique, or the manifest's critique.agent) reviews the level's tasks that need it\n" +
+			"(critique.enabled, a task's own setting first); one that crashes or writes no valid report accepts,\n" +
+			"with a warning, and files it changes are discarded. Tasks with blocking issues are fixed one at a\n" +
+			"time by their role's agent, the level rebuilt from its boundary with the fixes, the fast gate run at\n" +
+			"each rebuilt commit (a failing one goes back to fixing) and critique run again: amendment round 3\n" +
+			"warns, round 4 escalates. Once accepted the branch moves to the level's commits\n" +
+			"(compare-and-swap; the work tree follows as git checkout would). Before the first level the\n" +
 			"branch is kept as backup-<branch>-pre-dispatch, never recreated.\n\n" +
 			"Every status change is an event in the branch's open pipeline (a new one is started, with the\n" +
 			"manifest's goal, when there is none): git crucible status shows the run, and a run killed anywhere\n" +
 			"goes on where it stopped when run again: a task already committed never runs again.\n\n" +
 			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems, a task\n" +
-			"failed or the run was refused; 128 not a git repository, no manifest, or no agent; 129 usage error.",
+			"failed or the run was refused; 2 escalated: a level's critique still found blocking issues after\n" +
+			"three amendment rounds; 128 not a git repository, no manifest, or no agent; 129 usage error.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the manifest and show its levels; run nothing"},
 			&cli.IntFlag{Name: "max-parallel", Usage: "run at most `N` agents at once (default: the manifest's max-parallel)"},
@@ -155,6 +162,12 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
 	if err != nil {
 		return err
 	}
+	if res.Status == "escalated" {
+		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
+		fmt.Fprintf(s.err(), "hint: the critique's issues are in the fixing events: git crucible log; fix the level's commits by hand (%s holds them), or go on with: git crucible run %s\n",
+			strings.TrimPrefix(build.WorkRef(id), "refs/"), name)
+		return &silentExit{Code: exitEscalated}
+	}
 	if res.Status != "completed" {
 		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
 		fmt.Fprintf(s.err(), "hint: the branch as it was before the run is %s\n", strings.TrimPrefix(res.Backup, "refs/heads/"))
@@ -187,8 +200,14 @@ func runPipeline(c *cli.Context, s *session, m *dag.Manifest, name string) (stri
 // printTaskEvent is a run's progress line on stderr.
 func printTaskEvent(s *session, ev taskrun.Event) {
 	switch {
+	case ev.Task == "" && ev.Round > 0:
+		fmt.Fprintf(s.err(), "level %d: rebuilt (amendment round %d) %s..%s\n", ev.Level, ev.Round, abbrev(ev.Boundary), abbrev(ev.Head))
 	case ev.Task == "":
 		fmt.Fprintf(s.err(), "level %d: committed %s..%s\n", ev.Level, abbrev(ev.Boundary), abbrev(ev.Head))
+	case ev.Status == dag.Fixing && ev.Fix == "":
+		fmt.Fprintf(s.err(), "task %s: fixing (%s, amendment round %d)\n", ev.Task, ev.Source, ev.Round)
+	case ev.Status == dag.Completed && ev.Reason != "":
+		fmt.Fprintf(s.err(), "task %s: completed %s\nwarning: task %s: %s\n", ev.Task, abbrev(ev.CommitSHA), ev.Task, ev.Reason)
 	case ev.Status == dag.Failed:
 		fmt.Fprintf(s.err(), "task %s: failed: %s\n", ev.Task, ev.Reason)
 	case ev.Status == dag.Dispatched:
