@@ -89,6 +89,9 @@ type Fixing struct {
 	Round  int
 	Issues string // what it is to fix, as recorded
 	Fix    string // the commit holding its fix, once its fix agent ran
+	// issues are Issues as the round found them; a resumed run has only
+	// the text.
+	issues []report.Issue
 }
 
 // Apply applies e to a.
@@ -102,7 +105,7 @@ func (a *Amendments) Apply(e Event) {
 	switch {
 	case e.Task == "":
 	case e.Status == dag.Fixing:
-		a.Fixing[e.Task] = Fixing{Source: e.Source, Round: e.Round, Issues: e.Reason, Fix: e.Fix}
+		a.Fixing[e.Task] = Fixing{Source: e.Source, Round: e.Round, Issues: e.Reason, Fix: e.Fix, issues: e.issues}
 	default:
 		delete(a.Fixing, e.Task)
 	}
@@ -202,7 +205,7 @@ func (r *Runner) nextRound(record func(Event) error, level, round int, ids []str
 			warnings[id] = append(warnings[id], fmt.Sprintf("amendment round %d: one more and the run escalates", round))
 		}
 		e := Event{Task: id, Status: dag.Fixing, CommitSHA: commitOf(commits, id), Level: level, Source: source, Round: round,
-			Reason: issueText(issues(id))}
+			Reason: issueText(issues(id)), issues: issues(id)}
 		if err := record(e); err != nil {
 			return round, err
 		}
@@ -374,7 +377,7 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(Event) error, le
 		}
 		f.Fix = fix
 		if err := record(Event{Task: c.Task, Status: dag.Fixing, CommitSHA: c.SHA, Level: level, Source: f.Source, Round: f.Round,
-			Reason: f.Issues, Fix: fix}); err != nil {
+			Reason: f.Issues, Fix: fix, issues: f.issues}); err != nil {
 			return head, commits, err
 		}
 		cur = fix
@@ -418,7 +421,7 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(Event) error, le
 // tree after it (on cur: its diff is the fix).
 func (r *Runner) fix(ctx context.Context, p Plan, level int, c Commit, f Fixing, cur string) (string, error) {
 	t := p.Manifest.Task(c.Task)
-	issues := f.issues(c.Task)
+	issues := f.issuesOf(c.Task)
 	var fix string
 	err := r.inSlot(ctx, cur, func(wt *gitext.Repo, dir string) error {
 		rep, _ := r.Gate.Fix(ctx, FixJob{Task: *t, Level: level, Round: f.Round, Source: f.Source, Issues: issues, Output: p.Outputs[c.Task]}, dir)
@@ -443,8 +446,12 @@ func (r *Runner) fix(ctx context.Context, p Plan, level int, c Commit, f Fixing,
 	return fix, err
 }
 
-// issues are what a fixing task is to fix, as its event recorded them.
-func (f Fixing) issues(task string) []report.Issue {
+// issuesOf are what a fixing task is to fix: as the round found them, or
+// as its event recorded them.
+func (f Fixing) issuesOf(task string) []report.Issue {
+	if f.issues != nil {
+		return f.issues
+	}
 	return []report.Issue{{Task: task, Severity: report.Blocking, Description: f.Issues}}
 }
 

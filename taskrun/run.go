@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/report"
 )
 
 // Event is a change the run made to its manifest's state: a task's
@@ -21,12 +22,13 @@ type Event struct {
 	CommitSHA string
 	Reason    string
 	Level     int
-	Worktree  string // dispatched: the worktree its agent works in
-	Source    string // fixing: critique or verification
-	Round     int    // fixing, and a rebuilt level and its tasks: the amendment round
-	Fix       string // fixing: the commit holding its fix, once made
-	Boundary  string // with Task "": the commit before the level's first commit
-	Head      string // with Task "": the level's last commit
+	Worktree  string         // dispatched: the worktree its agent works in
+	Source    string         // fixing: critique or verification
+	Round     int            // fixing, and a rebuilt level and its tasks: the amendment round
+	Fix       string         // fixing: the commit holding its fix, once made
+	issues    []report.Issue // fixing: Reason as the round found them, for its fix agent
+	Boundary  string         // with Task "": the commit before the level's first commit
+	Head      string         // with Task "": the level's last commit
 }
 
 // Apply applies e to m, as a Record function must (besides keeping e).
