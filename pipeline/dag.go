@@ -99,6 +99,12 @@ func (d *DAGTaskData) describe() string {
 	if d.Commit != "" {
 		s += " " + short(d.Commit)
 	}
+	switch {
+	case d.Status == "fixing" && d.Fix != "":
+		s += fmt.Sprintf(" (%s, round %d): fixed in %s", d.Source, d.Round, short(d.Fix))
+	case d.Status == "fixing":
+		s += fmt.Sprintf(" (%s, round %d)", d.Source, d.Round)
+	}
 	return s
 }
 
