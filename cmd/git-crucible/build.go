@@ -90,6 +90,16 @@ func buildAction(c *cli.Context) error {
 // loadAgents is the agents' configuration, refused unless every role sp
 // dispatches has one: checked before anything starts.
 func loadAgents(c *cli.Context, s *session, sp *spec.Spec) (*agent.Config, error) {
+	agents, err := agentConfig(c, s)
+	if err != nil {
+		return nil, err
+	}
+	return agents, resolveRoles(sp, agents)
+}
+
+// agentConfig is the agents' configuration, refused while a tracked agents
+// file is not trusted.
+func agentConfig(c *cli.Context, s *session) (*agent.Config, error) {
 	agents, err := agent.Load(c.Context, s.svc.Repo)
 	if err != nil {
 		return nil, err
@@ -97,7 +107,7 @@ func loadAgents(c *cli.Context, s *session, sp *spec.Spec) (*agent.Config, error
 	if agents.Refused != nil {
 		return nil, agents.Refused // a refusal with its trust hint
 	}
-	return agents, resolveRoles(sp, agents)
+	return agents, nil
 }
 
 // walk walks engine e's pipeline until it stops, and says where.

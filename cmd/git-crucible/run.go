@@ -120,12 +120,9 @@ const taskRole = "implementer"
 // there is none) and says how the run ended.
 func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
 	repo := s.svc.Repo
-	agents, err := agent.Load(c.Context, repo)
+	agents, err := agentConfig(c, s)
 	if err != nil {
 		return err
-	}
-	if agents.Refused != nil {
-		return agents.Refused
 	}
 	a, err := agents.Resolve(taskRole)
 	if err != nil {
