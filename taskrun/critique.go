@@ -395,8 +395,20 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(Event) error, le
 	if err != nil {
 		return head, commits, err
 	}
-	if next != boundary {
-		if err := r.holdWork(ctx, p, next); err != nil {
+	// Until the rebuilt level is recorded, a resume needs the fixes as
+	// well: the work ref holds both, through a commit with the two as
+	// parents, then the level alone.
+	hold := next
+	if cur != head {
+		out, err := r.Repo.Git(ctx, "commit-tree", next+"^{tree}", "-p", next, "-p", cur, "-m",
+			fmt.Sprintf("git crucible run: level %d rebuilt in amendment round %d, and its fixes", level, round))
+		if err != nil {
+			return head, commits, err
+		}
+		hold = strings.TrimSpace(string(out))
+	}
+	if hold != boundary {
+		if err := r.holdWork(ctx, p, hold); err != nil {
 			return head, commits, err
 		}
 	}
@@ -411,6 +423,11 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(Event) error, le
 	}
 	if next != boundary {
 		if err := record(Event{Level: level, Boundary: boundary, Head: next, Round: round}); err != nil {
+			return head, commits, err
+		}
+	}
+	if hold != next && next != boundary {
+		if err := r.holdWork(ctx, p, next); err != nil {
 			return head, commits, err
 		}
 	}
