@@ -161,8 +161,8 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
 	}
 	if res.Status == "escalated" {
 		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the critique's issues are in the fixing events: git crucible log; fix the level's commits by hand (%s holds them), or go on with: git crucible run %s\n",
-			strings.TrimPrefix(build.WorkRef(id), "refs/"), name)
+		fmt.Fprintf(s.err(), "hint: the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json\n", build.WorkRef(id))
+		fmt.Fprintf(s.err(), "hint: once decided (a task's critique can be turned off in the manifest), go on with: git crucible run %s\n", name)
 		return &silentExit{Code: exitEscalated}
 	}
 	if res.Status != "completed" {
