@@ -134,7 +134,12 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
 		d.Round, d.MaxRounds = rv.Round+1, taskrun.WarnRound
 		for _, t := range rv.Tasks {
-			d.Reviewed = append(d.Reviewed, prompt.Reviewed{ID: t.Task.ID, Commit: t.Commit, Files: t.Task.Files, Output: strings.TrimSpace(string(t.Output))})
+			instructions := tr.Manifest.Critique.Prompt
+			if t.Task.Critique != nil && t.Task.Critique.Prompt != "" {
+				instructions = t.Task.Critique.Prompt
+			}
+			d.Reviewed = append(d.Reviewed, prompt.Reviewed{ID: t.Task.ID, Commit: t.Commit, Files: t.Task.Files,
+				Output: strings.TrimSpace(string(t.Output)), Instructions: strings.TrimSpace(instructions)})
 		}
 		return render(critiqueStep, d)
 	}

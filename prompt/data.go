@@ -76,6 +76,9 @@ type Reviewed struct {
 	Commit string
 	Files  []string // the files its plan names
 	Output string   // its output.yaml
+	// Instructions are the manifest's critique.prompt for the task (its
+	// own, else the run's); "" for the standard review.
+	Instructions string
 }
 
 // Artifact is a named artifact: a work-tree path, or for "diff" a file the

@@ -51,7 +51,7 @@ func sample(name string) Data {
 		d.Inputs = map[string]string{"manifest": "dispatch/json/dispatch.yaml"}
 		d.Reviewed = []Reviewed{
 			{ID: "1a-encoder", Commit: "0123456789abcdef0123456789abcdef01234567", Files: []string{"json/encode.go"}, Output: "status: completed\nfiles-modified: [json/encode.go]"},
-			{ID: "1b-survey", Output: "status: completed\nfiles-modified: []"}}
+			{ID: "1b-survey", Output: "status: completed\nfiles-modified: []", Instructions: "Check each claim against the code."}}
 		d.Report.Format = ReportCritique
 	case "plan-reviewer":
 		d.Phase, d.PhaseName, d.Round, d.MaxRounds = 2, "Plan", 2, 15
