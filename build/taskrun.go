@@ -269,7 +269,8 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amen
 }
 
 // taskOutputs are the reports the tasks' completed dispatches at step
-// left, the newest of each task's: what downstream tasks receive.
+// (or their fixes) left, the newest of each task's: what downstream tasks
+// receive.
 func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step string) (map[string][]byte, error) {
 	records, err := Records(events)
 	if err != nil {
@@ -277,7 +278,7 @@ func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step 
 	}
 	out := map[string][]byte{}
 	for _, r := range slices.Backward(records) {
-		if r.Point.Step != step || r.Point.Task == "" || r.Status != "completed" || r.Output == "" {
+		if r.Point.Step != step && r.Point.Step != fixStep || r.Point.Task == "" || r.Status != "completed" || r.Output == "" {
 			continue
 		}
 		if _, ok := out[r.Point.Task]; ok {

@@ -73,6 +73,9 @@ func (d *DAGTaskData) check() error {
 		return fmt.Errorf("task %s: invalid status %q", d.Task, d.Status)
 	case d.Level < 0 || d.Round < 0:
 		return fmt.Errorf("task %s: negative level or round", d.Task)
+	case d.Status == "fixing" && (d.Source != "critique" && d.Source != "verification" || d.Round < 1):
+		// The resume re-enters the round from them.
+		return fmt.Errorf("task %s: fixing needs its source (critique or verification) and its amendment round", d.Task)
 	case d.Status == "committed" && d.Commit == "" && d.Reason == "":
 		// A task that changed nothing is committed without a commit; it says so.
 		return fmt.Errorf("task %s: committed without a commit or a reason", d.Task)
