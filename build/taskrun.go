@@ -146,7 +146,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, renderTask))
 	runner.Gate = e.Gate(tr, critic, renderCritique, renderFix)
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
-		FastGate: tr.Manifest.Validation.FastGate, Amend: amend,
+		FastGate: tr.Manifest.CommitGate(), Amend: amend,
 		Record: func(ev taskrun.Event) error {
 			if err := e.recordTask(ctx, ev); err != nil {
 				return err

@@ -3,6 +3,7 @@ package taskrun
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -531,12 +532,16 @@ func (r *Runner) changes(ctx context.Context, commit string) ([]string, error) {
 	return paths, nil
 }
 
+// ErrNoCommitGate stops an amendment round that has no command to check
+// its rebuilt commits with: the seed never skips that check silently.
+var ErrNoCommitGate = errors.New("an amendment round rebuilt the level's commits, and the manifest gives no command to check each with: set validation.fast-gate, or no-fast-gate: true with a verify pipeline")
+
 // verify runs the fast gate at each rebuilt commit in slot 1 and returns
-// the failing tasks' logs. No fast gate verifies nothing.
+// the failing tasks' logs.
 func (r *Runner) verify(ctx context.Context, p Plan, commits []Commit) (map[string]string, error) {
 	failing := map[string]string{}
 	if p.FastGate == "" {
-		return failing, nil
+		return nil, ErrNoCommitGate
 	}
 	for _, c := range commits {
 		if c.SHA == "" {

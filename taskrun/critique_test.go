@@ -105,6 +105,7 @@ func TestGate(t *testing.T) {
 		want   string // the events
 		files  string // 1a.txt and 1b.txt at the end
 		err    string
+		noGate bool // the manifest gives no command to check rebuilt commits with
 	}{{
 		name: "needs-work fixed in one round",
 		critic: func(rv Review, dir string) (string, error) {
@@ -173,14 +174,26 @@ func TestGate(t *testing.T) {
 			"1a fixing critique 3\n1a fixed 3\n1a committed\n1b committed\nlevel 1 round 3",
 		files: " missing",
 		err:   "level 1: amendment round 4 would start (tasks 1a still need work): the run escalates",
+	}, {
+		name: "a rebuilt level with no gate to check its commits stops",
+		critic: func(rv Review, dir string) (string, error) {
+			return needsWork("1b", "1b.txt must say fixed"), nil
+		},
+		fixer:  func(FixJob, string) string { return "fixed" },
+		noGate: true,
+		want:   level1 + "1b fixing critique 1\n1b fixed 1\n" + strings.TrimSuffix(rebuilt1, "\n"),
+		files:  " missing",
+		err:    ErrNoCommitGate.Error(),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, runner, plan, rec := newGateRun(t)
 			g.critic, g.fixer = tc.critic, tc.fixer
+			if tc.noGate {
+				plan.FastGate = ""
+			}
 			_, err := runner.Run(context.Background(), plan)
 			if tc.err != "" {
-				var esc *Escalated
-				if !errors.As(err, &esc) || err.Error() != tc.err {
+				if err == nil || err.Error() != tc.err {
 					t.Fatalf("error %v, want %s", err, tc.err)
 				}
 			} else if err != nil {

@@ -62,7 +62,7 @@ type Plan struct {
 	WorkRef string
 	Outputs map[string][]byte // reports of tasks already run, by id: filled as tasks finish
 	// FastGate runs at each commit an amendment round rebuilds (the
-	// manifest's validation.fast-gate); "" runs none.
+	// manifest's CommitGate); "" stops the round with ErrNoCommitGate.
 	FastGate string
 	// Amend is what the amendment rounds recorded so far, nil for none:
 	// Run keeps it up to date.
