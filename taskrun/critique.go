@@ -138,12 +138,18 @@ func (r *Runner) review(ctx context.Context, p Plan, record func(Event) error, l
 	if err != nil {
 		return head, commits, nil, err
 	}
+	// A round's rebuilt commits are checked before the critique sees
+	// them; a resumed round's check, which nothing records, runs again.
+	check := round > 0
 	for {
 		if len(fixing) > 0 || rebuild {
 			if head, commits, err = r.amend(ctx, p, record, level, boundary, head, commits, round); err != nil {
 				return head, commits, nil, err
 			}
-			rebuild = false
+			rebuild, check = false, true
+		}
+		if check {
+			check = false
 			failing, err := r.verify(ctx, p, commits)
 			if err != nil {
 				return head, commits, nil, err

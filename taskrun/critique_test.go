@@ -333,3 +333,46 @@ func TestGateResume(t *testing.T) {
 		})
 	}
 }
+
+// TestGateResumeChecks: a run killed after a rebuilt level was recorded,
+// its fast gate failing there, checks the rebuilt commits again when it
+// resumes instead of taking them to the critique.
+func TestGateResumeChecks(t *testing.T) {
+	g, runner, plan, rec := newGateRun(t)
+	g.critic = func(rv Review, dir string) (string, error) {
+		if rv.Level == 1 && rv.Round == 0 {
+			return needsWork("1a", "1a.txt must use 1b"), nil
+		}
+		return accepted, nil
+	}
+	g.fixer = func(f FixJob, _ string) string {
+		if f.Source == SourceVerification {
+			return "standalone"
+		}
+		return "uses-1b"
+	}
+	rec.fail = "1a fixing verification 2"
+	if _, err := runner.Run(context.Background(), plan); err == nil || err.Error() != "killed" {
+		t.Fatalf("error %v, want killed", err)
+	}
+	m, err := dag.Parse("dispatch.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	amend := &Amendments{}
+	for _, e := range rec.kept {
+		if err := Apply(m, e); err != nil {
+			t.Fatal(err)
+		}
+		amend.Apply(e)
+	}
+	resumed := &recorder{m: m}
+	plan.Manifest, plan.Amend, plan.Record = m, amend, resumed.record
+	if _, err := runner.Run(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	want := "1a fixing verification 2\n1a fixed 2\n1a committed\n1b committed\nlevel 1 round 2\n" + completed1 + level2
+	if got := resumed.lines(); got != want || read(".", "1a.txt") != "standalone" {
+		t.Fatalf("1a.txt %q, events\n%s\nwant\n%s", read(".", "1a.txt"), got, want)
+	}
+}
