@@ -148,20 +148,9 @@ func TestGate(t *testing.T) {
 			"1b completed (the critique changed 1a.txt, junk.txt: discarded)\n" + level2,
 		files: "1a.txt 1b.txt",
 	}, {
-		name: "a rebuilt commit failing the fast gate goes back to fixing",
-		critic: func(rv Review, dir string) (string, error) {
-			if rv.Level == 1 && rv.Round == 0 {
-				return needsWork("1a", "1a.txt must use 1b"), nil
-			}
-			return accepted, nil
-		},
-		// The first fix uses 1b's file, which 1a's own commit does not have.
-		fixer: func(f FixJob, _ string) string {
-			if f.Source == SourceVerification {
-				return "standalone"
-			}
-			return "uses-1b"
-		},
+		name:   "a rebuilt commit failing the fast gate goes back to fixing",
+		critic: regressCritic,
+		fixer:  regressFixer,
 		want: level1 + "1a fixing critique 1\n1a fixed 1\n" + rebuilt1 +
 			"1a fixing verification 2\n1a fixed 2\n1a committed\n1b committed\nlevel 1 round 2\n" + completed1 + level2,
 		files: "standalone 1b.txt",
@@ -225,6 +214,44 @@ func TestGate(t *testing.T) {
 	}
 }
 
+// regressCritic sends 1a back once; regressFixer's first fix makes 1a.txt
+// use 1b's file, which 1a's own commit does not have (the fast gate
+// fails there), its second stands alone.
+func regressCritic(rv Review, dir string) (string, error) {
+	if rv.Level == 1 && rv.Round == 0 {
+		return needsWork("1a", "1a.txt must use 1b"), nil
+	}
+	return accepted, nil
+}
+
+func regressFixer(f FixJob, _ string) string {
+	if f.Source == SourceVerification {
+		return "standalone"
+	}
+	return "uses-1b"
+}
+
+// resume makes plan a new process's: the manifest and the amendments
+// replayed from the events rec kept, as the build engine does; the
+// recorder it returns records the resumed run.
+func resume(t *testing.T, rec *recorder, plan *Plan) *recorder {
+	t.Helper()
+	m, err := dag.Parse("dispatch.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	amend := &Amendments{}
+	for _, e := range rec.kept {
+		if err := Apply(m, e); err != nil {
+			t.Fatal(err)
+		}
+		amend.Apply(e)
+	}
+	resumed := &recorder{m: m}
+	plan.Manifest, plan.Amend, plan.Record = m, amend, resumed.record
+	return resumed
+}
+
 func or(s, alt string) string {
 	if s == "" {
 		return alt
@@ -236,18 +263,7 @@ func or(s, alt string) string {
 // fast gate's failure.
 func TestGateFixIssues(t *testing.T) {
 	g, runner, plan, _ := newGateRun(t)
-	g.critic = func(rv Review, dir string) (string, error) {
-		if rv.Level == 1 && rv.Round == 0 {
-			return needsWork("1a", "1a.txt must use 1b"), nil
-		}
-		return accepted, nil
-	}
-	g.fixer = func(f FixJob, _ string) string {
-		if f.Source == SourceVerification {
-			return "standalone"
-		}
-		return "uses-1b"
-	}
+	g.critic, g.fixer = regressCritic, regressFixer
 	if _, err := runner.Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
@@ -290,19 +306,8 @@ func TestGateResume(t *testing.T) {
 			gittest.Git(t, ".", "reflog", "expire", "--expire=now", "--all")
 			gittest.Git(t, ".", "gc", "-q", "--prune=now")
 			// A new process: the manifest and the amendments from the events.
-			m, err := dag.Parse("dispatch.yaml", []byte(gated))
-			if err != nil {
-				t.Fatal(err)
-			}
-			amend := &Amendments{}
-			for _, e := range rec.kept {
-				if err := Apply(m, e); err != nil {
-					t.Fatal(err)
-				}
-				amend.Apply(e)
-			}
-			resumed := &recorder{m: m}
-			plan.Manifest, plan.Amend, plan.Record = m, amend, resumed.record
+			resume(t, rec, &plan)
+			m := plan.Manifest
 			plan.Head = gittest.Git(t, ".", "rev-parse", "main")
 			plan.Outputs = map[string][]byte{}
 			final, err := runner.Run(context.Background(), plan)
@@ -339,35 +344,12 @@ func TestGateResume(t *testing.T) {
 // resumes instead of taking them to the critique.
 func TestGateResumeChecks(t *testing.T) {
 	g, runner, plan, rec := newGateRun(t)
-	g.critic = func(rv Review, dir string) (string, error) {
-		if rv.Level == 1 && rv.Round == 0 {
-			return needsWork("1a", "1a.txt must use 1b"), nil
-		}
-		return accepted, nil
-	}
-	g.fixer = func(f FixJob, _ string) string {
-		if f.Source == SourceVerification {
-			return "standalone"
-		}
-		return "uses-1b"
-	}
+	g.critic, g.fixer = regressCritic, regressFixer
 	rec.fail = "1a fixing verification 2"
 	if _, err := runner.Run(context.Background(), plan); err == nil || err.Error() != "killed" {
 		t.Fatalf("error %v, want killed", err)
 	}
-	m, err := dag.Parse("dispatch.yaml", []byte(gated))
-	if err != nil {
-		t.Fatal(err)
-	}
-	amend := &Amendments{}
-	for _, e := range rec.kept {
-		if err := Apply(m, e); err != nil {
-			t.Fatal(err)
-		}
-		amend.Apply(e)
-	}
-	resumed := &recorder{m: m}
-	plan.Manifest, plan.Amend, plan.Record = m, amend, resumed.record
+	resumed := resume(t, rec, &plan)
 	if _, err := runner.Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
