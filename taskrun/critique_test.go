@@ -164,6 +164,20 @@ func TestGate(t *testing.T) {
 		files: " missing",
 		err:   "level 1: amendment round 4 would start (tasks 1a still need work): the run escalates",
 	}, {
+		name: "round 3 accepted with a warning",
+		critic: func(rv Review, dir string) (string, error) {
+			if rv.Level == 1 && rv.Round < 3 {
+				return needsWork("1a", "still wrong"), nil
+			}
+			return accepted, nil
+		},
+		fixer: func(f FixJob, _ string) string { return fmt.Sprintf("try %d", f.Round) },
+		want: level1 + "1a fixing critique 1\n1a fixed 1\n" + rebuilt1 +
+			"1a fixing critique 2\n1a fixed 2\n1a committed\n1b committed\nlevel 1 round 2\n" +
+			"1a fixing critique 3\n1a fixed 3\n1a committed\n1b committed\nlevel 1 round 3\n" +
+			"1a completed (amendment round 3: one more and the run escalates)\n1b completed\n" + level2,
+		files: "try 3 1b.txt",
+	}, {
 		name: "a rebuilt level with no gate to check its commits stops",
 		critic: func(rv Review, dir string) (string, error) {
 			return needsWork("1b", "1b.txt must say fixed"), nil
