@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -32,6 +34,13 @@ type TaskRun struct {
 	// Progress, when given, hears of each status change (from one
 	// goroutine at a time): git crucible run prints them on stderr.
 	Progress func(taskrun.Event)
+	// Approve, when given, is asked before a run that has something left
+	// to do records anything: its error refuses the run.
+	Approve func() error
+	// Saw, when given, is called with Manifest after each event is
+	// recorded and applied (from one goroutine at a time): git crucible
+	// run rewrites the manifest file as a view of the chain.
+	Saw func(*dag.Manifest)
 }
 
 // TaskRunResult is how a task run ended.
@@ -41,6 +50,7 @@ type TaskRunResult struct {
 	Failed []string
 	Status string // completed, or failed (some task failed or can never run)
 	Reason string
+	Done   bool // the chain had the run completed already: nothing ran, nothing was recorded
 }
 
 // WorkRef holds a task run's newest level commits until its branch does.
@@ -70,8 +80,26 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
+	tr.Manifest.ClearState() // the chain says where the run stands, not the file
 	amend := &taskrun.Amendments{}
 	began, err := replayTaskRun(events, tr.Manifest, amend)
+	if err != nil {
+		return TaskRunResult{}, err
+	}
+	res := TaskRunResult{Backup: gatecache.BackupBranch(branch)}
+	if began != nil && began.Backup != "" {
+		res.Backup = began.Backup
+	}
+	if runDone(tr.Manifest) {
+		res.Head, res.Status, res.Done = head, string(dag.RunCompleted), true
+		return res, nil
+	}
+	if tr.Approve != nil {
+		if err := tr.Approve(); err != nil {
+			return TaskRunResult{}, err
+		}
+	}
+	phase, err := e.phase(ctx)
 	if err != nil {
 		return TaskRunResult{}, err
 	}
@@ -79,19 +107,21 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
-	res := TaskRunResult{Backup: gatecache.BackupBranch(branch)}
 	if began == nil {
 		if err := e.begin(ctx, tr, branch, head, res.Backup); err != nil {
 			return res, err
 		}
-	} else {
-		if began.Backup != "" {
-			res.Backup = began.Backup
-		}
-		if b, err := repo.ReadRef(res.Backup); err != nil || b == "" {
-			return res, errors.Join(err, fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(res.Backup, "refs/heads/")))
+		tr.Manifest.Status = dag.RunInProgress
+	} else if b, err := repo.ReadRef(res.Backup); err != nil || b == "" {
+		return res, errors.Join(err, fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(res.Backup, "refs/heads/")))
+	}
+	tr.Manifest.BackupBranch = strings.TrimPrefix(res.Backup, "refs/heads/")
+	saw := func() {
+		if tr.Saw != nil {
+			tr.Saw(tr.Manifest)
 		}
 	}
+	saw()
 	numbers := map[string]int{}
 	for i, t := range tr.Manifest.Tasks {
 		numbers[t.ID] = i + 1
@@ -145,18 +175,35 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	}
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(tr.Step, tr.Role, renderTask))
 	runner.Gate = e.Gate(tr, critic, renderCritique, renderFix)
+	prov := &provenance{e: e, phase: phase, role: tr.Role, number: numbers, made: map[string][]int{}}
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
 		FastGate: tr.Manifest.CommitGate(), Amend: amend,
-		Record: func(ev taskrun.Event) error {
-			if err := e.recordTask(ctx, ev); err != nil {
+		Record: func(evs ...taskrun.Event) error {
+			if len(evs) == 0 {
+				return nil
+			}
+			drafts := make([]pipeline.Draft, len(evs))
+			for i, ev := range evs {
+				if err := prov.saw(ctx, ev); err != nil {
+					return err
+				}
+				drafts[i] = taskDraft(ev)
+			}
+			if err := e.record(ctx, drafts...); err != nil {
 				return err
 			}
-			if tr.Progress != nil {
-				tr.Progress(ev)
+			for _, ev := range evs {
+				if tr.Progress != nil {
+					tr.Progress(ev)
+				}
+				if err := taskrun.Apply(tr.Manifest, ev); err != nil {
+					return err
+				}
 			}
-			return taskrun.Apply(tr.Manifest, ev)
+			saw()
+			return nil
 		},
-		Message: func(r taskrun.Result) string { return e.taskMessage(tr, r, numbers[r.ID]) }}
+		Message: func(u taskrun.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
 	var escalated *taskrun.Escalated
@@ -181,6 +228,8 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err := e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}}); err != nil {
 		return res, err
 	}
+	tr.Manifest.Status = dag.RunStatus(res.Status)
+	saw()
 	// The branch holds every level now: the work ref, ours, goes.
 	if w, err := repo.ReadRef(WorkRef(e.ID)); err == nil && w != "" {
 		if in, err := repo.IsAncestor(ctx, w, res.Head); err == nil && in {
@@ -188,6 +237,33 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 	}
 	return res, nil
+}
+
+// runDone says whether the chain has m's run completed, every task with it.
+func runDone(m *dag.Manifest) bool {
+	if m.Status != dag.RunCompleted {
+		return false
+	}
+	for _, t := range m.Tasks {
+		if t.Status != dag.Completed {
+			return false
+		}
+	}
+	return true
+}
+
+// phase is the pipeline's current phase: what its task commits' trailers
+// and provenance notes say, as the hooks would for a commit made now.
+func (e *Engine) phase(ctx context.Context) (int, error) {
+	h, err := e.Service.Store.Head(ctx, e.ID)
+	if err != nil {
+		return 0, err
+	}
+	g, err := pipeline.GatesOf(h.State)
+	if err != nil {
+		return 0, err
+	}
+	return int(g.Ledger.Current()), nil
 }
 
 // begin makes the backup branch (kept if it exists: an earlier run's
@@ -206,23 +282,24 @@ func (e *Engine) begin(ctx context.Context, tr TaskRun, branch, head, backup str
 		MaxParallel: tr.MaxParallel, Tasks: len(tr.Manifest.Tasks)}})
 }
 
-// record appends one event, serialised with the dispatches' records.
-func (e *Engine) record(ctx context.Context, d pipeline.Draft) error {
+// record appends events in one append, serialised with the dispatches'
+// records.
+func (e *Engine) record(ctx context.Context, ds ...pipeline.Draft) error {
 	e.chain.Lock()
 	defer e.chain.Unlock()
-	_, _, err := e.Service.Record(ctx, e.ID, d)
+	_, _, err := e.Service.Record(ctx, e.ID, ds...)
 	return err
 }
 
-// recordTask records a task run's event in the chain.
-func (e *Engine) recordTask(ctx context.Context, ev taskrun.Event) error {
+// taskDraft is a task run's event as the chain records it.
+func taskDraft(ev taskrun.Event) pipeline.Draft {
 	if ev.Task == "" {
-		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGLevel,
-			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head, Round: ev.Round}})
+		return pipeline.Draft{Type: pipeline.TypeDAGLevel,
+			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head, Round: ev.Round}}
 	}
-	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: ev.Task,
+	return pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: ev.Task,
 		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree,
-		Source: ev.Source, Round: ev.Round, Fix: ev.Fix}})
+		Source: ev.Source, Round: ev.Round, Fix: ev.Fix}}
 }
 
 // replayTaskRun applies a chain's task run events to m and returns the
@@ -238,7 +315,9 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amen
 			}
 			if began == nil {
 				began = &d
+				m.BackupBranch = strings.TrimPrefix(d.Backup, "refs/heads/")
 			}
+			m.Status = dag.RunStatus(d.Status)
 		case pipeline.TypeDAGTask:
 			var d pipeline.DAGTaskData
 			if err := pipeline.DecodeData(ev, &d); err != nil {
@@ -293,20 +372,65 @@ func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step 
 	return out, nil
 }
 
-// taskMessage is a task's commit message: the task, then its report's
-// notes (the seed's message-source: notes) when it has them, then the
-// pipeline's trailers.
-func (e *Engine) taskMessage(tr TaskRun, r taskrun.Result, number int) string {
+// unitMessage is a commit unit's message, as the manifest's
+// message-source says: a task's plan.md objective (objective, the
+// default) or its report's notes (notes). A unit of one task says its
+// text, first line as the subject; one of several tasks (grouped, single)
+// names them and says each one's text. The pipeline's trailers end it,
+// a Crucible-Task for each task.
+func (e *Engine) unitMessage(tr TaskRun, u taskrun.Unit, number map[string]int, phase int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task %s of %s\n", r.ID, orTaskRun(tr.Manifest.Goal))
-	if t, err := report.ParseTask(r.Report); err == nil && strings.TrimSpace(t.Notes) != "" {
-		b.WriteString("\n" + strings.TrimSpace(t.Notes) + "\n")
+	ids := u.Tasks()
+	text := func(r taskrun.Result) string { return taskText(tr, e.Service.Repo.WorkTree, r) }
+	switch first := text(u.Results[0]); {
+	case len(ids) == 1 && first != "":
+		subject, body, _ := strings.Cut(first, "\n")
+		b.WriteString(subject + "\n")
+		if body = strings.TrimSpace(body); body != "" {
+			b.WriteString("\n" + body + "\n")
+		}
+	case len(ids) == 1:
+		fmt.Fprintf(&b, "Task %s of %s\n", ids[0], orTaskRun(tr.Manifest.Goal))
+	default:
+		fmt.Fprintf(&b, "Tasks %s of %s\n", strings.Join(ids, ", "), orTaskRun(tr.Manifest.Goal))
+		for _, r := range u.Results {
+			if t := text(r); t != "" {
+				fmt.Fprintf(&b, "\n%s: %s\n", r.ID, t)
+			}
+		}
 	}
 	b.WriteString("\n")
-	for _, t := range enforce.CommitTrailers(e.ID, int(ledger.Execute), enforce.Agent{Task: number, Role: tr.Role}) {
-		fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
+	for i, id := range ids {
+		trailers := enforce.CommitTrailers(e.ID, phase, enforce.Agent{Task: number[id], Role: tr.Role})
+		if i > 0 {
+			trailers = trailers[2:] // the pipeline and phase once
+		}
+		for _, t := range trailers {
+			fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
+		}
 	}
 	return b.String()
+}
+
+// taskText is what a task's commit message says of it, per the
+// manifest's message-source: its plan.md's objective, or its report's
+// notes; "" when it has none. top is the work tree's top.
+func taskText(tr TaskRun, top string, r taskrun.Result) string {
+	if tr.Manifest.Commits.MessageSource == "notes" {
+		t, err := report.ParseTask(r.Report)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(t.Notes)
+	}
+	if tr.Path == "" {
+		return ""
+	}
+	plan, err := os.ReadFile(dag.PlanPath(filepath.Join(top, tr.Path), r.ID))
+	if err != nil {
+		return ""
+	}
+	return dag.PlanObjective(plan)
 }
 
 func orTaskRun(goal string) string {

@@ -119,7 +119,7 @@ func decodeManifest(root *node) (*Manifest, error) {
 		Status:                  RunPending,
 		MaxParallel:             5,
 		Critique:                Critique{Enabled: true, Agent: "critique"},
-		Commits:                 Commits{Strategy: "per-task", Approval: "ask-once", MessageSource: "objective"},
+		Commits:                 Commits{Strategy: "per-task", MessageSource: "objective"},
 		UnexpectedModifications: "ask",
 		DeviationHandling:       DeviationHandling{Threshold: "moderate", AutoFix: true, EscalateTo: "user"},
 	}
@@ -127,7 +127,7 @@ func decodeManifest(root *node) (*Manifest, error) {
 	sawTasks := false
 	err := fieldsOf(root, "manifest", map[string]func(*node) error{
 		"goal":         str("goal", &m.Goal),
-		"status":       oneOf("status", &status, "pending", "in-progress", "completed", "failed"),
+		"status":       oneOf("status", &status, "pending", "in-progress", "completed", "failed", "escalated"),
 		"max-parallel": number("max-parallel", &m.MaxParallel, 1),
 		"created":      func(n *node) error { m.Created = n.text; return nil },
 		"verify":       m.Verify.read,

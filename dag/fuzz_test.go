@@ -59,7 +59,39 @@ func FuzzParseYAML(f *testing.F) {
 		f.Add(readTestdata(f, name))
 	}
 	f.Add([]byte(header + "  - {id: a, type: feature, agent: general, depends-on: [a]}\n"))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzManifest(t, "dispatch.yaml", data) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzManifest(t, "dispatch.yaml", data)
+		fuzzView(t, data)
+	})
+}
+
+// fuzzView checks the view of any manifest Parse accepts: it reads back
+// as a manifest that shows the state it was given.
+func fuzzView(t *testing.T, data []byte) {
+	m, err := Parse("dispatch.yaml", data)
+	if err != nil {
+		return
+	}
+	m.Status, m.BackupBranch, m.LevelBoundaries = RunFailed, "backup-x", map[int]string{1: "0123"}
+	for _, task := range m.Tasks {
+		m.SetStatus(task.ID, Completed, "0123")
+	}
+	out, err := RenderView(data, m)
+	if err != nil {
+		return // a document yaml.v3 cannot write back: the view leaves the file alone
+	}
+	back, err := Parse("dispatch.yaml", out)
+	if err != nil {
+		t.Fatalf("the view does not parse: %v\n%s", err, out)
+	}
+	if back.Status != RunFailed || back.BackupBranch != "backup-x" || back.LevelBoundaries[1] != "0123" {
+		t.Fatalf("the view shows %s %q %v\n%s", back.Status, back.BackupBranch, back.LevelBoundaries, out)
+	}
+	for _, task := range back.Tasks {
+		if task.Status != Completed || task.CommitSHA != "0123" {
+			t.Fatalf("task %s shows %s %q\n%s", task.ID, task.Status, task.CommitSHA, out)
+		}
+	}
 }
 
 func FuzzParseTOML(f *testing.F) {

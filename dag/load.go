@@ -83,6 +83,11 @@ func Load(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return LoadData(path, data)
+}
+
+// LoadData is Load of data, read from path.
+func LoadData(path string, data []byte) (*Manifest, error) {
 	m, err := parse(path, data)
 	if err != nil {
 		return nil, err
@@ -92,7 +97,7 @@ func Load(path string) (*Manifest, error) {
 		if len(t.Files) > 0 {
 			continue
 		}
-		plan, err := os.ReadFile(filepath.Join(filepath.Dir(path), t.ID, "plan.md"))
+		plan, err := os.ReadFile(PlanPath(path, t.ID))
 		if err != nil {
 			continue // no plan: nothing to hold the task's changes to
 		}
@@ -117,15 +122,7 @@ var backquoted = regexp.MustCompile("`([^`\n]+)`")
 // section, the seed's best-effort reading: its headings are "## ...".
 func PlanFiles(plan []byte) []string {
 	var files []string
-	in := false
-	for _, line := range strings.Split(string(plan), "\n") {
-		if strings.HasPrefix(line, "## ") {
-			in = strings.EqualFold(strings.TrimSpace(line[3:]), "Files to Modify")
-			continue
-		}
-		if !in {
-			continue
-		}
+	for _, line := range planSection(plan, "Files to Modify") {
 		for _, m := range backquoted.FindAllStringSubmatch(line, -1) {
 			f := CleanPath(m[1])
 			if f != "" && !strings.ContainsAny(f, " \t") && !slices.Contains(files, f) {
@@ -134,4 +131,32 @@ func PlanFiles(plan []byte) []string {
 		}
 	}
 	return files
+}
+
+// PlanObjective is a plan.md's "Objective" section, trimmed: what a
+// task's commit message says with the seed's message-source objective.
+func PlanObjective(plan []byte) string {
+	return strings.TrimSpace(strings.Join(planSection(plan, "Objective"), "\n"))
+}
+
+// planSection is the lines of a plan.md's "## <name>" sections.
+func planSection(plan []byte, name string) []string {
+	var lines []string
+	in := false
+	for _, line := range strings.Split(string(plan), "\n") {
+		if strings.HasPrefix(line, "## ") {
+			in = strings.EqualFold(strings.TrimSpace(line[3:]), name)
+			continue
+		}
+		if in {
+			lines = append(lines, strings.TrimRight(line, "\r"))
+		}
+	}
+	return lines
+}
+
+// PlanPath is where task id's plan.md lives, beside the manifest at
+// manifest in a directory named after the task.
+func PlanPath(manifest, id string) string {
+	return filepath.Join(filepath.Dir(manifest), id, "plan.md")
 }

@@ -79,3 +79,16 @@ func TestLoadPlanFiles(t *testing.T) {
 		t.Fatalf("error %v\nwant  %s", err, want)
 	}
 }
+
+func TestPlanObjective(t *testing.T) {
+	for _, c := range []struct{ plan, want string }{
+		{"---\nid: 1a\n---\n## Objective\n\nExtract the auth module.\nKeep its API.\r\n\n## Files to Modify\n- `a`\n", "Extract the auth module.\nKeep its API."},
+		{"## objective\nlower case heading\n", "lower case heading"},
+		{"## Objectives\nnot this\n### Objective\nnor this\n", ""},
+		{"", ""},
+	} {
+		if got := PlanObjective([]byte(c.plan)); got != c.want {
+			t.Errorf("PlanObjective(%q) = %q, want %q", c.plan, got, c.want)
+		}
+	}
+}

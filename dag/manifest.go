@@ -67,7 +67,7 @@ type Critique struct {
 // Commits is how a level's work becomes commits.
 type Commits struct {
 	Strategy      string // per-task | single | grouped
-	Approval      string // ask-once | ask-each | auto
+	Approval      string // ask-once | ask-each | auto; "" when the manifest does not say
 	MessageSource string // objective | notes
 }
 
@@ -127,6 +127,9 @@ const (
 	RunInProgress RunStatus = "in-progress"
 	RunCompleted  RunStatus = "completed"
 	RunFailed     RunStatus = "failed"
+	// RunEscalated is crucible's: a level's amendment rounds reached the
+	// seed's escalation, and a person decides.
+	RunEscalated RunStatus = "escalated"
 )
 
 // TaskStatus is a task's status.

@@ -30,7 +30,7 @@ func seedManifest(created string) Manifest {
 			Custom: []NamedCommand{{"integration-tests", "bun test:integration"}}},
 		Validation:              Validation{FastGate: "bun run typecheck && bun run lint"},
 		Critique:                Critique{Enabled: true, Agent: "critique"},
-		Commits:                 Commits{Strategy: "per-task", Approval: "ask-once", MessageSource: "objective"},
+		Commits:                 Commits{Strategy: "per-task", Approval: "ask-once", MessageSource: "objective"}, // written out in the example
 		LevelBoundaries:         map[int]string{},
 		UnexpectedModifications: "ask",
 		DeviationHandling:       DeviationHandling{Threshold: "moderate", AutoFix: true, EscalateTo: "user"},
@@ -214,5 +214,22 @@ func TestCommitGate(t *testing.T) {
 				t.Fatalf("CommitGate() = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A manifest that names no commits.approval says so ("", which a run takes
+// as auto); the seed's ask-once default is for a person at the orchestrator.
+func TestApprovalUnsaid(t *testing.T) {
+	for doc, want := range map[string]string{
+		header + "  - {id: a, agent: explore}\n":                                     "",
+		"commits: {approval: ask-each}\n" + header + "  - {id: a, agent: explore}\n": "ask-each",
+	} {
+		m, err := Parse("dispatch.yaml", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Commits.Approval != want {
+			t.Fatalf("approval %q, want %q", m.Commits.Approval, want)
+		}
 	}
 }

@@ -140,6 +140,15 @@ func (r *Repo) GitGroup(ctx context.Context, dir string, extra []string, args ..
 	return runTee(ctx, r, dir, extra, nil, nil, true, args...)
 }
 
+// GitLocking is Git for a command that takes a lock of r's (its index, a
+// worktree's HEAD): in a process group of its own, as a ref transaction
+// runs, so that a kill -9 of the caller's group leaves it to finish and
+// release the lock rather than leaving the lock for a person to clear. An
+// ended ctx still asks it to stop (SIGTERM: it removes its lock).
+func (r *Repo) GitLocking(ctx context.Context, args ...string) ([]byte, error) {
+	return runTee(ctx, r, "", nil, nil, nil, true, args...)
+}
+
 // GitProgress is Git for commands that talk to remotes: git's stderr, where
 // it reports progress, is also copied to progress (nil: kept quiet).
 func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...string) ([]byte, error) {

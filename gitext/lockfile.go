@@ -11,12 +11,13 @@ import (
 )
 
 // A lock file of ours is "<path>.lock", created exclusively as git creates
-// its own, and renamed over <path> to commit. Until then it holds an owner
-// record — our pid and the boot id — so that a lock left by a killed
-// git-crucible is cleared by the next writer instead of stalling every
-// later one until a person removes it. The record is inside the lock, not
-// beside it: a file beside a ref's lock would itself be a ref to git. A
-// lock without our record (git's, or one cut short) is never broken.
+// its own, and removed once the new content is renamed over <path> (from
+// a dot file, which git never takes for a ref). It holds an owner record —
+// our pid and the boot id — from start to end, so that a lock left by a
+// killed git-crucible is cleared by the next writer instead of stalling
+// every later one until a person removes it. The record is inside the
+// lock, not beside it: a file beside a ref's lock would itself be a ref to
+// git. A lock without our record (git's, or one cut short) is never broken.
 
 type lockFile struct {
 	f    *os.File
@@ -121,22 +122,22 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// commit replaces the owner record with content and renames the lock over
-// the file it guards.
+// commit puts content in the file the lock guards and releases the lock.
+// The content goes to a dot file beside it (git takes no dot file for a
+// ref), renamed over the file, and only then does the lock go: a kill at
+// any point leaves the lock holding our owner record, which the next
+// writer clears, never a lock holding a ref's content, which nobody may.
 func (l *lockFile) commit(content string) error {
-	err := l.f.Truncate(0)
+	dir, base := filepath.Split(l.path)
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.new", base, os.Getpid()))
+	err := os.WriteFile(tmp, []byte(content), 0o666)
 	if err == nil {
-		_, err = l.f.WriteAt([]byte(content), 0)
-	}
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(l.f.Name(), l.path)
+		err = os.Rename(tmp, l.path)
 	}
 	if err != nil {
-		os.Remove(l.f.Name())
+		os.Remove(tmp)
 	}
+	l.rollback()
 	return err
 }
 

@@ -341,6 +341,30 @@ func (e *ActiveError) Error() string {
 	return fmt.Sprintf("pipeline %s is already active on branch '%s'", e.ID, e.Branch)
 }
 
+// adoptOrphan makes active, and returns, the pipeline a killed Start left
+// behind when it had made the pipeline but not yet made it active: an open
+// one that recorded nothing but its start, which is start's own (branch,
+// baseline, goal, mode). A Start run again after the kill so goes on with
+// it rather than leaving it beside a second one. nil when there is none.
+func (s *Service) adoptOrphan(ctx context.Context, start StartData) (*State, error) {
+	ids, err := s.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		st, _, err := s.Load(ctx, id)
+		if err != nil || st.Seq != 1 || st.Finished() || st.Branch != start.Branch || st.Baseline != start.Baseline ||
+			st.Goal != start.Goal || st.Mode != start.Mode {
+			continue
+		}
+		if err := s.Store.SetActive(start.Branch, id, ""); err != nil {
+			return nil, fmt.Errorf("cannot make %s active on '%s': %w", id, start.Branch, err)
+		}
+		return st, nil
+	}
+	return nil, nil
+}
+
 // Start creates a pipeline on the current branch and makes it active there.
 // Its baseline is the branch's commit, or the empty tree on a branch with
 // no commits yet.
@@ -394,6 +418,11 @@ func (s *Service) Start(ctx context.Context, o StartOptions) (*State, string, er
 	start := StartData{ID: id, Goal: o.Goal, Mode: o.Mode, Branch: branch, Baseline: baseline, Started: o.Started}
 	if err := validateStart(start); err != nil {
 		return nil, "", err
+	}
+	if old == "" && o.ID == "" && !o.Beside {
+		if st, err := s.adoptOrphan(ctx, start); st != nil || err != nil {
+			return st, "", err
+		}
 	}
 	w, err := s.writer(ctx)
 	if err != nil {

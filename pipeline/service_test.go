@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/git-crucible/git-crucible/refs"
 )
 
 // TestServiceKeepsItsLastState: the state a service keeps of the commit it
@@ -53,5 +55,52 @@ func TestServiceKeepsItsLastState(t *testing.T) {
 	}
 	if problems, err := s.Verify(ctx, "p1"); err != nil || len(problems) > 0 {
 		t.Fatalf("verify: %v, %v", problems, err)
+	}
+}
+
+// TestStartAdoptsWhatAKilledStartLeft: a Start killed between making the
+// pipeline and making it active leaves an open pipeline with only its
+// start; Start again with the same goal and mode makes that one active
+// rather than a second, and leaves alone one with another goal or with
+// events of its own.
+func TestStartAdoptsWhatAKilledStartLeft(t *testing.T) {
+	s := openService(t)
+	ctx := context.Background()
+	branch, err := s.Repo.HeadBranch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := func(goal string, more bool) string {
+		t.Helper()
+		st, _, err := s.Start(ctx, StartOptions{Goal: goal, Mode: "feature"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if more {
+			if _, _, err := s.Record(ctx, st.ID, Draft{Type: TypeDecision, Data: DecisionData{Type: "t", Choice: "c"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Repo.DeleteSymref(refs.ActiveRef(branch), refs.PipelineRef(st.ID)); err != nil {
+			t.Fatal(err)
+		}
+		return st.ID
+	}
+	busy := orphan("g", true)
+	other := orphan("another goal", false)
+	left := orphan("g", false)
+	st, _, err := s.Start(ctx, StartOptions{Goal: "g", Mode: "feature"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ID != left || st.Seq != 1 {
+		t.Errorf("Start made %s (seq %d), want the one left without events, %s (the others: %s, %s)", st.ID, st.Seq, left, busy, other)
+	}
+	if active, err := s.Store.Active(branch); err != nil || active != left {
+		t.Errorf("active on %s: %q, %v; want %s", branch, active, err, left)
+	}
+	ids, err := s.Store.List(ctx)
+	if err != nil || len(ids) != 3 {
+		t.Errorf("pipelines %v, %v; want the three made", ids, err)
 	}
 }

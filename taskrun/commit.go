@@ -7,86 +7,191 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
 )
 
-// Commit is the commit a task's work became at the fan-in; SHA is ""
-// for a task that changed nothing (an explore task): the seed marks it
-// committed all the same.
+// Commit is the commit a task's work became at the fan-in: its unit's.
+// SHA is "" for a task whose unit changed nothing (an explore task): the
+// seed marks it committed all the same.
 type Commit struct {
 	Task string
 	SHA  string
 }
 
-// CommitLevel makes the per-task commits of a level: each passed result,
-// in the order given (the topological one), on top of the one before,
-// starting at head. A task's changed paths take their content from its
-// tree, so a file two tasks both changed (and reported) is the later
-// task's. message gives each commit's message, trailers included. Only
-// objects are written: the caller moves the branch (and records head as
-// the level's boundary) once all are made.
-func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, results []Result, message func(Result) string) ([]Commit, string, error) {
-	tmp, err := os.MkdirTemp(repo.CrucibleDir(), "level-index-")
+// Unit is a commit unit of a level: the passed tasks that share one
+// commit, in topological order, each with the paths attributed to it.
+type Unit struct {
+	Results []Result
+	Paths   [][]string // Paths[i]: the changed paths Results[i]'s tree gives the commit
+}
+
+// Tasks are the ids of the unit's tasks.
+func (u Unit) Tasks() []string {
+	ids := make([]string, len(u.Results))
+	for i, r := range u.Results {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// empty says whether the unit has no path to commit.
+func (u Unit) empty() bool {
+	for _, p := range u.Paths {
+		if len(p) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// The commit strategies of the manifest's commits.strategy.
+const (
+	PerTask = "per-task" // a commit per task (the default)
+	Grouped = "grouped"  // tasks sharing a commit-group share a commit; the others have their own
+	Single  = "single"   // one commit for the level
+)
+
+// Units groups a level's passed results (in topological order) into
+// commit units by strategy, group giving a task's commit-group (nil: none
+// has one), and
+// attributes each changed path to the last task in that order that
+// changed it, as the seed's shared file attribution: earlier tasks'
+// commits skip it. A unit comes where its first task does.
+func Units(strategy string, group func(id string) string, results []Result) []Unit {
+	var units []Unit
+	at := map[string]int{} // commit group -> its unit
+	for _, r := range results {
+		if !r.Passed {
+			continue
+		}
+		key := ""
+		switch strategy {
+		case Single:
+			key = "\x00level"
+		case Grouped:
+			if group != nil {
+				key = group(r.ID)
+			}
+		}
+		i, ok := at[key]
+		if key == "" || !ok {
+			i = len(units)
+			units = append(units, Unit{})
+			if key != "" {
+				at[key] = i
+			}
+		}
+		units[i].Results = append(units[i].Results, r)
+	}
+	last := map[string]string{} // path -> the last task that changed it
+	for _, r := range results {
+		if r.Passed {
+			for _, p := range r.Changed {
+				last[p] = r.ID
+			}
+		}
+	}
+	for i := range units {
+		u := &units[i]
+		u.Paths = make([][]string, len(u.Results))
+		for j, r := range u.Results {
+			for _, p := range r.Changed {
+				if last[p] == r.ID {
+					u.Paths[j] = append(u.Paths[j], p)
+				}
+			}
+		}
+	}
+	return units
+}
+
+// Group is the commit group function of a manifest, for Units.
+func Group(m *dag.Manifest) func(string) string {
+	return func(id string) string {
+		if t := m.Task(id); t != nil {
+			return t.CommitGroup
+		}
+		return ""
+	}
+}
+
+// CommitLevel makes a level's commits: each unit, in the order given, on
+// top of the one before, starting at head. A unit's commit is head's tree
+// with each of its tasks' attributed paths as that task's tree has them. A
+// unit with no path makes no commit: its tasks get "". message gives each
+// unit's message, trailers included. Only objects are written: the caller
+// moves the branch (and records head as the level's boundary) once all
+// are made. It returns each task's commit, in the units' order.
+func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, units []Unit, message func(Unit) string) ([]Commit, string, error) {
+	// Outside the repository: a kill -9 leaves the index, and perhaps its
+	// lock, where the system cleans up.
+	tmp, err := os.MkdirTemp("", "crucible-level-index-")
 	if err != nil {
 		return nil, "", err
 	}
 	defer os.RemoveAll(tmp)
 	index := filepath.Join(tmp, "index")
 	var commits []Commit
-	for _, r := range results {
-		if !r.Passed {
-			continue
+	for _, u := range units {
+		sha := ""
+		if !u.empty() {
+			tree, err := overlay(ctx, repo, index, head, u)
+			if err != nil {
+				return nil, "", err
+			}
+			out, err := repo.GitIndexInput(ctx, index, []byte(message(u)), "commit-tree", tree, "-p", head, "-F", "-")
+			if err != nil {
+				return nil, "", err
+			}
+			head = strings.TrimSpace(string(out))
+			sha = head
 		}
-		if len(r.Changed) == 0 {
-			commits = append(commits, Commit{Task: r.ID})
-			continue
+		for _, r := range u.Results {
+			commits = append(commits, Commit{Task: r.ID, SHA: sha})
 		}
-		tree, err := overlay(ctx, repo, index, head, r)
-		if err != nil {
-			return nil, "", err
-		}
-		out, err := repo.GitIndexInput(ctx, index, []byte(message(r)), "commit-tree", tree, "-p", head, "-F", "-")
-		if err != nil {
-			return nil, "", err
-		}
-		head = strings.TrimSpace(string(out))
-		commits = append(commits, Commit{Task: r.ID, SHA: head})
 	}
 	return commits, head, nil
 }
 
-// overlay is head's tree with r's changed paths as r's tree has them.
-func overlay(ctx context.Context, repo *gitext.Repo, index, head string, r Result) (string, error) {
+// overlay is head's tree with each of u's tasks' paths as its tree has
+// them.
+func overlay(ctx context.Context, repo *gitext.Repo, index, head string, u Unit) (string, error) {
 	if _, err := repo.GitIndex(ctx, index, "read-tree", head); err != nil {
 		return "", err
 	}
-	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", r.Tree)
-	if err != nil {
-		return "", err
-	}
-	changed := make(map[string]bool, len(r.Changed))
-	for _, p := range r.Changed {
-		changed[p] = true
-	}
-	var info bytes.Buffer
-	for _, entry := range bytes.Split(out, []byte{0}) {
-		// "mode type oid\tpath", which update-index --index-info reads as is.
-		_, path, ok := bytes.Cut(entry, []byte{'\t'})
-		if ok && changed[string(path)] {
-			info.Write(entry)
-			info.WriteByte(0)
-			delete(changed, string(path))
-		}
-	}
 	zero := strings.Repeat("0", repo.HashLen()*2)
-	for _, p := range r.Changed {
-		if changed[p] { // not in the task's tree: it deleted it
-			info.WriteString("0 " + zero + "\t" + p + "\x00")
+	var info bytes.Buffer
+	for i, r := range u.Results {
+		if len(u.Paths[i]) == 0 {
+			continue
+		}
+		out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", r.Tree)
+		if err != nil {
+			return "", err
+		}
+		missing := make(map[string]bool, len(u.Paths[i]))
+		for _, p := range u.Paths[i] {
+			missing[p] = true
+		}
+		for _, entry := range bytes.Split(out, []byte{0}) {
+			// "mode type oid\tpath", which update-index --index-info reads as is.
+			_, path, ok := bytes.Cut(entry, []byte{'\t'})
+			if ok && missing[string(path)] {
+				info.Write(entry)
+				info.WriteByte(0)
+				delete(missing, string(path))
+			}
+		}
+		for _, p := range u.Paths[i] {
+			if missing[p] { // not in the task's tree: it deleted it
+				info.WriteString("0 " + zero + "\t" + p + "\x00")
+			}
 		}
 	}
 	if _, err := repo.GitIndexInput(ctx, index, info.Bytes(), "update-index", "-z", "--index-info"); err != nil {
 		return "", err
 	}
-	out, err = repo.GitIndex(ctx, index, "write-tree")
+	out, err := repo.GitIndex(ctx, index, "write-tree")
 	return strings.TrimSpace(string(out)), err
 }

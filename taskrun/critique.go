@@ -124,7 +124,7 @@ const (
 // commits to put on the branch and the warnings to record with each
 // task. A resumed run goes on from the amendments recorded: fixes already
 // made are kept, a level half re-recorded is rebuilt.
-func (r *Runner) review(ctx context.Context, p Plan, record func(Event) error, level int, boundary, head string, commits []Commit) (string, []Commit, map[string][]string, error) {
+func (r *Runner) review(ctx context.Context, p Plan, record func(...Event) error, level int, boundary, head string, commits []Commit) (string, []Commit, map[string][]string, error) {
 	a := p.Amend
 	warnings := map[string][]string{}
 	round := a.Rounds[level]
@@ -201,23 +201,21 @@ func (r *Runner) review(ctx context.Context, p Plan, record func(Event) error, l
 
 // nextRound starts the next amendment round with ids fixing, or
 // escalates.
-func (r *Runner) nextRound(record func(Event) error, level, round int, ids []string, source string, commits []Commit,
+func (r *Runner) nextRound(record func(...Event) error, level, round int, ids []string, source string, commits []Commit,
 	warnings map[string][]string, issues func(string) []report.Issue) (int, error) {
 	round++
 	if round >= EscalateRound {
 		return round, &Escalated{Level: level, Round: round, Tasks: ids}
 	}
+	var fixing []Event
 	for _, id := range ids {
 		if round >= WarnRound {
 			warnings[id] = append(warnings[id], fmt.Sprintf("amendment round %d: one more and the run escalates", round))
 		}
-		e := Event{Task: id, Status: dag.Fixing, CommitSHA: commitOf(commits, id), Level: level, Source: source, Round: round,
-			Reason: issueText(issues(id)), issues: issues(id)}
-		if err := record(e); err != nil {
-			return round, err
-		}
+		fixing = append(fixing, Event{Task: id, Status: dag.Fixing, CommitSHA: commitOf(commits, id), Level: level, Source: source, Round: round,
+			Reason: issueText(issues(id)), issues: issues(id)})
 	}
-	return round, nil
+	return round, record(fixing...)
 }
 
 func commitOf(commits []Commit, id string) string {
@@ -346,7 +344,7 @@ func discard(ctx context.Context, wt *gitext.Repo) ([]string, error) {
 func (r *Runner) unchained(ctx context.Context, boundary, head string, commits []Commit) (bool, error) {
 	want := boundary
 	for _, c := range commits {
-		if c.SHA == "" {
+		if c.SHA == "" || c.SHA == want { // a task sharing its unit's commit
 			continue
 		}
 		out, err := r.Repo.Git(ctx, "rev-parse", "--verify", "-q", c.SHA+"^")
@@ -364,7 +362,7 @@ func (r *Runner) unchained(ctx context.Context, boundary, head string, commits [
 // rebuilds the level from its boundary (each task's work is its commit's
 // diff and its fix's), records the new commits and the level, round
 // round, and returns them.
-func (r *Runner) amend(ctx context.Context, p Plan, record func(Event) error, level int, boundary, head string, commits []Commit, round int) (string, []Commit, error) {
+func (r *Runner) amend(ctx context.Context, p Plan, record func(...Event) error, level int, boundary, head string, commits []Commit, round int) (string, []Commit, error) {
 	cur := head
 	for _, c := range commits {
 		f, ok := p.Amend.Fixing[c.Task]
@@ -393,11 +391,13 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(Event) error, le
 	if err != nil {
 		return head, commits, err
 	}
-	rebuilt, next, err := CommitLevel(ctx, r.Repo, boundary, results, func(res Result) string {
-		if msg, ok := messages[res.ID]; ok {
+	units := Units(p.Manifest.Commits.Strategy, Group(p.Manifest), results)
+	rebuilt, next, err := CommitLevel(ctx, r.Repo, boundary, units, func(u Unit) string {
+		// A unit keeps its commit's message, the seed says.
+		if msg, ok := messages[u.Results[0].ID]; ok {
 			return msg
 		}
-		return p.Message(res)
+		return p.Message(u)
 	})
 	if err != nil {
 		return head, commits, err
@@ -419,19 +419,19 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(Event) error, le
 			return head, commits, err
 		}
 	}
+	var decided []Event
 	for _, c := range rebuilt {
 		e := Event{Task: c.Task, Status: dag.Committed, CommitSHA: c.SHA, Level: level, Round: round}
 		if c.SHA == "" {
 			e.Reason = "changed nothing"
 		}
-		if err := record(e); err != nil {
-			return head, commits, err
-		}
+		decided = append(decided, e)
 	}
 	if next != boundary {
-		if err := record(Event{Level: level, Boundary: boundary, Head: next, Round: round}); err != nil {
-			return head, commits, err
-		}
+		decided = append(decided, Event{Level: level, Boundary: boundary, Head: next, Round: round})
+	}
+	if err := record(decided...); err != nil {
+		return head, commits, err
 	}
 	if hold != next && next != boundary {
 		if err := r.holdWork(ctx, p, next); err != nil {
@@ -482,7 +482,7 @@ func (f Fixing) issuesOf(task string) []report.Issue {
 // rework is each committed task's work, for the rebuild: its commit's
 // changes, then its fix's on top; and the messages of its commit.
 func (r *Runner) rework(ctx context.Context, p Plan, boundary string, commits []Commit) ([]Result, map[string]string, error) {
-	tmp, err := os.MkdirTemp(r.Repo.CrucibleDir(), "rework-index-")
+	tmp, err := os.MkdirTemp("", "crucible-rework-index-") // outside the repository, as CommitLevel's
 	if err != nil {
 		return nil, nil, err
 	}
@@ -508,7 +508,7 @@ func (r *Runner) rework(ctx context.Context, p Plan, boundary string, commits []
 			if err != nil {
 				return nil, nil, err
 			}
-			if res.Tree, err = overlay(ctx, r.Repo, index, res.Tree, Result{Tree: f.Fix, Changed: fixed}); err != nil {
+			if res.Tree, err = overlay(ctx, r.Repo, index, res.Tree, Unit{Results: []Result{{Tree: f.Fix}}, Paths: [][]string{fixed}}); err != nil {
 				return nil, nil, err
 			}
 			for _, path := range fixed {

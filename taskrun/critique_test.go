@@ -74,7 +74,7 @@ func newGateRun(t *testing.T) (*gateRun, *Runner, Plan, *recorder) {
 	}))
 	rec := &recorder{m: m}
 	plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", WorkRef: "refs/crucible/work/test", Outputs: map[string][]byte{},
-		FastGate: m.Validation.FastGate, Record: rec.record, Message: func(r Result) string { return "task " + r.ID + "\n" }}
+		FastGate: m.Validation.FastGate, Record: rec.record, Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), " ") + "\n" }}
 	return g, runner, plan, rec
 }
 

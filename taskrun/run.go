@@ -15,7 +15,8 @@ import (
 // Event is a change the run made to its manifest's state: a task's
 // status (with its commit, or why it failed), or, with Task "", a level's
 // commits (Boundary..Head). The caller records each, in order, before the
-// run goes on: they are what a resume starts from.
+// run goes on: they are what a resume starts from. Events recorded
+// together must be recorded at once.
 type Event struct {
 	Task      string
 	Status    dag.TaskStatus
@@ -66,14 +67,17 @@ type Plan struct {
 	FastGate string
 	// Amend is what the amendment rounds recorded so far, nil for none:
 	// Run keeps it up to date.
-	Amend   *Amendments
-	Record  func(Event) error   // records an event, and applies it to Manifest (Apply)
-	Message func(Result) string // a task's commit message, trailers included
+	Amend *Amendments
+	// Record records events in one append (all of them or none) and
+	// applies each to Manifest (Apply).
+	Record  func(...Event) error
+	Message func(Unit) string // a commit unit's message, trailers included
 }
 
 // Run takes the manifest's tasks level by level from their statuses: the
 // ready tasks of the lowest level run at once (RunLevel), the passed ones
-// are committed on Head (CommitLevel), the work ref and then the branch
+// are committed on Head in the units of the manifest's commit strategy
+// (Units, CommitLevel), the work ref and then the branch
 // move to the level's last commit, and the next level starts from there.
 // It returns the new head. A task is completed once the branch holds its
 // commit. Tasks left no way to run are a *dag.Deadlock.
@@ -88,13 +92,15 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 		p.Amend = &Amendments{}
 	}
 	var mu sync.Mutex // tasks of a level record their dispatch from their goroutines
-	record := func(e Event) error {
+	record := func(es ...Event) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if err := p.Record(e); err != nil {
+		if err := p.Record(es...); err != nil {
 			return err
 		}
-		p.Amend.Apply(e)
+		for _, e := range es {
+			p.Amend.Apply(e)
+		}
 		return nil
 	}
 	head, err := r.settle(ctx, p, record)
@@ -141,7 +147,8 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 				}
 			}
 		}
-		commits, next, err := CommitLevel(ctx, r.Repo, head, results, p.Message)
+		units := Units(m.Commits.Strategy, Group(m), results)
+		commits, next, err := CommitLevel(ctx, r.Repo, head, units, p.Message)
 		if err != nil {
 			return head, err
 		}
@@ -153,28 +160,29 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 
 // commitLevel records a level's commits (made from boundary to next) and
 // puts them on the branch: the work ref first, so that gc keeps them from
-// the start; each task committed; the level, which decides them (a
-// resume moves the branch to a level recorded, and runs again the tasks
-// of one not recorded); the branch; then each task completed.
-func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(Event) error, level int, boundary, next string, commits []Commit) (string, error) {
+// the start; each task committed, with the level, in one record (a resume
+// moves the branch to a level recorded, and runs again the tasks of one
+// not recorded, never a task recorded committed); the branch; then the
+// tasks completed, in one record too.
+func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(...Event) error, level int, boundary, next string, commits []Commit) (string, error) {
 	if next != boundary {
 		if err := r.holdWork(ctx, p, next); err != nil {
 			return boundary, err
 		}
 	}
+	var decided []Event
 	for _, c := range commits {
 		e := Event{Task: c.Task, Status: dag.Committed, CommitSHA: c.SHA, Level: level}
 		if c.SHA == "" {
 			e.Reason = "changed nothing"
 		}
-		if err := record(e); err != nil {
-			return boundary, err
-		}
+		decided = append(decided, e)
 	}
 	if next != boundary {
-		if err := record(Event{Level: level, Boundary: boundary, Head: next}); err != nil {
-			return boundary, err
-		}
+		decided = append(decided, Event{Level: level, Boundary: boundary, Head: next})
+	}
+	if err := record(decided...); err != nil {
+		return boundary, err
 	}
 	return r.finishLevel(ctx, p, record, level, boundary, next, commits)
 }
@@ -182,7 +190,7 @@ func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(Event) err
 // finishLevel takes a recorded level through the critique gate, when the
 // runner has one, then puts the head it accepts on the branch and
 // completes the tasks, each with the gate's warnings about it.
-func (r *Runner) finishLevel(ctx context.Context, p Plan, record func(Event) error, level int, boundary, next string, commits []Commit) (string, error) {
+func (r *Runner) finishLevel(ctx context.Context, p Plan, record func(...Event) error, level int, boundary, next string, commits []Commit) (string, error) {
 	var warnings map[string][]string
 	if r.Gate != nil {
 		var err error
@@ -193,13 +201,11 @@ func (r *Runner) finishLevel(ctx context.Context, p Plan, record func(Event) err
 	if err := r.advance(ctx, p, boundary, next); err != nil {
 		return boundary, err
 	}
-	for _, c := range commits {
-		e := Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level, Reason: strings.Join(warnings[c.Task], "; ")}
-		if err := record(e); err != nil {
-			return next, err
-		}
+	completed := make([]Event, len(commits))
+	for i, c := range commits {
+		completed[i] = Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level, Reason: strings.Join(warnings[c.Task], "; ")}
 	}
-	return next, nil
+	return next, record(completed...)
 }
 
 // holdWork points the work ref at head, compare-and-swap from where it is.
@@ -233,13 +239,13 @@ func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 		follow = "refs/heads/"+b == p.Branch
 	}
 	if follow {
-		if _, err := r.Repo.Git(ctx, "read-tree", "-m", "-u", old, new); err != nil {
+		if _, err := r.Repo.GitLocking(ctx, "read-tree", "-m", "-u", old, new); err != nil {
 			return fmt.Errorf("the work tree cannot take the level's commits: %w", err)
 		}
 	}
 	err := r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits", gitext.RefUpdate{Name: p.Branch, Old: old, New: new})
 	if err != nil && follow {
-		if _, undo := r.Repo.Git(context.WithoutCancel(ctx), "read-tree", "-m", "-u", new, old); undo != nil {
+		if _, undo := r.Repo.GitLocking(context.WithoutCancel(ctx), "read-tree", "-m", "-u", new, old); undo != nil {
 			err = errors.Join(err, undo)
 		}
 	}
@@ -248,7 +254,7 @@ func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 
 // settle turns what a killed run left into statuses Run can go on from,
 // and returns the head to go on from.
-func (r *Runner) settle(ctx context.Context, p Plan, record func(Event) error) (string, error) {
+func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error) (string, error) {
 	head := p.Head
 	if level, commits := r.gatePending(p); commits != nil {
 		var err error

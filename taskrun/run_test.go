@@ -33,38 +33,54 @@ type recorder struct {
 	mu     sync.Mutex
 	events []string
 	kept   []Event // as recorded, for a resume to replay
-	// fail is the record that fails, as a kill there would: a line, with
-	// "#n" its nth time ("1a committed#2").
+	// fail is the record that fails, with its batch, as a kill there
+	// would: a line, with "#n" its nth time ("1a committed#2").
 	fail string
 	seen map[string]int
 }
 
-func (rec *recorder) record(e Event) error {
+func (rec *recorder) record(es ...Event) error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	line := e.Task + " " + string(e.Status)
-	switch {
-	case e.Task == "" && e.Round > 0:
-		line = fmt.Sprintf("level %d round %d", e.Level, e.Round)
-	case e.Task == "":
-		line = fmt.Sprintf("level %d", e.Level)
-	case e.Status == dag.Fixing && e.Fix != "":
-		line = fmt.Sprintf("%s fixed %d", e.Task, e.Round)
-	case e.Status == dag.Fixing:
-		line = fmt.Sprintf("%s fixing %s %d", e.Task, e.Source, e.Round)
-	case e.Status == dag.Completed && e.Reason != "":
-		line += " (" + e.Reason + ")"
-	}
 	if rec.seen == nil {
 		rec.seen = map[string]int{}
 	}
-	rec.seen[line]++
-	if line == rec.fail || fmt.Sprintf("%s#%d", line, rec.seen[line]) == rec.fail {
-		return errors.New("killed")
+	var lines []string
+	for _, e := range es {
+		line := e.Task + " " + string(e.Status)
+		switch {
+		case e.Task == "" && e.Round > 0:
+			line = fmt.Sprintf("level %d round %d", e.Level, e.Round)
+		case e.Task == "":
+			line = fmt.Sprintf("level %d", e.Level)
+		case e.Status == dag.Fixing && e.Fix != "":
+			line = fmt.Sprintf("%s fixed %d", e.Task, e.Round)
+		case e.Status == dag.Fixing:
+			line = fmt.Sprintf("%s fixing %s %d", e.Task, e.Source, e.Round)
+		case e.Status == dag.Completed && e.Reason != "":
+			line += " (" + e.Reason + ")"
+		}
+		rec.seen[line]++
+		if line == rec.fail || fmt.Sprintf("%s#%d", line, rec.seen[line]) == rec.fail {
+			return errors.New("killed")
+		}
+		lines = append(lines, line)
 	}
-	rec.events = append(rec.events, line)
-	rec.kept = append(rec.kept, e)
-	return Apply(rec.m, e)
+	rec.events = append(rec.events, lines...)
+	rec.kept = append(rec.kept, es...)
+	for _, e := range es {
+		if err := Apply(rec.m, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ran notes that task's agent started, among the events.
+func (rec *recorder) ran(task string) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.events = append(rec.events, task+" ran")
 }
 
 // lines are the events recorded, the dispatches of a level (which the
@@ -114,7 +130,7 @@ func TestRunThreeLevels(t *testing.T) {
 	rec := &recorder{m: m, fail: "3a completed"}
 	outputs := map[string][]byte{}
 	plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", WorkRef: "refs/crucible/work/test",
-		Outputs: outputs, Record: rec.record, Message: func(r Result) string { return "task " + r.ID + "\n" }}
+		Outputs: outputs, Record: rec.record, Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
 	// The first run is killed as it records 3a completed, the branch moved.
 	if _, err := runner.Run(context.Background(), plan); err == nil || err.Error() != "killed" {
 		t.Fatalf("error %v, want killed", err)
@@ -182,7 +198,7 @@ tasks:
 	})
 	rec := &recorder{m: m}
 	_, err = runner.Run(context.Background(), Plan{Manifest: m, Head: base, Outputs: map[string][]byte{}, Record: rec.record,
-		Message: func(r Result) string { return r.ID }})
+		Message: func(u Unit) string { return strings.Join(u.Tasks(), ",") }})
 	var d *dag.Deadlock
 	if !errors.As(err, &d) || err.Error() != "deadlock: 1 task can never run: d waits on c (failed)" {
 		t.Fatalf("error %v, want a deadlock", err)
@@ -220,7 +236,7 @@ func TestRunFinishesMove(t *testing.T) {
 			})
 			rec := &recorder{m: m, fail: "a completed"}
 			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
-				Message: func(r Result) string { return "task " + r.ID + "\n" }}
+				Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
 			if _, err := runner.Run(context.Background(), plan); err == nil {
 				t.Fatal("not killed")
 			}
@@ -237,6 +253,53 @@ func TestRunFinishesMove(t *testing.T) {
 			}
 			if gittest.Git(t, ".", "rev-parse", "HEAD") != head || gittest.Git(t, ".", "status", "--porcelain") != "" {
 				t.Fatalf("HEAD or the work tree is not at the level's head:\n%s", gittest.Git(t, ".", "status", "--porcelain"))
+			}
+		})
+	}
+}
+
+// A run killed as it records any of a level's events resumes without
+// running the agent of a task recorded committed: the tasks committed and
+// the level that decides them are recorded at once.
+func TestRunKilledAtARecord(t *testing.T) {
+	for _, fail := range []string{"a dispatched", "a committed", "b committed", "level 1", "a completed", "b completed"} {
+		t.Run(fail, func(t *testing.T) {
+			r, base := repo(t, "sha1")
+			m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+				"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt]}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{m: m, fail: fail}
+			runner := New(r, 2, func(ctx context.Context, job Job, dir string) ([]byte, error) {
+				rec.ran(job.Task.ID)
+				return writer(completed)(ctx, job, dir)
+			})
+			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
+				Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
+			if _, err := runner.Run(context.Background(), plan); err == nil {
+				t.Fatal("not killed")
+			}
+			plan.Head = gittest.Git(t, ".", "rev-parse", "HEAD")
+			rec.fail = ""
+			if _, err := runner.Run(context.Background(), plan); err != nil {
+				t.Fatal(err)
+			}
+			committed := map[string]bool{}
+			for _, l := range rec.events {
+				task, what, _ := strings.Cut(l, " ")
+				switch {
+				case what == "committed":
+					committed[task] = true
+				case what == "ran" && committed[task]:
+					t.Errorf("%s's agent ran after it was committed:\n%s", task, strings.Join(rec.events, "\n"))
+				}
+			}
+			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Completed {
+				t.Errorf("a %s, b %s", m.Task("a").Status, m.Task("b").Status)
+			}
+			if n := gittest.Git(t, ".", "rev-list", "--count", base+"..HEAD"); n != "2" {
+				t.Errorf("%s commits on the branch, want one per task", n)
 			}
 		})
 	}

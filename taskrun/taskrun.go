@@ -122,7 +122,7 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 	}
 	// What an earlier task left untracked goes; ignored files (build
 	// caches) stay, which is what reusing the slot is for.
-	if _, err := wt.Git(ctx, "clean", "-fdq"); err != nil {
+	if _, err := wt.GitLocking(ctx, "clean", "-fdq"); err != nil {
 		return res, fmt.Errorf("slot %d: %w", n, err)
 	}
 	if started != nil {
@@ -149,10 +149,10 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 // snapshot stages everything the agent left in wt and returns the tree
 // and the paths that differ from base.
 func snapshot(ctx context.Context, wt *gitext.Repo, base string) (tree string, changed []string, err error) {
-	if _, err := wt.Git(ctx, "add", "-A"); err != nil {
+	if _, err := wt.GitLocking(ctx, "add", "-A"); err != nil {
 		return "", nil, err
 	}
-	out, err := wt.Git(ctx, "write-tree")
+	out, err := wt.GitLocking(ctx, "write-tree")
 	if err != nil {
 		return "", nil, err
 	}

@@ -89,7 +89,12 @@ func TestRunLevelParallelIsolated(t *testing.T) {
 				mu.Lock()
 				seen[job.Task.ID] = strings.Join(names, " ")
 				mu.Unlock()
-				time.Sleep(50 * time.Millisecond)
+				// Wait (bounded) for a second agent: a fixed 50 ms let a
+				// loaded machine set up the second slot after the first
+				// agent had finished, and the test failed.
+				for deadline := time.Now().Add(10 * time.Second); peak.Load() < 2 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
 				return writer(completed)(ctx, job, workdir)
 			})
 			res, err := runner.RunLevel(context.Background(), base, jobs("a:a.txt", "b:b.txt", "c:c.txt,base.txt"))

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -46,31 +45,12 @@ func TestKilledBuildResumes(t *testing.T) {
 	events := chainLength(t, clean)
 
 	dir, log := sampleProject(t)
-	rng := rand.New(rand.NewPCG(21, 22))
-	// The kills keep pace with the walk's progress (its chain's length):
-	// a run ahead of that pace is killed before it gets far, so that kill k
-	// lands about k/kills of the way through the walk, whatever pace a
-	// loaded machine sets.
-	killed := 0
-	for killed < kills {
-		args := []string{"--resume", "--yes"}
+	killed := killSpread(t, dir, kills, walk, events, func() []string {
 		if pipelineID(t, dir) == "" {
-			args = []string{"--yes", killGoal}
+			return []string{"build", "--yes", killGoal}
 		}
-		window := 3 * walk / (2 * kills)
-		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/(kills+3) {
-			window = walk / 100
-		}
-		switch code, out := runBuild(t, dir, time.Duration(rng.Int64N(int64(window))), args...); code {
-		case -1:
-			killed++
-		case 0:
-			t.Fatalf("the walk finished after %d kills (of a %v walk): the kills came too late\n%s", killed, walk, out)
-		default:
-			t.Fatalf("after %d kills, build %s exited %d:\n%s", killed, strings.Join(args, " "), code, out)
-		}
-		settled(t, dir)
-	}
+		return []string{"build", "--resume", "--yes"}
+	}, nil)
 	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
 		t.Fatalf("the last resume exited %d:\n%s", code, out)
 	}
@@ -150,21 +130,7 @@ func TestKilledBuildResumes(t *testing.T) {
 	}
 
 	assertTasksCommittedOnce(t, dir)
-	// A first checkpoint killed while it made the shadow leaves its
-	// half-made .init-* directory, locks and all: the next checkpoint
-	// removes it.
-	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".init-") {
-			t.Errorf("half-made shadow left behind: %s", path)
-			return filepath.SkipDir
-		}
-		// flock files stay by design: the kernel releases them with their holder.
-		flocks := []string{filepath.Join(dir, ".git", "crucible", "shadow", "main", "crucible.lock"), filepath.Join(dir, ".git", "crucible-verify-commits.lock")}
-		if err == nil && strings.HasSuffix(path, ".lock") && !slices.Contains(flocks, path) {
-			t.Errorf("lock left behind: %s", path)
-		}
-		return nil
-	})
+	assertNoLocks(t, dir)
 	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
 		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
 }
@@ -180,7 +146,49 @@ func runBuild(t *testing.T, dir string, after time.Duration, args ...string) (co
 // runBuildUntil is runBuild, killed when kill fires.
 func runBuildUntil(t *testing.T, dir string, kill <-chan time.Time, args ...string) (code int, out string) {
 	t.Helper()
-	cmd := exec.Command("git-crucible", append([]string{"build"}, args...)...)
+	return runCrucibleUntil(t, dir, kill, append([]string{"build"}, args...)...)
+}
+
+// killSpread runs git-crucible (args() says with what) in dir again and
+// again, SIGKILLing it each time, kills times, at points spread over a
+// whole run: a clean one takes walk and records events. The kills keep
+// pace with the run's progress (its chain's length): a run ahead of that
+// pace is killed before it gets far, so that kill k lands about k/kills of
+// the way through, whatever pace a loaded machine sets. between, when
+// given, runs after kill k (from 1), once its git has settled. It returns
+// the number of kills.
+func killSpread(t *testing.T, dir string, kills int, walk time.Duration, events int, args func() []string, between func(k int)) int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(21, 22))
+	killed := 0
+	for killed < kills {
+		window := 3 * walk / (2 * time.Duration(kills))
+		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/float64(kills+3) {
+			window = walk / 100
+		}
+		a := args()
+		switch code, out := runCrucibleUntil(t, dir, time.After(time.Duration(rng.Int64N(int64(window)))), a...); code {
+		case -1:
+			killed++
+		case 0:
+			t.Fatalf("the run finished after %d kills (of a %v run): the kills came too late\n%s", killed, walk, out)
+		default:
+			t.Fatalf("after %d kills, git crucible %s exited %d:\n%s", killed, strings.Join(a, " "), code, out)
+		}
+		settled(t, dir)
+		if between != nil {
+			between(killed)
+		}
+	}
+	return killed
+}
+
+// runCrucibleUntil runs git-crucible args in dir, not through git, killed
+// with its process group when kill fires. It returns the exit status (-1
+// when killed) and stdout and stderr.
+func runCrucibleUntil(t *testing.T, dir string, kill <-chan time.Time, args ...string) (code int, out string) {
+	t.Helper()
+	cmd := exec.Command("git-crucible", args...)
 	cmd.Dir = dir
 	var b bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &b, &b
@@ -270,30 +278,20 @@ func chainLength(t *testing.T, dir string) int {
 // dispatches are the starts and finishes on dir's chain, by seq.
 func dispatches(t *testing.T, dir string) (map[int]pipeline.DispatchStart, map[int][]pipeline.DispatchFinish) {
 	t.Helper()
-	var events []struct {
-		Type string          `json:"type"`
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json")), &events); err != nil {
-		t.Fatal(err)
-	}
+	events := chainEvents(t, dir)
 	starts, finishes := map[int]pipeline.DispatchStart{}, map[int][]pipeline.DispatchFinish{}
 	for _, e := range events {
 		switch e.Type {
 		case pipeline.TypeDispatchStart:
 			var d pipeline.DispatchStart
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
+			decode(t, e.Data, &d)
 			if _, dup := starts[d.Seq]; dup {
 				t.Errorf("dispatch %d started twice", d.Seq)
 			}
 			starts[d.Seq] = d
 		case pipeline.TypeDispatchFinish:
 			var d pipeline.DispatchFinish
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
+			decode(t, e.Data, &d)
 			finishes[d.Seq] = append(finishes[d.Seq], d)
 		}
 	}

@@ -37,24 +37,42 @@ func runCommand() *cli.Command {
 			"--max-parallel at once, its prompt given the reports of the tasks it receives. A task passes when\n" +
 			"its output.yaml says completed, lists its deviations and its evidence files exist, and it changed\n" +
 			"no file outside its plan without reporting it. At the end of a level its passed tasks are\n" +
-			"committed, one commit each in dependency order with the pipeline's trailers. Then one critique\n" +
-			"agent (role critique, or the manifest's critique.agent) reviews the level's tasks that need it\n" +
-			"(critique.enabled, a task's own setting first); one that crashes or writes no valid report accepts,\n" +
-			"with a warning, and files it changes are discarded. Tasks with blocking issues are fixed one at a\n" +
-			"time by their role's agent, the level rebuilt from its boundary with the fixes, the fast gate run at\n" +
-			"each rebuilt commit (a failing one goes back to fixing) and critique run again: amendment round 3\n" +
-			"warns, round 4 escalates. Once accepted the branch moves to the level's commits\n" +
-			"(compare-and-swap; the work tree follows as git checkout would). Before the first level the\n" +
-			"branch is kept as backup-<branch>-pre-dispatch, never recreated.\n\n" +
+			"committed in dependency order, as commits.strategy says: per-task (the default) a commit each;\n" +
+			"grouped, one commit for the tasks sharing a commit-group and one for each other task; single, one\n" +
+			"commit for the level. A file two tasks changed goes to the later one's commit; a commit left with\n" +
+			"no file is not made, its tasks committed with no commit-sha. Each commit's message is its tasks'\n" +
+			"plan.md Objective (commits.message-source objective, the default; plan.md beside the manifest in\n" +
+			"<task-id>/) or their output.yaml notes (notes), else the task's id, then the pipeline's trailers;\n" +
+			"the engine writes their provenance notes.\n\n" +
+			"Then one critique agent (role critique, or the manifest's critique.agent) reviews the level's tasks\n" +
+			"that need it (critique.enabled, a task's own setting first); one that crashes or writes no valid\n" +
+			"report accepts, with a warning, and files it changes are discarded. Tasks with blocking issues are\n" +
+			"fixed one at a time by their role's agent, the level rebuilt from its boundary with the fixes (each\n" +
+			"commit keeping its message), the fast gate run at each rebuilt commit (a failing one goes back to\n" +
+			"fixing) and the critique run again: amendment round 3 warns, round 4 escalates. Once accepted the\n" +
+			"branch moves to the level's commits (compare-and-swap; the work tree follows as git checkout\n" +
+			"would). Before the first level the branch is kept as backup-<branch>-pre-dispatch, never recreated.\n\n" +
+			"A run asks no one: a manifest whose commits.approval is ask-once or ask-each has its commits\n" +
+			"approved up front with --yes, and without it the run is refused before anything is recorded; auto,\n" +
+			"or no approval (the seed's ask-once default is for a person at the orchestrator), needs nothing.\n\n" +
 			"Every status change is an event in the branch's open pipeline (a new one is started, with the\n" +
 			"manifest's goal, when there is none): git crucible status shows the run, and a run killed anywhere\n" +
-			"goes on where it stopped when run again: a task already committed never runs again.\n\n" +
+			"goes on where it stopped when run again: a task already committed never runs again. A run the\n" +
+			"chain has completed says so and records nothing. A YAML manifest is rewritten after each event as\n" +
+			"a view of the chain (status, backup-branch, level-boundaries, each task's status and commit-sha;\n" +
+			"comments and order kept), atomically; never through a symbolic link, nor over a file changed since\n" +
+			"the run read it (a warning says so). The chain is the truth: what the file says of the run is\n" +
+			"never read back. A TOML manifest is not rewritten: no TOML library keeps its comments and layout.\n" +
+			"--json prints the result on stdout: pipeline, status, done, head, backup, and each task's id,\n" +
+			"level, status and commit.\n\n" +
 			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems, a task\n" +
 			"failed or the run was refused; 2 escalated: a level's critique still found blocking issues after\n" +
 			"three amendment rounds; 128 not a git repository, no manifest, or no agent; 129 usage error.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the manifest and show its levels; run nothing"},
 			&cli.IntFlag{Name: "max-parallel", Usage: "run at most `N` agents at once (default: the manifest's max-parallel)"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve the run's commits up front (commits.approval ask-once or ask-each)"},
+			jsonFlag,
 		},
 		Action: runAction,
 	}
@@ -79,7 +97,11 @@ func runAction(c *cli.Context) error {
 		if path, err = filepath.Abs(path); err != nil {
 			return err
 		}
-		m, err := dag.Load(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		m, err := dag.LoadData(path, data)
 		// Problems name the manifest as from the top of the work tree.
 		name := path
 		if rel, err := filepath.Rel(top, path); err == nil && filepath.IsLocal(rel) {
@@ -107,7 +129,7 @@ func runAction(c *cli.Context) error {
 			printLevels(s, name, m)
 			return nil
 		}
-		return runTasks(c, s, m, name)
+		return runTasks(c, s, m, name, dag.NewView(path, data))
 	})
 }
 
@@ -118,7 +140,7 @@ const taskRole = "implementer"
 
 // runTasks runs m's tasks in the branch's open pipeline (a new one when
 // there is none) and says how the run ended.
-func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
+func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *dag.View) error {
 	repo := s.svc.Repo
 	agents, err := agentConfig(c, s)
 	if err != nil {
@@ -136,9 +158,21 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
 	if err != nil {
 		return err
 	}
-	id, err := runPipeline(c, s, m, name)
-	if err != nil {
-		return err
+	approve := func() error {
+		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
+			return nil
+		}
+		return withHints(&refused{Err: fmt.Errorf("%s: commits.approval is %s, and a run asks no one: its commits need approving up front", name, m.Commits.Approval)},
+			"approve them with: git crucible run --yes "+name, "or set commits.approval: auto in the manifest")
+	}
+	id := openPipeline(c, s)
+	if id == "" {
+		if err := approve(); err != nil {
+			return err
+		}
+		if id, err = startPipeline(c, s, m, name); err != nil {
+			return err
+		}
 	}
 	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {
@@ -152,36 +186,82 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string) error {
 	}
 	res, err := e.RunTasks(ctx, build.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test,
-		Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) }})
+		Approve: approve, Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) },
+		Saw: func(m *dag.Manifest) {
+			if err := view.Write(m); err != nil {
+				fmt.Fprintf(s.err(), "warning: %v\n", err)
+			}
+		}})
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return withHints(errors.New("interrupted"), "go on with: git crucible run "+name)
 	}
 	if err != nil {
 		return err
 	}
-	if res.Status == "escalated" {
+	if s.jsonOut() {
+		if err := s.printJSON(runJSON(id, res, m)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case res.Status == "escalated":
 		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
 		fmt.Fprintf(s.err(), "hint: the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json\n", build.WorkRef(id))
 		fmt.Fprintf(s.err(), "hint: once decided (a task's critique can be turned off in the manifest), go on with: git crucible run %s\n", name)
 		return &silentExit{Code: exitEscalated}
-	}
-	if res.Status != "completed" {
+	case res.Status != "completed":
 		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
 		fmt.Fprintf(s.err(), "hint: the branch as it was before the run is %s\n", strings.TrimPrefix(res.Backup, "refs/heads/"))
 		return &silentExit{Code: exitRefused}
+	case s.jsonOut():
+	case res.Done:
+		fmt.Fprintf(s.out(), "Task run of pipeline %s: already done, all %d tasks completed; nothing to run\n", id, len(m.Tasks))
+	default:
+		fmt.Fprintf(s.out(), "Task run of pipeline %s: %d tasks completed, the branch at %s\n", id, len(m.Tasks), res.Head)
 	}
-	fmt.Fprintf(s.out(), "Task run of pipeline %s: %d tasks completed, the branch at %s\n", id, len(m.Tasks), res.Head)
 	return nil
 }
 
-// runPipeline is the pipeline a run records in: the branch's open one, or
-// a new one whose goal is the manifest's.
-func runPipeline(c *cli.Context, s *session, m *dag.Manifest, name string) (string, error) {
+// runResult is run --json's output.
+type runResult struct {
+	Pipeline string    `json:"pipeline"`
+	Status   string    `json:"status"` // completed | failed | escalated
+	Done     bool      `json:"done"`   // it was completed before: nothing ran, nothing was recorded
+	Reason   string    `json:"reason,omitempty"`
+	Head     string    `json:"head"`
+	Backup   string    `json:"backup"`
+	Tasks    []runTask `json:"tasks"`
+}
+
+type runTask struct {
+	ID     string `json:"id"`
+	Level  int    `json:"level"`
+	Status string `json:"status"`
+	Commit string `json:"commit"` // "" when it made none (or has not committed)
+}
+
+func runJSON(id string, res build.TaskRunResult, m *dag.Manifest) runResult {
+	out := runResult{Pipeline: id, Status: res.Status, Done: res.Done, Reason: res.Reason, Head: res.Head,
+		Backup: strings.TrimPrefix(res.Backup, "refs/heads/"), Tasks: []runTask{}}
+	for _, t := range m.Tasks {
+		out.Tasks = append(out.Tasks, runTask{ID: t.ID, Level: m.Level(t.ID), Status: string(t.Status), Commit: t.CommitSHA})
+	}
+	return out
+}
+
+// openPipeline is the branch's open pipeline, "" when there is none.
+func openPipeline(c *cli.Context, s *session) string {
 	if id, err := s.pipelineID(c.Context); err == nil {
 		if st, _, err := s.svc.Load(c.Context, id); err == nil && !st.Finished() {
-			return id, nil
+			return id
 		}
 	}
+	return ""
+}
+
+// startPipeline starts the pipeline a run records in when the branch has
+// none open, with the manifest's goal.
+func startPipeline(c *cli.Context, s *session, m *dag.Manifest, name string) (string, error) {
 	goal := m.Goal
 	if strings.TrimSpace(goal) == "" {
 		goal = "task run " + name

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -163,25 +164,36 @@ func TestKillDuringAppends(t *testing.T) {
 }
 
 // assertNoLocks fails when a lock file stays under dir's .git: one a
-// killed run left for a person to clear. A git that outlives the kill
-// (its own process group) gets a moment to roll back. The shadow's
-// crucible.lock is an flock, which dies with its holder, and stays.
+// killed run left for a person to clear; or a half-made shadow (a first
+// checkpoint killed while it made the shadow leaves its .init-* directory,
+// locks and all, which the next checkpoint removes). A git that outlives
+// the kill (its own process group) gets a moment to roll back. flock
+// files, which die with their holder, stay: the shadow's crucible.lock,
+// verify-commits' lock and the worktree pools' slot locks.
 func assertNoLocks(t *testing.T, dir string) {
 	t.Helper()
-	var locks []string
+	git := filepath.Join(dir, ".git")
+	flocks := []string{filepath.Join(git, "crucible", "shadow", "main", "crucible.lock"), filepath.Join(git, "crucible-verify-commits.lock")}
+	pools := []string{filepath.Join(git, "crucible", "worktrees"), filepath.Join(git, "crucible", "gates", "slots")}
+	var left []string
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		locks = nil
-		filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
-			if err == nil && strings.HasSuffix(path, ".lock") && path != filepath.Join(dir, ".git", "crucible", "shadow", "main", "crucible.lock") {
-				locks = append(locks, path)
+		left = nil
+		filepath.WalkDir(git, func(path string, d os.DirEntry, err error) error {
+			switch {
+			case err != nil:
+			case d.IsDir() && strings.HasPrefix(d.Name(), ".init-"):
+				left = append(left, path)
+				return filepath.SkipDir
+			case strings.HasSuffix(path, ".lock") && !slices.Contains(flocks, path) && !slices.Contains(pools, filepath.Dir(path)):
+				left = append(left, path)
 			}
 			return nil
 		})
-		if len(locks) == 0 {
+		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("locks left behind: %v", locks)
+			t.Fatalf("locks or a half-made shadow left behind: %v", left)
 		}
 	}
 }

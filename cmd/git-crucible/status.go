@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +29,9 @@ func statusCommand() *cli.Command {
 		Description: "Health follows crucible's one-way GREEN -> YELLOW -> RED machine within a phase, reset when a\n" +
 			"later phase begins: YELLOW on a gate's round 5+, a review loop's round 3+ or a retry; RED on\n" +
 			"stagnation, an escalation or a failed phase. A quality gate that a later phase began without is\n" +
-			"marked MISSING, as 'metrics' and --markdown say. --watch redraws whenever the pipeline changes.",
+			"marked MISSING, as 'metrics' and --markdown say. A task run (git crucible run) adds its section: the\n" +
+			"level, the tasks by status, the running tasks and their worktrees, the backup branch (\"task_run\"\n" +
+			"in --json). --watch redraws whenever the pipeline changes.",
 		Flags: commonFlags(
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw when the pipeline changes (Ctrl-C ends it)"},
 			&cli.BoolFlag{Name: "markdown", Usage: "print crucible's pipeline-status.md"},
@@ -68,6 +72,9 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 			"status": interop.StatusOf(st, now)}
 		if outlook != nil {
 			out["resume"] = outlook
+		}
+		if d := st.View.DAG; d != nil {
+			out["task_run"] = taskRunOf(s, d)
 		}
 		return writeJSON(w, out, "  ")
 	}
@@ -124,6 +131,9 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		for _, c := range st.Conflicts {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
+	}
+	if v.DAG != nil {
+		writeTaskRun(w, taskRunOf(s, v.DAG))
 	}
 	if len(v.Recent) > 0 {
 		fmt.Fprintf(w, "\nRecent events:\n")
@@ -227,4 +237,62 @@ func orGreen(level string) string {
 		return pipeline.Green
 	}
 	return level
+}
+
+// taskRun is status's picture of a task run: the chain's view with the
+// count of tasks in each status (those it never named are pending) and
+// the worktrees as from the work tree's top when they are under it.
+type taskRun struct {
+	Status  string                 `json:"status"`
+	Level   int                    `json:"level,omitempty"`
+	Tasks   int                    `json:"tasks"`
+	Counts  map[string]int         `json:"counts"`
+	Running []pipeline.RunningTask `json:"running"`
+	Backup  string                 `json:"backup,omitempty"`
+}
+
+func taskRunOf(s *session, d *pipeline.DAGView) taskRun {
+	counts := d.Counts()
+	tasks := max(d.Tasks, len(d.Statuses))
+	if n := tasks - len(d.Statuses); n > 0 {
+		counts["pending"] += n
+	}
+	running := make([]pipeline.RunningTask, 0, len(d.Running))
+	for _, r := range d.Running {
+		if top := s.svc.Repo.WorkTree; top != "" && r.Worktree != "" {
+			if rel, err := filepath.Rel(top, r.Worktree); err == nil && filepath.IsLocal(rel) {
+				r.Worktree = rel
+			}
+		}
+		running = append(running, r)
+	}
+	// By task, not by when each was dispatched: tasks of a level start at once.
+	slices.SortFunc(running, func(a, b pipeline.RunningTask) int { return strings.Compare(a.Task, b.Task) })
+	return taskRun{Status: d.Status, Level: d.Level, Tasks: tasks, Counts: counts, Running: running,
+		Backup: strings.TrimPrefix(d.Backup, "refs/heads/")}
+}
+
+// writeTaskRun is status's "Task run" section.
+func writeTaskRun(w io.Writer, t taskRun) {
+	fmt.Fprintf(w, "\nTask run: %s", t.Status)
+	if t.Level > 0 {
+		fmt.Fprintf(w, ", level %d", t.Level)
+	}
+	var counts []string
+	for _, st := range pipeline.DAGTaskStatuses {
+		if n := t.Counts[st]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	fmt.Fprintf(w, "\n  Tasks:   %d: %s\n", t.Tasks, strings.Join(counts, ", "))
+	for i, r := range t.Running {
+		label := "  Running: "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(w, "%s%-18s %s\n", label, r.Task, r.Worktree)
+	}
+	if t.Backup != "" {
+		fmt.Fprintf(w, "  Backup:  %s\n", t.Backup)
+	}
 }

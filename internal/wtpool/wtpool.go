@@ -59,7 +59,7 @@ func (s *Slot) Release() { s.unlock() }
 // adds it (again, when git forgot it).
 func (s *Slot) Checkout(ctx context.Context, commit string) (*gitext.Repo, error) {
 	if s.repo != nil {
-		if _, err := s.repo.Git(ctx, "checkout", "-q", "--detach", "--force", commit); err != nil {
+		if _, err := s.repo.GitLocking(ctx, "checkout", "-q", "--detach", "--force", commit); err != nil {
 			return nil, fmt.Errorf("slot %d: %w", s.N, err)
 		}
 		return s.repo, nil
@@ -75,7 +75,7 @@ func (s *Slot) Checkout(ctx context.Context, commit string) (*gitext.Repo, error
 func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error) {
 	if gitDir, ok := p.worktreeGitDir(dir); ok {
 		slot := p.worktree(gitDir, dir)
-		if _, err := slot.Git(ctx, "checkout", "-q", "--detach", "--force", commit); err == nil {
+		if _, err := slot.GitLocking(ctx, "checkout", "-q", "--detach", "--force", commit); err == nil {
 			return slot, nil
 		}
 	}
@@ -89,7 +89,7 @@ func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error
 		return nil, err
 	}
 	// --force: git may still list a slot whose directory went away.
-	if _, err := p.Repo.Git(ctx, "worktree", "add", "-q", "--force", "--detach", dir, commit); err != nil {
+	if _, err := p.Repo.GitLocking(ctx, "worktree", "add", "-q", "--force", "--detach", dir, commit); err != nil {
 		return nil, err
 	}
 	gitDir, ok := p.worktreeGitDir(dir)

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# `git crucible run` of a task DAG, as a whole process: a manifest of 8
+# independent tasks at max-parallel 4, each task's agent (a shell script
+# writing its file and its report) in its own pooled worktree, each task a
+# commit on the branch, in hermetic temporary repositories (a fresh copy
+# before every run, untimed). Two rows, each against a yardstick timed in
+# the same run, interleaved (bench/timer):
+#
+#   - every agent sleeps 1 s: the run against ONE agent's run (the same
+#     script, started by hand). Two waves of 4 make 2x; the goal is < 2.6x.
+#   - the agent does its work at once: the run against plain git doing the
+#     same 8 commits (write the file, git add -A, git commit), and the
+#     difference per task, whose goal is at most 30 ms.
+#
+#   bench/run_dag.sh                about a minute
+#   BENCH_QUICK=1 bench/run_dag.sh  fewer runs, about 30 s; rough figures
+#   BENCH_STRICT=1                  exit 1 when a goal is missed
+#   BENCH_KEEP=1                    keep the temporary directory (printed)
+#
+# Needs only go, git and coreutils (Linux).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+tasks=8
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	n_sleep=3 n_instant=5
+else
+	n_sleep=7 n_instant=15
+fi
+
+. bench/common.sh
+bench_tmp crucible-run-bench
+
+GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
+go build -o "$tmp/bin/timer" ./bench/timer
+bench_hermetic
+timer() { "$tmp/bin/timer" "$@"; }
+
+# The agent: agent.sh SECONDS sleeps, then writes its task's file and a
+# report saying it did.
+cat >"$tmp/agent.sh" <<'EOF'
+[ -t 0 ] || cat >/dev/null
+cd "$CRUCIBLE_WORKDIR" || exit 1
+[ "$1" = 0 ] || sleep "$1"
+echo "$CRUCIBLE_TASK" >"$CRUCIBLE_TASK.txt"
+printf 'status: completed\nfiles-modified: [%s.txt]\nverification-summary: none\ndeviations: []\n' "$CRUCIBLE_TASK" >"$CRUCIBLE_OUTPUT"
+EOF
+
+# template NAME SECONDS makes $tmp/NAME.tmpl: a repository whose manifest
+# dispatch/bench has $tasks independent tasks, agent.sh SECONDS playing
+# every role. fresh NAME copies it to $tmp/NAME, untimed.
+template() {
+	local dir="$tmp/$1.tmpl"
+	git init -q "$dir"
+	mkdir -p "$dir/dispatch/bench" "$dir/.git/crucible"
+	{
+		echo "goal: $tasks independent tasks"
+		echo "max-parallel: 4"
+		echo "tasks:"
+		for ((i = 1; i <= tasks; i++)); do
+			echo "  - {id: t$i, type: feature, agent: general, files: [t$i.txt]}"
+		done
+	} >"$dir/dispatch/bench/dispatch.yaml"
+	git -C "$dir" add -A
+	git -C "$dir" commit -q -m base
+	printf '[agents.bench]\nkind = "command"\ncommand = ["sh", "%s", "%s"]\n[roles]\ndefault = "bench"\n' \
+		"$tmp/agent.sh" "$2" >"$dir/.git/crucible/agents.toml"
+}
+cat >"$tmp/fresh.sh" <<EOF
+rm -rf "$tmp/\$1" && cp -R "$tmp/\$1.tmpl" "$tmp/\$1"
+EOF
+template sleepy 1
+template instant 0
+# The yardsticks: one agent by hand; plain git committing what the agents write.
+mkdir -p "$tmp/one"
+git init -q "$tmp/plain.tmpl"
+git -C "$tmp/plain.tmpl" commit -q --allow-empty -m base
+cat >"$tmp/plain.sh" <<EOF
+cd "$tmp/plain" || exit 1
+for i in \$(seq $tasks); do
+	echo t\$i >t\$i.txt && git add -A && git commit -q -m "task t\$i" || exit 1
+done
+EOF
+
+echo "machine:  $(uname -sm), nproc $(nproc); $(go version | cut -d' ' -f3); $(git --version)"
+echo
+timer -header
+timer -name "run: $tasks tasks x 1 s, 4 at once" -n "$n_sleep" -warmup 1 -goal 2.6 \
+	-pre-a "sh $tmp/fresh.sh sleepy" -a "git -C $tmp/sleepy crucible run bench" \
+	-b "env CRUCIBLE_WORKDIR=$tmp/one CRUCIBLE_TASK=t1 CRUCIBLE_OUTPUT=$tmp/one/output.yaml sh $tmp/agent.sh 1" |
+	tee "$tmp/results"
+timer -name "run: $tasks instant tasks" -n "$n_instant" -warmup 2 \
+	-pre-a "sh $tmp/fresh.sh instant" -a "git -C $tmp/instant crucible run bench" \
+	-pre-b "sh $tmp/fresh.sh plain" -b "sh $tmp/plain.sh" | tee "$tmp/instant.row"
+# The medians the row printed (ours, then git's), per task, and the difference.
+read -r ours plain < <(grep -o "[0-9.]* ms" "$tmp/instant.row" | awk '{ printf "%s ", $1 } END { print "" }')
+overhead=$(awk -v a="$ours" -v b="$plain" -v n="$tasks" 'BEGIN { printf "%.1f", (a - b) / n }')
+verdict=$(awk -v o="$overhead" 'BEGIN { print (o <= 30 ? "PASS" : "MISS") }')
+timer -row "  per task: ours vs git add+commit" \
+	"$(awk -v a="$ours" -v n="$tasks" 'BEGIN { printf "%.1f ms", a / n }')" \
+	"$(awk -v b="$plain" -v n="$tasks" 'BEGIN { printf "%.1f ms", b / n }')" \
+	"$(awk -v a="$ours" -v b="$plain" 'BEGIN { printf "%.2fx", a / b }')" "-" "INFO"
+timer -row "  overhead per task (difference)" "$overhead ms" "-" "-" "<=30 ms" "$verdict" | tee -a "$tmp/results"
+if [ "${BENCH_STRICT:-0}" = 1 ] && grep -q ' MISS' "$tmp/results"; then
+	exit 1
+fi
