@@ -92,7 +92,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	}
 	if runDone(tr.Manifest) {
 		res.Head, res.Status, res.Done = head, string(dag.RunCompleted), true
-		return res, nil
+		return res, e.dropWork(ctx, head)
 	}
 	if tr.Approve != nil {
 		if err := tr.Approve(); err != nil {
@@ -225,18 +225,30 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if len(res.Failed) > 0 && res.Status == "completed" {
 		res.Status, res.Reason = "failed", fmt.Sprintf("%d of %d tasks failed: %s", len(res.Failed), len(tr.Manifest.Tasks), strings.Join(res.Failed, ", "))
 	}
+	if err := e.dropWork(ctx, res.Head); err != nil {
+		return res, err
+	}
 	if err := e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}}); err != nil {
 		return res, err
 	}
 	tr.Manifest.Status = dag.RunStatus(res.Status)
 	saw()
-	// The branch holds every level now: the work ref, ours, goes.
-	if w, err := repo.ReadRef(WorkRef(e.ID)); err == nil && w != "" {
-		if in, err := repo.IsAncestor(ctx, w, res.Head); err == nil && in {
-			_ = repo.UpdateRefs(ctx, "git crucible run: done", gitext.RefUpdate{Name: WorkRef(e.ID), Old: w})
-		}
-	}
 	return res, nil
+}
+
+// dropWork deletes the run's work ref (ours) once head, the branch, holds
+// what it held; before the run's end is recorded, so that a kill between
+// the two leaves nothing behind that a run already done would not clear.
+func (e *Engine) dropWork(ctx context.Context, head string) error {
+	repo := e.Service.Repo
+	w, err := repo.ReadRef(WorkRef(e.ID))
+	if err != nil || w == "" {
+		return err
+	}
+	if in, err := repo.IsAncestor(ctx, w, head); err != nil || !in {
+		return err // a level not on the branch: the ref keeps it
+	}
+	return repo.UpdateRefs(ctx, "git crucible run: done", gitext.RefUpdate{Name: WorkRef(e.ID), Old: w})
 }
 
 // runDone says whether the chain has m's run completed, every task with it.
