@@ -5,6 +5,9 @@
 # through with its provenance, a sync to a bare remote, and a clean verify.
 # Part two runs a whole pipeline with `git crucible build` on a small sample
 # project, every role played by the scripted agent (no network, no model).
+# Part three runs a task DAG of three levels with `git crucible run`: its
+# agents in parallel in their own worktrees, a commit per task, a critique
+# per level.
 # Runs the git-crucible that ./install.sh installed (same PREFIX and GOBIN),
 # whatever else is on PATH. Every command it shows can be pasted into a shell.
 set -eu
@@ -94,4 +97,22 @@ say git crucible verify
 build_id="$(git crucible list --json | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n 1)"
 say git show "refs/crucible/pipelines/$build_id:ledger.md"
 
-printf '\nThe demo repositories are %s (its remote: %s.remote.git) and %s\n' "$repo" "$repo" "$project"
+printf '\n=== Part three: git crucible run, a task DAG with the scripted agent\n'
+dagproject="$repo.run"
+mkdir "$dagproject"
+cp -R "$here/testdata/agent/sample/." "$dagproject"
+mkdir -p "$dagproject/dispatch/greet"
+cp "$here/testdata/agent/sample-dag/dispatch.yaml" "$dagproject/dispatch/greet/"
+cd "$dagproject"
+git init -q -b main
+git add .
+git commit -q -m "sample project and its task run"
+mkdir -p .git/crucible
+"$here/testdata/agent/config" dag >.git/crucible/agents.toml
+say git crucible run --dry-run
+say git crucible run greet
+say git log --format='%h %s' main
+say git crucible status
+say git crucible verify
+
+printf '\nThe demo repositories are %s (its remote: %s.remote.git), %s and %s\n' "$repo" "$repo" "$project" "$dagproject"

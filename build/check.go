@@ -15,10 +15,10 @@ import (
 const NoReportSummary = "it wrote no report: its output is kept"
 
 // checked is ex once the report the agent left is checked against the
-// format its dispatch requires (prompt.ReportTask or ReportFindings; ""
-// when none is): an agent that exited 0 but wrote none, or one that does
-// not parse, or says it failed, has failed, as its finish records, so
-// that the manifest, metrics and replay see it so.
+// format its dispatch requires (prompt.ReportTask, ReportFindings or
+// ReportCritique; "" when none is): an agent that exited 0 but wrote
+// none, or one that does not parse, or says it failed, has failed, as its
+// finish records, so that the manifest, metrics and replay see it so.
 func checked(ex exitRecord, format string, rep []byte) exitRecord {
 	if ex.Status != "completed" || format == "" {
 		return ex
@@ -40,6 +40,10 @@ func checked(ex exitRecord, format string, rep []byte) exitRecord {
 		}
 	case prompt.ReportFindings:
 		if _, err := report.ParseFindings(rep); err != nil {
+			return fail(agent.BadReport, err.Error())
+		}
+	case prompt.ReportCritique:
+		if _, err := report.ParseCritique(rep); err != nil {
 			return fail(agent.BadReport, err.Error())
 		}
 	}

@@ -24,16 +24,46 @@ func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, rende
 		d := as
 		d.Point = spec.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
 		d.Prompt, d.Title, d.Report, d.Workdir = render(job), titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
-		out, err := e.Dispatch(ctx, d)
-		switch {
-		case err != nil:
-			return nil, err
-		case out.Status == StatusWaiting:
-			return nil, fmt.Errorf("dispatch %d waits for a person: a manual agent cannot run a task of a parallel level", out.Seq)
-		case out.Status != "completed":
-			return out.Report, fmt.Errorf("dispatch %d %s: %s", out.Seq, out.Status, out.Summary)
-		}
-		return out.Report, nil
+		return outcome(e.Dispatch(ctx, d))
+	}
+}
+
+// outcome is a dispatch of a task run as its dispatchers return it.
+func outcome(out Outcome, err error) ([]byte, error) {
+	switch {
+	case err != nil:
+		return nil, err
+	case out.Status == StatusWaiting:
+		return nil, fmt.Errorf("dispatch %d waits for a person: a manual agent cannot run a task of a parallel level", out.Seq)
+	case out.Status != "completed":
+		return out.Report, fmt.Errorf("dispatch %d %s: %s", out.Seq, out.Status, out.Summary)
+	}
+	return out.Report, nil
+}
+
+// critiqueStep and fixStep are the steps of a task run's critique and
+// fix dispatches.
+const (
+	critiqueStep = "critique"
+	fixStep      = "task-fix"
+)
+
+// Gate is a task run's critique gate, its agents dispatched through
+// Dispatch as the tasks' are: the level's critique by role critic (the
+// manifest's critique.agent), each fix by the task agents' role.
+func (e *Engine) Gate(tr TaskRun, critic string, renderCritique func(taskrun.Review) []byte, renderFix func(taskrun.FixJob) []byte) *taskrun.Gate {
+	return &taskrun.Gate{
+		Critic: func(ctx context.Context, rv taskrun.Review, workdir string) ([]byte, error) {
+			out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
+				Role: critic, Template: critiqueStep, Prompt: renderCritique(rv), Title: fmt.Sprintf("critique of level %d", rv.Level),
+				Report: prompt.ReportCritique, Workdir: workdir})
+			return outcome(out, err)
+		},
+		Fix: func(ctx context.Context, f taskrun.FixJob, workdir string) ([]byte, error) {
+			out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
+				Role: tr.Role, Template: tr.Template, Prompt: renderFix(f), Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir})
+			return outcome(out, err)
+		},
 	}
 }
 

@@ -96,7 +96,8 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		return TaskRunResult{}, err
 	}
 	tr.Manifest.ClearState() // the chain says where the run stands, not the file
-	began, err := replayTaskRun(events, tr.Manifest)
+	amend := &taskrun.Amendments{}
+	began, err := replayTaskRun(events, tr.Manifest, amend)
 	if err != nil {
 		return TaskRunResult{}, err
 	}
@@ -140,30 +141,59 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	for i, t := range tr.Manifest.Tasks {
 		numbers[t.ID] = i + 1
 	}
-	render := func(job taskrun.Job) []byte {
-		var d prompt.Data
-		if tr.Prompt != nil {
-			d = tr.Prompt(job)
-		} else {
-			task := &report.PlanTask{ID: job.Task.ID, Title: job.Task.ID, DependsOn: job.Task.DependsOn, Files: job.Task.Files,
-				FastGate: tr.Manifest.Validation.FastGate}
-			d = prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
-				Step: tr.Step, Role: tr.Role, Task: task, TestCommand: tr.Test,
-				Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: prompt.ReportTask}}
-			if tr.Path != "" {
-				d.Inputs["manifest"] = tr.Path
-			}
+	data := func(step, role string, t *dag.Task, format string) prompt.Data {
+		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
+			Step: step, Role: role, TestCommand: tr.Test,
+			Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: format}}
+		if t != nil {
+			d.Task = &report.PlanTask{ID: t.ID, Title: t.ID, DependsOn: t.DependsOn, Files: t.Files, FastGate: tr.Manifest.Validation.FastGate}
 		}
-		d.Upstream = job.UpstreamContext()
-		text, err := tr.Templates.Render(tr.Template, d)
+		if tr.Path != "" {
+			d.Inputs["manifest"] = tr.Path
+		}
+		return d
+	}
+	render := func(template string, d prompt.Data) []byte {
+		text, err := tr.Templates.Render(template, d)
 		if err != nil {
 			// The templates were checked before the run: a failure here is the engine's.
 			return []byte("error: the prompt could not be rendered: " + err.Error())
 		}
 		return []byte(text)
 	}
+	renderTask := func(job taskrun.Job) []byte {
+		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
+		if tr.Prompt != nil {
+			d = tr.Prompt(job)
+		}
+		d.Upstream = job.UpstreamContext()
+		return render(tr.Template, d)
+	}
+	renderFix := func(f taskrun.FixJob) []byte {
+		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
+		d.Round, d.MaxRounds, d.Issues = f.Round, taskrun.WarnRound, f.Issues
+		return render(tr.Template, d)
+	}
+	critic := tr.Manifest.Critique.Agent
+	if critic == "" {
+		critic = critiqueStep
+	}
+	renderCritique := func(rv taskrun.Review) []byte {
+		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
+		d.Round, d.MaxRounds = rv.Round+1, taskrun.WarnRound
+		for _, t := range rv.Tasks {
+			instructions := tr.Manifest.Critique.Prompt
+			if t.Task.Critique != nil && t.Task.Critique.Prompt != "" {
+				instructions = t.Task.Critique.Prompt
+			}
+			d.Reviewed = append(d.Reviewed, prompt.Reviewed{ID: t.Task.ID, Commit: t.Commit, Files: t.Task.Files,
+				Output: strings.TrimSpace(string(t.Output)), Instructions: strings.TrimSpace(instructions)})
+		}
+		return render(critiqueStep, d)
+	}
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
-		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, render))
+		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask))
+	runner.Gate = e.Gate(tr, critic, renderCritique, renderFix)
 	prov := &provenance{e: e, phase: phase, role: tr.Role, number: numbers, made: map[string][]int{}}
 	res.Reasons = map[string]string{}
 	record := func(evs ...taskrun.Event) error {
@@ -204,13 +234,16 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		return res, err
 	}
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
-		Record: record, Between: tr.Between,
+		FastGate: tr.Manifest.CommitGate(), Amend: amend, Record: record, Between: tr.Between,
 		Message: func(u taskrun.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
+	var escalated *taskrun.Escalated
 	switch {
 	case errors.As(err, &deadlock):
 		res.Status, res.Reason = "failed", deadlock.Error()
+	case errors.As(err, &escalated):
+		res.Status, res.Reason = "escalated", escalated.Error()
 	case err != nil:
 		return res, err
 	default:
@@ -221,7 +254,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 			res.Failed = append(res.Failed, t.ID)
 		}
 	}
-	if len(res.Failed) > 0 && res.Reason == "" {
+	if len(res.Failed) > 0 && res.Status == "completed" {
 		res.Status, res.Reason = "failed", fmt.Sprintf("%d of %d tasks failed: %s", len(res.Failed), len(tr.Manifest.Tasks), strings.Join(res.Failed, ", "))
 	}
 	if err := e.dropWork(ctx, res.Head); err != nil {
@@ -306,15 +339,16 @@ func (e *Engine) record(ctx context.Context, ds ...pipeline.Draft) error {
 func taskDraft(ev taskrun.Event) pipeline.Draft {
 	if ev.Task == "" {
 		return pipeline.Draft{Type: pipeline.TypeDAGLevel,
-			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head}}
+			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head, Round: ev.Round}}
 	}
 	return pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: ev.Task,
-		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree}}
+		Status: string(ev.Status), Level: ev.Level, Commit: ev.CommitSHA, Reason: ev.Reason, Worktree: ev.Worktree,
+		Source: ev.Source, Round: ev.Round, Fix: ev.Fix}}
 }
 
 // replayTaskRun applies a chain's task run events to m and returns the
 // run's first dag.run (nil when the run has not begun).
-func replayTaskRun(events []pipeline.Event, m *dag.Manifest) (*pipeline.DAGRunData, error) {
+func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amendments) (*pipeline.DAGRunData, error) {
 	var began *pipeline.DAGRunData
 	for _, ev := range events {
 		switch ev.Type {
@@ -336,24 +370,30 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest) (*pipeline.DAGRunDa
 			if m.Task(d.Task) == nil {
 				return nil, fmt.Errorf("the chain's task run has a task %q the manifest does not: it is another run's", d.Task)
 			}
-			if err := taskrun.Apply(m, taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), CommitSHA: d.Commit}); err != nil {
+			ev := taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), CommitSHA: d.Commit, Level: d.Level,
+				Source: d.Source, Round: d.Round, Fix: d.Fix, Reason: d.Reason}
+			if err := taskrun.Apply(m, ev); err != nil {
 				return nil, err
 			}
+			amend.Apply(ev)
 		case pipeline.TypeDAGLevel:
 			var d pipeline.DAGLevelData
 			if err := pipeline.DecodeData(ev, &d); err != nil {
 				return nil, err
 			}
-			if err := taskrun.Apply(m, taskrun.Event{Level: d.Level, Boundary: d.Boundary, Head: d.Head}); err != nil {
+			ev := taskrun.Event{Level: d.Level, Boundary: d.Boundary, Head: d.Head, Round: d.Round}
+			if err := taskrun.Apply(m, ev); err != nil {
 				return nil, err
 			}
+			amend.Apply(ev)
 		}
 	}
 	return began, nil
 }
 
 // taskOutputs are the reports the tasks' completed dispatches at step
-// left, the newest of each task's: what downstream tasks receive.
+// (or their fixes) left, the newest of each task's: what downstream tasks
+// receive.
 func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step string) (map[string][]byte, error) {
 	records, err := Records(events)
 	if err != nil {
@@ -361,7 +401,7 @@ func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step 
 	}
 	out := map[string][]byte{}
 	for _, r := range slices.Backward(records) {
-		if r.Point.Step != step || r.Point.Task == "" || r.Status != "completed" || r.Output == "" {
+		if r.Point.Step != step && r.Point.Step != fixStep || r.Point.Task == "" || r.Status != "completed" || r.Output == "" {
 			continue
 		}
 		if _, ok := out[r.Point.Task]; ok {

@@ -127,7 +127,7 @@ func decodeManifest(root *node) (*Manifest, error) {
 	sawTasks := false
 	err := fieldsOf(root, "manifest", map[string]func(*node) error{
 		"goal":         str("goal", &m.Goal),
-		"status":       oneOf("status", &status, "pending", "in-progress", "completed", "failed"),
+		"status":       oneOf("status", &status, "pending", "in-progress", "completed", "failed", "escalated"),
 		"max-parallel": number("max-parallel", &m.MaxParallel, 1),
 		"created":      func(n *node) error { m.Created = n.text; return nil },
 		"verify":       m.Verify.read,

@@ -127,6 +127,9 @@ const (
 	RunInProgress RunStatus = "in-progress"
 	RunCompleted  RunStatus = "completed"
 	RunFailed     RunStatus = "failed"
+	// RunEscalated is crucible's: a level's amendment rounds reached the
+	// seed's escalation, and a person decides.
+	RunEscalated RunStatus = "escalated"
 )
 
 // TaskStatus is a task's status.

@@ -196,6 +196,27 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+func TestCommitGate(t *testing.T) {
+	for _, tc := range []struct{ name, manifest, want string }{
+		{"fast gate", "validation: {fast-gate: go test ./...}\n", "go test ./..."},
+		{"verify pipeline", "verify: {workdir: it's, build: go build ./..., test: go test ./..., custom: [{name: e2e, command: make e2e}]}\n" +
+			"validation: {no-fast-gate: true, reason: the build is the unit}\n",
+			`cd 'it'\''s' && (go build ./...) && (go test ./...) && (make e2e)`},
+		{"no verify pipeline", "validation: {no-fast-gate: true, reason: none}\n", ""},
+		{"neither", "goal: g\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Parse("dispatch.yaml", []byte(tc.manifest+"tasks:\n  - {id: a, type: feature, agent: general}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.CommitGate(); got != tc.want {
+				t.Fatalf("CommitGate() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // A manifest that names no commits.approval says so ("", which a run takes
 // as auto); the seed's ask-once default is for a person at the orchestrator.
 func TestApprovalUnsaid(t *testing.T) {

@@ -140,3 +140,31 @@ func (v Validation) check(line int) *Error {
 	}
 	return nil
 }
+
+// CommitGate is the command an amendment round runs at each commit it
+// rebuilds, as the seed resolves it: validation.fast-gate, or with
+// no-fast-gate the verify pipeline's commands (build, lint, test, then
+// the custom ones, in verify.workdir) one after another. "" when the
+// manifest gives neither: per-commit validation is then impossible.
+func (m *Manifest) CommitGate() string {
+	if m.Validation.FastGate != "" || !m.Validation.NoFastGate {
+		return m.Validation.FastGate
+	}
+	var cmds []string
+	for _, c := range []string{m.Verify.Build, m.Verify.Lint, m.Verify.Test} {
+		if strings.TrimSpace(c) != "" {
+			cmds = append(cmds, "("+c+")")
+		}
+	}
+	for _, c := range m.Verify.Custom {
+		cmds = append(cmds, "("+c.Command+")")
+	}
+	if len(cmds) == 0 {
+		return ""
+	}
+	gate := strings.Join(cmds, " && ")
+	if m.Verify.Workdir != "" {
+		gate = "cd '" + strings.ReplaceAll(m.Verify.Workdir, "'", `'\''`) + "' && " + gate
+	}
+	return gate
+}

@@ -43,6 +43,7 @@ type DAGTaskData struct {
 	Source   string `json:"source,omitempty"`   // while fixing: critique or verification
 	Round    int    `json:"round,omitempty"`    // the amendment round
 	Worktree string `json:"worktree,omitempty"` // while dispatched: where its agent works
+	Fix      string `json:"fix,omitempty"`      // while fixing: the commit holding its fix, once made
 }
 
 // DAGLevelData is the payload of dag.level: the level's commits go from
@@ -72,6 +73,9 @@ func (d *DAGTaskData) check() error {
 		return fmt.Errorf("task %s: invalid status %q", d.Task, d.Status)
 	case d.Level < 0 || d.Round < 0:
 		return fmt.Errorf("task %s: negative level or round", d.Task)
+	case d.Status == "fixing" && (d.Source != "critique" && d.Source != "verification" || d.Round < 1):
+		// The resume re-enters the round from them.
+		return fmt.Errorf("task %s: fixing needs its source (critique or verification) and its amendment round", d.Task)
 	case d.Status == "committed" && d.Commit == "" && d.Reason == "":
 		// A task that changed nothing is committed without a commit; it says so.
 		return fmt.Errorf("task %s: committed without a commit or a reason", d.Task)
@@ -97,6 +101,12 @@ func (d *DAGTaskData) describe() string {
 	s := fmt.Sprintf("task %s %s", d.Task, d.Status)
 	if d.Commit != "" {
 		s += " " + short(d.Commit)
+	}
+	switch {
+	case d.Status == "fixing" && d.Fix != "":
+		s += fmt.Sprintf(" (%s, round %d): fixed in %s", d.Source, d.Round, short(d.Fix))
+	case d.Status == "fixing":
+		s += fmt.Sprintf(" (%s, round %d)", d.Source, d.Round)
 	}
 	return s
 }

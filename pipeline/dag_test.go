@@ -16,6 +16,8 @@ func TestDAGEventsChecked(t *testing.T) {
 		{TypeDAGTask, DAGTaskData{Task: "a", Status: "done"}, `task a: invalid status "done"`},
 		{TypeDAGTask, DAGTaskData{Task: "a", Status: "committed"}, "task a: committed without a commit or a reason"},
 		{TypeDAGTask, DAGTaskData{Task: "a", Status: "pending", Level: -1}, "task a: negative level or round"},
+		{TypeDAGTask, DAGTaskData{Task: "a", Status: "fixing", Round: 1}, "task a: fixing needs its source (critique or verification) and its amendment round"},
+		{TypeDAGTask, DAGTaskData{Task: "a", Status: "fixing", Source: "critique"}, "task a: fixing needs its source (critique or verification) and its amendment round"},
 		{TypeDAGLevel, DAGLevelData{Level: 0, Boundary: "a", Head: "b"}, "dag level 0: needs a level from 1, a boundary and a head"},
 		{TypeDAGLevel, DAGLevelData{Level: 1, Head: "b"}, "dag level 1: needs a level from 1, a boundary and a head"},
 	} {
@@ -37,7 +39,7 @@ func TestDAGViewRunning(t *testing.T) {
 		{Task: "a", Status: "dispatched", Level: 1, Worktree: "w1"},
 		{Task: "b", Status: "dispatched", Level: 1, Worktree: "w2"},
 		{Task: "a", Status: "committed", Commit: "c"},
-		{Task: "b", Status: "fixing", Level: 1, Source: "critique"},
+		{Task: "b", Status: "fixing", Level: 1, Source: "critique", Round: 1},
 	} {
 		if _, err := st.Apply(ev(t, st, TypeDAGTask, d)); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,9 @@ const (
 	// ReportFindings is a red-team or review round's findings: fatal,
 	// significant and minor lists of {title, file, detail}.
 	ReportFindings = "findings"
+	// ReportCritique is a level's gate critique (the seed's
+	// gate-critique.yaml): tasks, verdict, issues, new-tests, notes.
+	ReportCritique = "critique"
 )
 
 // Data is what a template renders. Maps are rendered with
@@ -53,9 +56,29 @@ type Data struct {
 	// the previous round.
 	Findings *report.Findings
 
+	// Reviewed are the committed tasks a level's critique reviews; nil
+	// for every other dispatch.
+	Reviewed []Reviewed
+	// Issues are what a task's fix agent answers in an amendment round:
+	// the critique's issues of its task, or the fast gate's failure at
+	// its rebuilt commit. nil for a task's first dispatch.
+	Issues []report.Issue
+
 	TestCommand string // the project's test command
 
 	Report Report // where and in which format the agent reports
+}
+
+// Reviewed is a task under critique: its commit ("" when it changed
+// nothing) and its report.
+type Reviewed struct {
+	ID     string
+	Commit string
+	Files  []string // the files its plan names
+	Output string   // its output.yaml
+	// Instructions are the manifest's critique.prompt for the task (its
+	// own, else the run's); "" for the standard review.
+	Instructions string
 }
 
 // Artifact is a named artifact: a work-tree path, or for "diff" a file the

@@ -223,9 +223,9 @@ func (s *Set) Render(name string, d Data) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("no template %q", name)
 	}
-	if d.Report.Path == "" || (d.Report.Format != ReportTask && d.Report.Format != ReportFindings) {
-		return "", fmt.Errorf("template %s: the report needs a path and the format %q or %q, not %q",
-			name, ReportTask, ReportFindings, d.Report.Format)
+	if d.Report.Path == "" || (d.Report.Format != ReportTask && d.Report.Format != ReportFindings && d.Report.Format != ReportCritique) {
+		return "", fmt.Errorf("template %s: the report needs a path and the format %q, %q or %q, not %q",
+			name, ReportTask, ReportFindings, ReportCritique, d.Report.Format)
 	}
 	var sb strings.Builder
 	if err := t.Execute(&sb, d); err != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,6 +46,13 @@ func sample(name string) Data {
 		d.Task = &report.PlanTask{ID: "2a-status-json", Title: "2a-status-json", Files: []string{"cmd/status.go"},
 			DependsOn: []string{"1a-encoder"}, FastGate: "go test ./cmd/"}
 		d.Upstream = "## Upstream context\n\n### Output of task 1a-encoder\n\n```yaml\nstatus: completed\n```\n"
+	case "critique":
+		d.Phase, d.PhaseName, d.Step, d.Round, d.MaxRounds = 3, "Execute", "critique", 1, 3
+		d.Inputs = map[string]string{"manifest": "dispatch/json/dispatch.yaml"}
+		d.Reviewed = []Reviewed{
+			{ID: "1a-encoder", Commit: "0123456789abcdef0123456789abcdef01234567", Files: []string{"json/encode.go"}, Output: "status: completed\nfiles-modified: [json/encode.go]"},
+			{ID: "1b-survey", Output: "status: completed\nfiles-modified: []", Instructions: "Check each claim against the code."}}
+		d.Report.Format = ReportCritique
 	case "plan-reviewer":
 		d.Phase, d.PhaseName, d.Round, d.MaxRounds = 2, "Plan", 2, 15
 		d.Inputs["design"] = design
@@ -80,7 +88,7 @@ func TestDefaultsRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"code-reviewer", "design-writer", "fixer", "implementer", "plan-reviewer", "plan-writer", "red-team", "task", "test-writer"}
+	want := []string{"code-reviewer", "critique", "design-writer", "fixer", "implementer", "plan-reviewer", "plan-writer", "red-team", "task", "test-writer"}
 	if got := strings.Join(set.Names(), " "); got != strings.Join(want, " ") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, " "))
 	}
@@ -291,6 +299,13 @@ func TestReportShapesParse(t *testing.T) {
 			f, err := report.ParseFindings(shape)
 			if err != nil || len(f.Fatal) != 1 || f.Fatal[0].Title != "one line naming the problem" {
 				t.Errorf("%s: findings shape: %+v, %v", name, f, err)
+			}
+			continue
+		}
+		if sample(name).Report.Format == ReportCritique {
+			c, err := report.ParseCritique(shape)
+			if err != nil || c.Verdict != report.NeedsWork || !slices.Equal(c.NeedsWork(), []string{"1a-encoder"}) || len(c.Tasks) != 2 {
+				t.Errorf("%s: critique shape: %+v, %v", name, c, err)
 			}
 			continue
 		}

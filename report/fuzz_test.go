@@ -92,3 +92,27 @@ func FuzzParseFindings(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseCritique(f *testing.F) {
+	for _, name := range []string{"critique.yaml", "critique-accepted.yaml", "critique-contradiction.yaml", "critique-unknown-task.yaml", "task-alias-bomb.yaml"} {
+		f.Add(readTestdata(f, name))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCritique(data)
+		if err != nil {
+			checkFuzzErr(t, err)
+			if !reflect.DeepEqual(c, Critique{}) {
+				t.Fatalf("a critique with error %v: %#v", err, c)
+			}
+			return
+		}
+		if (c.Verdict == NeedsWork) != (len(c.NeedsWork()) > 0) || c.Verdict != Accepted && c.Verdict != NeedsWork {
+			t.Fatalf("verdict %q with blocking tasks %q accepted", c.Verdict, c.NeedsWork())
+		}
+		for _, is := range c.Issues {
+			if strings.TrimSpace(is.Task) == "" || strings.TrimSpace(is.Description) == "" {
+				t.Fatalf("empty issue accepted: %#v", is)
+			}
+		}
+	})
+}

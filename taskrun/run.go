@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/report"
 )
 
 // Event is a change the run made to its manifest's state: a task's
@@ -21,9 +23,13 @@ type Event struct {
 	CommitSHA string
 	Reason    string
 	Level     int
-	Worktree  string // dispatched: the worktree its agent works in
-	Boundary  string // with Task "": the commit before the level's first commit
-	Head      string // with Task "": the level's last commit
+	Worktree  string         // dispatched: the worktree its agent works in
+	Source    string         // fixing: critique or verification
+	Round     int            // fixing, and a rebuilt level and its tasks: the amendment round
+	Fix       string         // fixing: the commit holding its fix, once made
+	issues    []report.Issue // fixing: Reason as the round found them, for its fix agent
+	Boundary  string         // with Task "": the commit before the level's first commit
+	Head      string         // with Task "": the level's last commit
 }
 
 // Apply applies e to m, as a Record function must (besides keeping e).
@@ -35,7 +41,13 @@ func Apply(m *dag.Manifest, e Event) error {
 		m.LevelBoundaries[e.Level], m.LevelHeads[e.Level] = e.Boundary, e.Head
 		return nil
 	}
-	return m.SetStatus(e.Task, e.Status, e.CommitSHA)
+	if err := m.SetStatus(e.Task, e.Status, e.CommitSHA); err != nil {
+		return err
+	}
+	if e.Status == dag.Fixing {
+		m.Task(e.Task).FixingSource = e.Source
+	}
+	return nil
 }
 
 // Plan is what a run needs besides its runner.
@@ -50,6 +62,12 @@ type Plan struct {
 	// made, before any record names them, so that gc never takes them.
 	WorkRef string
 	Outputs map[string][]byte // reports of tasks already run, by id: filled as tasks finish
+	// FastGate runs at each commit an amendment round rebuilds (the
+	// manifest's CommitGate); "" stops the round with ErrNoCommitGate.
+	FastGate string
+	// Amend is what the amendment rounds recorded so far, nil for none:
+	// Run keeps it up to date.
+	Amend *Amendments
 	// Record records events in one append (all of them or none) and
 	// applies each to Manifest (Apply).
 	Record  func(...Event) error
@@ -75,11 +93,20 @@ type Plan struct {
 // the level's boundary it is moved there first; otherwise it runs again.
 func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 	m := p.Manifest
+	if p.Amend == nil {
+		p.Amend = &Amendments{}
+	}
 	var mu sync.Mutex // tasks of a level record their dispatch from their goroutines
 	record := func(es ...Event) error {
 		mu.Lock()
 		defer mu.Unlock()
-		return p.Record(es...)
+		if err := p.Record(es...); err != nil {
+			return err
+		}
+		for _, e := range es {
+			p.Amend.Apply(e)
+		}
+		return nil
 	}
 	head, err := r.settle(ctx, p, record)
 	if err != nil {
@@ -167,12 +194,26 @@ func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(...Event) 
 	if err := record(decided...); err != nil {
 		return boundary, err
 	}
+	return r.finishLevel(ctx, p, record, level, boundary, next, commits)
+}
+
+// finishLevel takes a recorded level through the critique gate, when the
+// runner has one, then puts the head it accepts on the branch and
+// completes the tasks, each with the gate's warnings about it.
+func (r *Runner) finishLevel(ctx context.Context, p Plan, record func(...Event) error, level int, boundary, next string, commits []Commit) (string, error) {
+	var warnings map[string][]string
+	if r.Gate != nil {
+		var err error
+		if next, commits, warnings, err = r.review(ctx, p, record, level, boundary, next, commits); err != nil {
+			return boundary, err
+		}
+	}
 	if err := r.advance(ctx, p, boundary, next); err != nil {
 		return boundary, err
 	}
 	completed := make([]Event, len(commits))
 	for i, c := range commits {
-		completed[i] = Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level}
+		completed[i] = Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level, Reason: strings.Join(warnings[c.Task], "; ")}
 	}
 	return next, record(completed...)
 }
@@ -224,9 +265,16 @@ func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 // settle turns what a killed run left into statuses Run can go on from,
 // and returns the head to go on from.
 func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error) (string, error) {
-	head, err := r.finishMove(ctx, p)
+	head := p.Head
+	if level, commits := r.gatePending(p); commits != nil {
+		var err error
+		if head, err = r.finishLevel(ctx, p, record, level, p.Head, p.Manifest.LevelHeads[level], commits); err != nil {
+			return p.Head, err
+		}
+	}
+	head, err := r.finishMove(ctx, p, head)
 	if err != nil {
-		return p.Head, err
+		return head, err
 	}
 	for _, t := range p.Manifest.Tasks {
 		switch t.Status {
@@ -246,7 +294,7 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error
 				return head, err
 			}
 		case dag.Fixing:
-			return head, fmt.Errorf("task %s is fixing (%s): amendment rounds are not implemented yet", t.ID, t.FixingSource)
+			return head, fmt.Errorf("task %s is fixing (%s) outside the newest level's gate", t.ID, t.FixingSource)
 		}
 	}
 	return head, nil
@@ -255,18 +303,42 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error
 // finishMove ends the branch move a killed run left half done: the
 // newest level's commits recorded and the branch still at its boundary.
 // It returns the head to go on from.
-func (r *Runner) finishMove(ctx context.Context, p Plan) (string, error) {
+func (r *Runner) finishMove(ctx context.Context, p Plan, head string) (string, error) {
 	m := p.Manifest
+	level := newestLevel(m)
+	if level == 0 || p.Branch == "" || head != m.LevelBoundaries[level] {
+		return head, nil
+	}
+	next := m.LevelHeads[level]
+	if err := r.advance(ctx, p, head, next); err != nil {
+		return head, err
+	}
+	return next, nil
+}
+
+func newestLevel(m *dag.Manifest) int {
 	level := 0
 	for l := range m.LevelHeads {
 		level = max(level, l)
 	}
-	if level == 0 || p.Branch == "" || p.Head != m.LevelBoundaries[level] {
-		return p.Head, nil
+	return level
+}
+
+// gatePending returns the newest recorded level and its commits when a
+// killed run left it in the critique gate: the head still at its
+// boundary (the branch moves only once the gate accepts), a task of it
+// committed or fixing. nil commits: none is.
+func (r *Runner) gatePending(p Plan) (int, []Commit) {
+	m := p.Manifest
+	level := newestLevel(m)
+	if r.Gate == nil || level == 0 || p.Head != m.LevelBoundaries[level] {
+		return 0, nil
 	}
-	next := m.LevelHeads[level]
-	if err := r.advance(ctx, p, p.Head, next); err != nil {
-		return p.Head, err
+	var commits []Commit
+	for _, t := range m.Tasks {
+		if m.Level(t.ID) == level && (t.Status == dag.Committed || t.Status == dag.Fixing) {
+			commits = append(commits, Commit{Task: t.ID, SHA: t.CommitSHA})
+		}
 	}
-	return next, nil
+	return level, commits
 }

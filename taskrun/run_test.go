@@ -32,24 +32,42 @@ type recorder struct {
 	m      *dag.Manifest
 	mu     sync.Mutex
 	events []string
-	fail   string // "task status": the record that fails, as a kill there would, with its batch
+	kept   []Event // as recorded, for a resume to replay
+	// fail is the record that fails, with its batch, as a kill there
+	// would: a line, with "#n" its nth time ("1a committed#2").
+	fail string
+	seen map[string]int
 }
 
 func (rec *recorder) record(es ...Event) error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	if rec.seen == nil {
+		rec.seen = map[string]int{}
+	}
 	var lines []string
 	for _, e := range es {
 		line := e.Task + " " + string(e.Status)
-		if e.Task == "" {
+		switch {
+		case e.Task == "" && e.Round > 0:
+			line = fmt.Sprintf("level %d round %d", e.Level, e.Round)
+		case e.Task == "":
 			line = fmt.Sprintf("level %d", e.Level)
+		case e.Status == dag.Fixing && e.Fix != "":
+			line = fmt.Sprintf("%s fixed %d", e.Task, e.Round)
+		case e.Status == dag.Fixing:
+			line = fmt.Sprintf("%s fixing %s %d", e.Task, e.Source, e.Round)
+		case e.Status == dag.Completed && e.Reason != "":
+			line += " (" + e.Reason + ")"
 		}
-		if line == rec.fail {
+		rec.seen[line]++
+		if line == rec.fail || fmt.Sprintf("%s#%d", line, rec.seen[line]) == rec.fail {
 			return errors.New("killed")
 		}
 		lines = append(lines, line)
 	}
 	rec.events = append(rec.events, lines...)
+	rec.kept = append(rec.kept, es...)
 	for _, e := range es {
 		if err := Apply(rec.m, e); err != nil {
 			return err

@@ -43,6 +43,7 @@ type Runner struct {
 	Pool        wtpool.Pool
 	MaxParallel int
 	Dispatch    Dispatcher
+	Gate        *Gate // the critique gate of each level; nil: none
 }
 
 // New is a runner whose task worktrees are the slots under

@@ -43,9 +43,15 @@ func runCommand() *cli.Command {
 			"no file is not made, its tasks committed with no commit-sha. Each commit's message is its tasks'\n" +
 			"plan.md Objective (commits.message-source objective, the default; plan.md beside the manifest in\n" +
 			"<task-id>/) or their output.yaml notes (notes), else the task's id, then the pipeline's trailers;\n" +
-			"the engine writes their provenance notes. The branch moves to them (compare-and-swap; the work\n" +
-			"tree follows as git checkout would). Before the first level the branch is kept as\n" +
-			"backup-<branch>-pre-dispatch, never recreated.\n\n" +
+			"the engine writes their provenance notes.\n\n" +
+			"Then one critique agent (role critique, or the manifest's critique.agent) reviews the level's tasks\n" +
+			"that need it (critique.enabled, a task's own setting first); one that crashes or writes no valid\n" +
+			"report accepts, with a warning, and files it changes are discarded. Tasks with blocking issues are\n" +
+			"fixed one at a time by their role's agent, the level rebuilt from its boundary with the fixes (each\n" +
+			"commit keeping its message), the fast gate run at each rebuilt commit (a failing one goes back to\n" +
+			"fixing) and the critique run again: amendment round 3 warns, round 4 escalates. Once accepted the\n" +
+			"branch moves to the level's commits (compare-and-swap; the work tree follows as git checkout\n" +
+			"would). Before the first level the branch is kept as backup-<branch>-pre-dispatch, never recreated.\n\n" +
 			"A run asks no one: a manifest whose commits.approval is ask-once or ask-each has its commits\n" +
 			"approved up front with --yes, and without it the run is refused before anything is recorded; auto,\n" +
 			"or no approval (the seed's ask-once default is for a person at the orchestrator), needs nothing.\n\n" +
@@ -60,7 +66,8 @@ func runCommand() *cli.Command {
 			"--json prints the result on stdout: pipeline, status, done, head, backup, and each task's id,\n" +
 			"level, status and commit.\n\n" +
 			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems, a task\n" +
-			"failed or the run was refused; 128 not a git repository, no manifest, or no agent; 129 usage error.",
+			"failed or the run was refused; 2 escalated: a level's critique still found blocking issues after\n" +
+			"three amendment rounds; 128 not a git repository, no manifest, or no agent; 129 usage error.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the manifest and show its levels; run nothing"},
 			&cli.IntFlag{Name: "max-parallel", Usage: "run at most `N` agents at once (default: the manifest's max-parallel)"},
@@ -197,6 +204,11 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 		}
 	}
 	switch {
+	case res.Status == "escalated":
+		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
+		fmt.Fprintf(s.err(), "hint: the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json\n", build.WorkRef(id))
+		fmt.Fprintf(s.err(), "hint: once decided (a task's critique can be turned off in the manifest), go on with: git crucible run %s\n", name)
+		return &silentExit{Code: exitEscalated}
 	case res.Status != "completed":
 		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
 		fmt.Fprintf(s.err(), "hint: the branch as it was before the run is %s\n", strings.TrimPrefix(res.Backup, "refs/heads/"))
@@ -213,7 +225,7 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 // runResult is run --json's output.
 type runResult struct {
 	Pipeline string    `json:"pipeline"`
-	Status   string    `json:"status"` // completed | failed
+	Status   string    `json:"status"` // completed | failed | escalated
 	Done     bool      `json:"done"`   // it was completed before: nothing ran, nothing was recorded
 	Reason   string    `json:"reason,omitempty"`
 	Head     string    `json:"head"`
@@ -265,8 +277,14 @@ func startPipeline(c *cli.Context, s *session, m *dag.Manifest, name string) (st
 // printTaskEvent is a run's progress line on stderr.
 func printTaskEvent(s *session, ev taskrun.Event) {
 	switch {
+	case ev.Task == "" && ev.Round > 0:
+		fmt.Fprintf(s.err(), "level %d: rebuilt (amendment round %d) %s..%s\n", ev.Level, ev.Round, abbrev(ev.Boundary), abbrev(ev.Head))
 	case ev.Task == "":
 		fmt.Fprintf(s.err(), "level %d: committed %s..%s\n", ev.Level, abbrev(ev.Boundary), abbrev(ev.Head))
+	case ev.Status == dag.Fixing && ev.Fix == "":
+		fmt.Fprintf(s.err(), "task %s: fixing (%s, amendment round %d)\n", ev.Task, ev.Source, ev.Round)
+	case ev.Status == dag.Completed && ev.Reason != "":
+		fmt.Fprintf(s.err(), "task %s: completed %s\nwarning: task %s: %s\n", ev.Task, abbrev(ev.CommitSHA), ev.Task, ev.Reason)
 	case ev.Status == dag.Failed:
 		fmt.Fprintf(s.err(), "task %s: failed: %s\n", ev.Task, ev.Reason)
 	case ev.Status == dag.Dispatched:
