@@ -124,6 +124,7 @@ type DAGView struct {
 	Status   string            `json:"status"`
 	Level    int               `json:"level,omitempty"` // the newest level dispatched
 	Backup   string            `json:"backup,omitempty"`
+	Manifest string            `json:"manifest,omitempty"` // the manifest file, from the work tree's top
 	Tasks    int               `json:"tasks,omitempty"`
 	Statuses map[string]string `json:"statuses,omitempty"` // by task
 	Running  []RunningTask     `json:"running,omitempty"`  // in the order dispatched
@@ -156,6 +157,9 @@ func (v *View) observeDAG(p any) {
 		d.Status = x.Status
 		if x.Backup != "" {
 			d.Backup = x.Backup
+		}
+		if x.Manifest != "" {
+			d.Manifest = x.Manifest
 		}
 		if x.Tasks > 0 {
 			d.Tasks = x.Tasks

@@ -18,6 +18,10 @@ type Outlook struct {
 	// InFlight are the dispatches started and never finished, which it
 	// settles as interrupted.
 	InFlight []int `json:"in_flight"`
+	// Run, for a pipeline that is only a task run (git crucible run; its
+	// ledger never began), is its manifest: running it again goes on, and
+	// a replay of phases has nothing to replay. Phase is 0 then.
+	Run string `json:"run,omitempty"`
 }
 
 // OutlookOf is st's Outlook; nil when there is nothing to resume: the
@@ -27,6 +31,16 @@ func OutlookOf(st *pipeline.State) *Outlook {
 		return nil
 	}
 	o := &Outlook{InFlight: []int{}}
+	if d := st.View.DAG; d != nil && st.Gates.Ledger.Entry(ledger.Design).Status == ledger.NotStarted {
+		if d.Status == "completed" {
+			return nil
+		}
+		o.Run = d.Manifest
+		if o.Run == "" {
+			o.Run = "(its manifest)"
+		}
+		return o
+	}
 	for _, p := range ledger.Phases {
 		if e := st.Gates.Ledger.Entry(p); !closed(*e) {
 			o.Phase = p

@@ -90,7 +90,10 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
 	fmt.Fprintf(w, "\nElapsed:  %s\n", interop.Duration(pipeline.Seconds(st.Created, now)))
-	if outlook != nil {
+	switch {
+	case outlook != nil && outlook.Run != "":
+		fmt.Fprintf(w, "Resume:   no run is going on; it goes on with: git crucible run %s\n", outlook.Run)
+	case outlook != nil:
 		fmt.Fprintf(w, "Resume:   no build is running; a replay resumes at the Phase %d boundary%s (checked: git crucible replay --dry-run)\n",
 			outlook.Phase, settling(outlook.InFlight))
 	}
