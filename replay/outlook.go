@@ -31,7 +31,7 @@ func OutlookOf(st *pipeline.State) *Outlook {
 		return nil
 	}
 	o := &Outlook{InFlight: []int{}}
-	if d := st.View.DAG; d != nil && st.Gates.Ledger.Entry(ledger.Design).Status == ledger.NotStarted {
+	if d := st.View.DAG; TaskRunOnly(st) {
 		if d.Status == "completed" {
 			return nil
 		}
@@ -62,4 +62,11 @@ func OutlookOf(st *pipeline.State) *Outlook {
 // closed reports whether a phase's ledger entry lets the next one begin.
 func closed(e ledger.Entry) bool {
 	return e.Status == ledger.Pass || e.Status == ledger.Complete || e.Status == ledger.Skipped && e.Acknowledged
+}
+
+// TaskRunOnly reports whether st's pipeline is only a task run (git
+// crucible run recorded in it; its ledger never began): there are no
+// phases to replay, and running it again goes on with it.
+func TaskRunOnly(st *pipeline.State) bool {
+	return st.View.DAG != nil && st.Gates.Ledger.Entry(ledger.Design).Status == ledger.NotStarted
 }

@@ -43,7 +43,8 @@ func replayCommand() *cli.Command {
 			"implementer's commit on the branch, a red team's or reviewer's output) and past a pruned\n" +
 			"checkpoint. --from-phase N resumes at phase N's start instead (a warning when that redoes\n" +
 			"verified work); --from-seq N at the start of dispatch N's phase. It warns on a pipeline started\n" +
-			"more than 7 days ago, and advises smaller tasks after 3 resumes.\n" +
+			"more than 7 days ago, and advises smaller tasks after 3 resumes. A pipeline that is only a task\n" +
+			"run (git crucible run) has no phases to replay and is refused: run it again to go on.\n" +
 			"--dry-run prints the Replay Plan (crucible's format) and changes nothing. Otherwise replay\n" +
 			"refuses on another branch than the pipeline's, asks (or takes --yes, which also approves the\n" +
 			"design when the replay walks past the approval), restores the boundary's checkpoint after a\n" +
@@ -305,6 +306,13 @@ func readSource(c *cli.Context, s *session, sp *spec.Spec, id, manifest string) 
 	st, _, err := s.svc.Load(c.Context, id)
 	if err != nil {
 		return nil, nil, err
+	}
+	if replay.TaskRunOnly(st) {
+		hint := "a task run goes on where it stopped when run again: git crucible run"
+		if m := st.View.DAG.Manifest; m != "" {
+			hint += " " + m
+		}
+		return nil, nil, withHints(&refused{Err: fmt.Errorf("pipeline %s is a task run: it has no phases to replay", id)}, hint)
 	}
 	events, err := s.svc.ChainEvents(c.Context, id)
 	if err != nil {
