@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -144,16 +145,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 			fmt.Fprintf(w, "  [%s] %s\n", interop.Clock(r.Time), r.Text)
 		}
 	}
-	if len(v.Tasks) > 0 {
-		fmt.Fprintf(w, "\nTasks:\n")
-		for _, t := range v.Tasks {
-			end := t.Finished
-			if end == "" {
-				end = now
-			}
-			fmt.Fprintf(w, "  %3d %-18s %-8s %-11s %s\n", t.Task, t.Label(), t.Tier, t.Status, interop.Duration(pipeline.Seconds(t.Started, end)))
-		}
-	}
+	writeTasks(w, v.Tasks, now)
 	j := v.Journal
 	if len(j.Decisions)+len(j.Constraints)+len(j.NextSteps) > 0 {
 		fmt.Fprintf(w, "\nCompression state:\n")
@@ -297,5 +289,37 @@ func writeTaskRun(w io.Writer, t taskRun) {
 	}
 	if t.Backup != "" {
 		fmt.Fprintf(w, "  Backup:  %s\n", t.Backup)
+	}
+}
+
+// maxLabel is the widest a task's title is shown in status's task list.
+const maxLabel = 40
+
+// clip is s cut to n runes, an ellipsis marking the cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// writeTasks is status's task list: a row per task, its newest dispatch.
+func writeTasks(w io.Writer, tasks []pipeline.TaskProgress, now string) {
+	if len(tasks) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nTasks:\n")
+	// The label column is as wide as the longest title, up to a limit
+	// past which titles are cut: the columns after it stay aligned.
+	width := 18
+	for _, t := range tasks {
+		width = max(width, min(utf8.RuneCountInString(t.Label()), maxLabel))
+	}
+	for _, t := range tasks {
+		end := t.Finished
+		if end == "" {
+			end = now
+		}
+		fmt.Fprintf(w, "  %3d %-*s %-8s %-11s %s\n", t.Task, width, clip(t.Label(), maxLabel), t.Tier, t.Status, interop.Duration(pipeline.Seconds(t.Started, end)))
 	}
 }
