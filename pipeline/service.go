@@ -347,18 +347,46 @@ func (e *ActiveError) Error() string {
 // baseline, goal, mode). A Start run again after the kill so goes on with
 // it rather than leaving it beside a second one. nil when there is none.
 func (s *Service) adoptOrphan(ctx context.Context, start StartData) (*State, error) {
+	return s.adopt(ctx, start.Branch, func(st *State) bool {
+		return st.Baseline == start.Baseline && st.Goal == start.Goal && st.Mode == start.Mode
+	})
+}
+
+// AdoptOrphan is adoptOrphan for a resume, which knows no goal: the
+// current branch's orphan whose baseline is the branch's commit. nil when
+// there is none.
+func (s *Service) AdoptOrphan(ctx context.Context) (*State, error) {
+	branch, err := s.Repo.HeadBranch()
+	if err != nil || branch == "" {
+		return nil, err
+	}
+	head, err := s.Repo.HeadCommit()
+	if err != nil {
+		return nil, err
+	}
+	if head == "" { // an unborn branch, as Start records it
+		head = s.Repo.EmptyTree()
+	}
+	if active, err := s.Store.Active(branch); err != nil || active != "" {
+		return nil, err
+	}
+	return s.adopt(ctx, branch, func(st *State) bool { return st.Baseline == head })
+}
+
+// adopt makes active on branch the first open pipeline of it that
+// recorded nothing but its start and that match accepts.
+func (s *Service) adopt(ctx context.Context, branch string, match func(*State) bool) (*State, error) {
 	ids, err := s.Store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, id := range ids {
 		st, _, err := s.Load(ctx, id)
-		if err != nil || st.Seq != 1 || st.Finished() || st.Branch != start.Branch || st.Baseline != start.Baseline ||
-			st.Goal != start.Goal || st.Mode != start.Mode {
+		if err != nil || st.Seq != 1 || st.Finished() || st.Branch != branch || !match(st) {
 			continue
 		}
-		if err := s.Store.SetActive(start.Branch, id, ""); err != nil {
-			return nil, fmt.Errorf("cannot make %s active on '%s': %w", id, start.Branch, err)
+		if err := s.Store.SetActive(branch, id, ""); err != nil {
+			return nil, fmt.Errorf("cannot make %s active on '%s': %w", id, branch, err)
 		}
 		return st, nil
 	}

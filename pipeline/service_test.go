@@ -104,3 +104,34 @@ func TestStartAdoptsWhatAKilledStartLeft(t *testing.T) {
 		t.Errorf("pipelines %v, %v; want the three made", ids, err)
 	}
 }
+
+// A resume, which knows no goal, adopts the orphan a killed start left on
+// the branch at its commit; with a pipeline active, or none left, nothing.
+func TestAdoptOrphanForResume(t *testing.T) {
+	s := openService(t)
+	ctx := context.Background()
+	branch, err := s.Repo.HeadBranch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.AdoptOrphan(ctx); st != nil || err != nil {
+		t.Fatalf("adopted %v, %v from nothing", st, err)
+	}
+	st, _, err := s.Start(ctx, StartOptions{Goal: "g", Mode: "feature"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.AdoptOrphan(ctx); got != nil || err != nil {
+		t.Fatalf("adopted %v, %v beside an active pipeline", got, err)
+	}
+	if err := s.Repo.DeleteSymref(refs.ActiveRef(branch), refs.PipelineRef(st.ID)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.AdoptOrphan(ctx)
+	if err != nil || got == nil || got.ID != st.ID {
+		t.Fatalf("adopted %v, %v; want %s", got, err, st.ID)
+	}
+	if active, err := s.Store.Active(branch); err != nil || active != st.ID {
+		t.Fatalf("active on %s: %q, %v; want %s", branch, active, err, st.ID)
+	}
+}

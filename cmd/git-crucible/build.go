@@ -187,7 +187,19 @@ func buildSpec(s *session, file string) (*spec.Spec, error) {
 // --resume, else a new one (--fresh abandons the unfinished one).
 func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, error) {
 	if resume {
-		return s.pipelineID(c.Context)
+		id, err := s.pipelineID(c.Context)
+		var none *pipeline.NoActiveError
+		if errors.As(err, &none) {
+			// A build killed as it started left its pipeline not yet active.
+			if st, aerr := s.svc.AdoptOrphan(c.Context); aerr != nil || st != nil {
+				if st != nil {
+					fmt.Fprintf(s.err(), "Going on with pipeline %s, which a stopped build had started\n", st.ID)
+					return st.ID, nil
+				}
+				return "", aerr
+			}
+		}
+		return id, err
 	}
 	opts := pipeline.StartOptions{Goal: c.Args().First(), Mode: c.String("mode"), Fresh: fresh}
 	if err := opts.Validate(); err != nil {
