@@ -37,13 +37,8 @@ func takeLock(path string, wait time.Duration) (*lockFile, error) {
 	deadline := time.Now().Add(wait)
 	delay := time.Millisecond
 	for {
-		f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := createLock(path + ".lock")
 		if err == nil {
-			if _, err := f.WriteString(ownerRecord(os.Getpid())); err != nil {
-				f.Close()
-				os.Remove(f.Name())
-				return nil, err
-			}
 			return &lockFile{f: f, path: path}, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
@@ -60,6 +55,24 @@ func takeLock(path string, wait time.Duration) (*lockFile, error) {
 			delay *= 2
 		}
 	}
+}
+
+// createLock creates lock holding our owner record from the instant it
+// exists: the record is written to a dot file beside it, which is then
+// linked as the lock (failing, as O_EXCL would, when the lock exists). A
+// lock created empty and then written would leave, killed between the
+// two, a lock with no owner, which no one could ever judge dead.
+func createLock(lock string) (*os.File, error) {
+	dir, base := filepath.Split(lock)
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.new", base, os.Getpid()))
+	if err := os.WriteFile(tmp, []byte(ownerRecord(os.Getpid())), 0o666); err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, lock); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(lock, os.O_RDWR, 0)
 }
 
 // ownerRecord names process pid of this boot.
