@@ -27,10 +27,8 @@ sizes=${BENCH_BUILD_TASKS:-10 100}
 . bench/common.sh
 bench_tmp crucible-build-bench
 
-GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
-go build -o "$tmp/bin/timer" ./bench/timer
+bench_build
 bench_hermetic
-timer() { "$tmp/bin/timer" "$@"; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 
 # scenario N writes the happy scenario with a plan of N tasks: its own

@@ -41,3 +41,13 @@ bench_hermetic() {
 	detachedHead = false
 EOF
 }
+
+# bench_build installs git-crucible and builds bench/timer into $tmp/bin;
+# before bench_hermetic, whose new HOME has no Go build cache.
+bench_build() {
+	GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
+	go build -o "$tmp/bin/timer" ./bench/timer
+}
+
+# timer runs the bench/timer that bench_build built.
+timer() { "$tmp/bin/timer" "$@"; }

@@ -53,8 +53,7 @@ bench_tmp crucible-bench
 t_start=$(date +%s.%N)
 
 # --- build -------------------------------------------------------------------
-GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
-go build -o "$tmp/bin/timer" ./bench/timer
+bench_build
 # The cost of one provenance note among 10 and among 10,000 (git's fan-out:
 # 256 subtrees), measured in process by the notes package's benchmark, which
 # makes its own hermetic repositories; the row is printed with the others.
@@ -68,7 +67,6 @@ ln -s "$(type -P true)" "$tmp/bin/git-true"
 # --- hermetic git ------------------------------------------------------------
 bench_hermetic
 
-timer() { "$tmp/bin/timer" "$@"; }
 # bench runs a timer line and keeps it, for BENCH_STRICT.
 bench() { "$tmp/bin/timer" "$@" | tee -a "$tmp/results"; }
 now() { date +%s.%N; }

@@ -35,10 +35,8 @@ fi
 . bench/common.sh
 bench_tmp crucible-run-bench
 
-GOBIN="$tmp/bin" ./install.sh >/dev/null 2>&1 || GOBIN="$tmp/bin" ./install.sh
-go build -o "$tmp/bin/timer" ./bench/timer
+bench_build
 bench_hermetic
-timer() { "$tmp/bin/timer" "$@"; }
 
 # The agent: agent.sh SECONDS sleeps, then writes its task's file and a
 # report saying it did.
