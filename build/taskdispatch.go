@@ -19,11 +19,15 @@ import (
 // that failed returns its report (if any) with the failure; a manual
 // agent, which would wait for a person, is refused. titles are the
 // tasks' titles, for status; a task without one is its id.
-func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(taskrun.Job) []byte) taskrun.Dispatcher {
+func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(taskrun.Job) ([]byte, error)) taskrun.Dispatcher {
 	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
+		text, err := render(job)
+		if err != nil {
+			return nil, err
+		}
 		d := as
 		d.Point = spec.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
-		d.Prompt, d.Title, d.Report, d.Workdir = render(job), titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
+		d.Prompt, d.Title, d.Report, d.Workdir = text, titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
 		return outcome(e.Dispatch(ctx, d))
 	}
 }
@@ -51,17 +55,25 @@ const (
 // Gate is a task run's critique gate, its agents dispatched through
 // Dispatch as the tasks' are: the level's critique by role critic (the
 // manifest's critique.agent), each fix by the task agents' role.
-func (e *Engine) Gate(tr TaskRun, critic string, renderCritique func(taskrun.Review) []byte, renderFix func(taskrun.FixJob) []byte) *taskrun.Gate {
+func (e *Engine) Gate(tr TaskRun, critic string, renderCritique func(taskrun.Review) ([]byte, error), renderFix func(taskrun.FixJob) ([]byte, error)) *taskrun.Gate {
 	return &taskrun.Gate{
 		Critic: func(ctx context.Context, rv taskrun.Review, workdir string) ([]byte, error) {
+			text, err := renderCritique(rv)
+			if err != nil {
+				return nil, err
+			}
 			out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
-				Role: critic, Template: critiqueStep, Prompt: renderCritique(rv), Title: fmt.Sprintf("critique of level %d", rv.Level),
+				Role: critic, Template: critiqueStep, Prompt: text, Title: fmt.Sprintf("critique of level %d", rv.Level),
 				Report: prompt.ReportCritique, Workdir: workdir})
 			return outcome(out, err)
 		},
 		Fix: func(ctx context.Context, f taskrun.FixJob, workdir string) ([]byte, error) {
+			text, err := renderFix(f)
+			if err != nil {
+				return nil, err
+			}
 			out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
-				Role: tr.Role, Template: tr.Template, Prompt: renderFix(f), Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir})
+				Role: tr.Role, Template: tr.Template, Prompt: text, Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir})
 			return outcome(out, err)
 		},
 	}

@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,11 +24,14 @@ if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
 printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
 	repo := e.Service.Repo
 	base := gittest.Git(t, ".", "rev-parse", "HEAD")
-	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job) []byte {
-		return []byte("Do task " + j.Task.ID + ".\n")
+	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job) ([]byte, error) {
+		if j.Task.ID == "noprompt" {
+			return nil, errors.New("the task prompt: no such key")
+		}
+		return []byte("Do task " + j.Task.ID + ".\n"), nil
 	}))
 	var jobs []taskrun.Job
-	for _, id := range []string{"a", "b", "bad"} {
+	for _, id := range []string{"a", "b", "bad", "noprompt"} {
 		jobs = append(jobs, taskrun.Job{Task: dag.Task{ID: id, Files: []string{id + ".txt"}}})
 	}
 	res, err := runner.RunLevel(context.Background(), base, jobs)
@@ -45,6 +49,10 @@ printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBL
 	}
 	if res[2].Passed || !strings.HasPrefix(res[2].Reason, "dispatch ") || !strings.Contains(res[2].Reason, " failed: ") {
 		t.Fatalf("bad: %+v", res[2])
+	}
+	// A prompt that does not render fails its task, and no agent is dispatched with it.
+	if res[3].Passed || res[3].Reason != "the task prompt: no such key" {
+		t.Fatalf("noprompt: %+v", res[3])
 	}
 	st, _, err := e.Service.Load(context.Background(), e.ID)
 	if err != nil {

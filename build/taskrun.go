@@ -153,15 +153,16 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 		return d
 	}
-	render := func(template string, d prompt.Data) []byte {
+	// A prompt that does not render fails its dispatch, which is never
+	// recorded: an agent is not sent an error message for a prompt.
+	render := func(template string, d prompt.Data) ([]byte, error) {
 		text, err := tr.Templates.Render(template, d)
 		if err != nil {
-			// The templates were checked before the run: a failure here is the engine's.
-			return []byte("error: the prompt could not be rendered: " + err.Error())
+			return nil, fmt.Errorf("the %s prompt: %w", template, err)
 		}
-		return []byte(text)
+		return []byte(text), nil
 	}
-	renderTask := func(job taskrun.Job) []byte {
+	renderTask := func(job taskrun.Job) ([]byte, error) {
 		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
 		if tr.Prompt != nil {
 			d = tr.Prompt(job)
@@ -169,7 +170,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		d.Upstream = job.UpstreamContext()
 		return render(tr.Template, d)
 	}
-	renderFix := func(f taskrun.FixJob) []byte {
+	renderFix := func(f taskrun.FixJob) ([]byte, error) {
 		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
 		d.Round, d.MaxRounds, d.Issues = f.Round, taskrun.WarnRound, f.Issues
 		return render(tr.Template, d)
@@ -178,7 +179,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if critic == "" {
 		critic = critiqueStep
 	}
-	renderCritique := func(rv taskrun.Review) []byte {
+	renderCritique := func(rv taskrun.Review) ([]byte, error) {
 		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
 		d.Round, d.MaxRounds = rv.Round+1, taskrun.WarnRound
 		for _, t := range rv.Tasks {
