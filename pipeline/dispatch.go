@@ -69,6 +69,36 @@ type DispatchFinish struct {
 	// Recovered says how a resumed engine settled a dispatch its
 	// predecessor left running: waited, adopted or interrupted.
 	Recovered string `json:"recovered,omitempty"`
+	// ExitCode is how the agent's process exited (-1: killed by a
+	// signal); nil when nobody saw it exit (a hook, an adopted agent).
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Stderr is the tail of what the agent printed on stderr, kept when it
+	// failed, so that its own words say why.
+	Stderr string `json:"stderr,omitempty"`
+	// Denials are what the agent's client refused it ("Write
+	// /path/file"): claude's permission_denials.
+	Denials []string `json:"denials,omitempty"`
+	// Usage is what the agent's client reported the dispatch cost; nil
+	// for an agent that reports nothing (metrics estimate those).
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is a client's own account of what a dispatch cost.
+type Usage struct {
+	Client    string `json:"client"`               // claude, codex, claude-code (an Agent call seen by the hook)
+	SessionID string `json:"session_id,omitempty"` // the client's session
+	Model     string `json:"model,omitempty"`      // the model that answered, as the client names it
+	Turns     int    `json:"turns,omitempty"`
+	// Tokens, as the client counts them.
+	InputTokens         int64 `json:"input_tokens"`
+	OutputTokens        int64 `json:"output_tokens"`
+	CacheReadTokens     int64 `json:"cache_read_tokens,omitempty"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens,omitempty"`
+	// CostUSD is the client's price of the dispatch; nil when it gives
+	// none (codex reports tokens only).
+	CostUSD    *float64 `json:"cost_usd,omitempty"`
+	ToolUses   int      `json:"tool_uses,omitempty"`
+	DurationMS int64    `json:"duration_ms,omitempty"` // the client's own time, when it reports one
 }
 
 // Dispatches is the bounded summary state.json keeps of the manifest; the
@@ -259,6 +289,10 @@ type FinishRequest struct {
 	Output    []byte // nil when no output is to be kept
 	Failure   string
 	Recovered string
+	ExitCode  *int
+	Stderr    string
+	Denials   []string
+	Usage     *Usage
 }
 
 // finish is the dispatch.finish of r for dispatch seq, started at started
@@ -266,7 +300,7 @@ type FinishRequest struct {
 func (r *FinishRequest) finish(seq int, template, started, now string, files map[string][]byte) DispatchFinish {
 	d := DispatchFinish{Seq: seq, Status: r.Status, DurationS: Seconds(started, now),
 		OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls,
-		Failure: r.Failure, Recovered: r.Recovered}
+		Failure: r.Failure, Recovered: r.Recovered, ExitCode: r.ExitCode, Stderr: r.Stderr, Denials: r.Denials, Usage: r.Usage}
 	if r.Output != nil {
 		d.Output = DispatchPath(seq, template, true)
 		files[d.Output] = r.Output

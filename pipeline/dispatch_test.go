@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -131,7 +132,7 @@ func TestReconstructDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DispatchFinish{Seq: 2, Status: "completed", OutputChars: 8, Output: DispatchPath(2, "plan-writer", true), Summary: "done"}
-	if *d != want {
+	if !reflect.DeepEqual(*d, want) {
 		t.Fatalf("finish %+v, want %+v", *d, want)
 	}
 	m, err := s.Manifest(ctx, "p1")
