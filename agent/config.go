@@ -30,9 +30,10 @@ var kinds = []Kind{Claude, Codex, Command, Manual}
 // DefaultTimeout bounds an agent whose configuration names no timeout.
 const DefaultTimeout = 30 * time.Minute
 
-// Roles are the roles of the default pipeline, which `git crucible agents`
-// resolves; a pipeline spec may add others.
-var Roles = []string{"design-writer", "test-writer", "plan-writer", "implementer", "reviewer", "red-team", "fixer"}
+// Roles are the roles of the default pipeline and of a task run's
+// critique, which `git crucible agents` resolves; a pipeline spec may add
+// others.
+var Roles = []string{"design-writer", "test-writer", "plan-writer", "implementer", "reviewer", "red-team", "fixer", "critique"}
 
 // DefaultRole is the role whose agent plays every role not named.
 const DefaultRole = "default"
@@ -50,18 +51,6 @@ type Agent struct {
 	Model   string            // claude, codex: --model
 	Env     map[string]string // added to the agent's environment
 	Source  string            // where it was defined
-}
-
-// Argv is the program and arguments the kind starts with, before the
-// per-dispatch ones.
-func (a Agent) Argv() []string {
-	switch a.Kind {
-	case Claude:
-		return slices.Concat(orDefault(a.Command, "claude"), []string{"-p", "--output-format", "json"}, a.Args, a.modelArgs())
-	case Codex:
-		return slices.Concat(orDefault(a.Command, "codex"), []string{"exec"}, a.Args, a.modelArgs())
-	}
-	return a.Command
 }
 
 func (a Agent) modelArgs() []string {

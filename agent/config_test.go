@@ -102,23 +102,34 @@ func describe(l layer) string {
 	return strings.Join(append(parts, fmt.Sprintf("roles %v", l.roles), "test "+test), "; ")
 }
 
-// TestArgv: what each kind starts.
+// TestArgv: what each kind starts for each access: a judge may write only
+// under the runs directory, a writer edits, a tester also runs exactly the
+// commands it is given; the configured args come after, the model last.
 func TestArgv(t *testing.T) {
+	tests := []string{"sh test/unit.sh", "go test ./x", "", "sh test/unit.sh"}
 	for _, c := range []struct {
 		a    Agent
+		role string
 		want string
 	}{
-		{Agent{Kind: Claude}, "[claude -p --output-format json]"},
-		{Agent{Kind: Claude, Command: []string{"/opt/claude"}, Args: []string{"--permission-mode", "acceptEdits"}, Model: "opus"},
-			"[/opt/claude -p --output-format json --permission-mode acceptEdits --model opus]"},
-		{Agent{Kind: Codex}, "[codex exec]"},
-		{Agent{Kind: Codex, Command: []string{"npx", "@openai/codex"}, Args: []string{"--sandbox", "workspace-write"}, Model: "o3"},
-			"[npx @openai/codex exec --sandbox workspace-write --model o3]"},
-		{Agent{Kind: Command, Command: []string{"a", "b c"}}, "[a b c]"},
+		{Agent{Kind: Claude}, "red-team", "[claude -p --output-format json --permission-mode dontAsk --allowedTools Edit(./.crucible/runs/**)]"},
+		{Agent{Kind: Claude}, "critique", "[claude -p --output-format json --permission-mode dontAsk --allowedTools Edit(./.crucible/runs/**)]"},
+		{Agent{Kind: Claude}, "design-writer", "[claude -p --output-format json --permission-mode acceptEdits]"},
+		{Agent{Kind: Claude}, "a-role-of-my-spec", "[claude -p --output-format json --permission-mode acceptEdits]"},
+		{Agent{Kind: Claude}, "implementer", "[claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash(sh test/unit.sh) Bash(go test ./x)]"},
+		{Agent{Kind: Claude, Command: []string{"/opt/claude"}, Args: []string{"--permission-mode", "bypassPermissions"}, Model: "opus"}, "plan-writer",
+			"[/opt/claude -p --output-format json --permission-mode acceptEdits --permission-mode bypassPermissions --model opus]"},
+		{Agent{Kind: Codex}, "reviewer", "[codex exec --json --sandbox workspace-write --output-last-message /lm -]"},
+		{Agent{Kind: Codex, Command: []string{"npx", "@openai/codex"}, Args: []string{"-c", "x=1"}, Model: "o3"}, "fixer",
+			"[npx @openai/codex exec --json --sandbox workspace-write -c x=1 --model o3 --output-last-message /lm -]"},
+		{Agent{Kind: Command, Command: []string{"a", "b c"}}, "implementer", "[a b c]"},
 	} {
-		if got := fmt.Sprint(c.a.Argv()); got != c.want {
-			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
+		if got := fmt.Sprint(c.a.Argv(c.role, tests, "/lm")); got != c.want {
+			t.Errorf("%+v as %s: %s, want %s", c.a, c.role, got, c.want)
 		}
+	}
+	if got := fmt.Sprint(Agent{Kind: Claude}.Argv("fixer", nil, "")); got != "[claude -p --output-format json --permission-mode acceptEdits]" {
+		t.Errorf("a tester with no command to run: %s", got)
 	}
 }
 

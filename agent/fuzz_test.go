@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -34,6 +36,32 @@ func FuzzParse(f *testing.F) {
 		for role, name := range l.roles {
 			if checkRole(role, name) != "" {
 				t.Fatalf("role %q = %q", role, name)
+			}
+		}
+	})
+}
+
+// FuzzReadClients: whatever a client prints, its reader gives an answer
+// or a failure that says what it is, never a panic; usage it reports
+// names its client.
+func FuzzReadClients(f *testing.F) {
+	for _, name := range []string{"claude/plain.json", "claude/verbose-array.json", "claude/api-error-400.json", "claude/denied.json", "codex/exec-json.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "clients", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"type":"turn.failed","error":{"message":"401"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := Captured{Head: data}
+		for _, read := range []func(Captured) (clientAnswer, *Failure){readClaude, readCodex} {
+			a, fail := read(out)
+			if fail != nil && (fail.Kind == "" || fail.Error() == "") {
+				t.Fatalf("a failure that says nothing: %+v", fail)
+			}
+			if a.Usage != nil && a.Usage.Client == "" {
+				t.Fatalf("usage of no client: %+v", a.Usage)
 			}
 		}
 	})

@@ -239,3 +239,34 @@ func origin(e gitext.ConfigEntry) string {
 	}
 	return "git config (" + strings.TrimSuffix(e.Origin, ":") + ")"
 }
+
+// Use maps every role of Roles, and the default, to agent name in git
+// config: the repository's, or the user's when global. It returns the file
+// written. Git config is read last, so the mapping wins over every file.
+func Use(ctx context.Context, repo *gitext.Repo, name string, global bool) (string, error) {
+	if msg := checkName("agent name", name); msg != "" {
+		return "", outcome.Usagef("%s", msg)
+	}
+	c, err := Load(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.Agent(name); err != nil {
+		return "", err
+	}
+	scope := "--local"
+	if global {
+		scope = "--global"
+	}
+	for _, role := range append([]string{DefaultRole}, Roles...) {
+		if _, err := repo.Git(ctx, "config", scope, "crucible.role."+role, name); err != nil {
+			return "", err
+		}
+	}
+	file, err := repo.Git(ctx, "config", scope, "--show-origin", "--get", "crucible.role."+DefaultRole)
+	if err != nil {
+		return "", err
+	}
+	origin, _, _ := strings.Cut(strings.TrimPrefix(string(file), "file:"), "\t")
+	return origin, nil
+}

@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,8 +14,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // Request is one dispatch as the agent protocol hands it to an agent.
@@ -32,6 +33,9 @@ type Request struct {
 	Phase      int
 	Task       string // "" outside tasks
 	Round      int    // gate or review round, 1-based; 0 outside them
+	// Commands are what the agent may run besides reading: the project's
+	// test command and the task's fast gate (see Access).
+	Commands []string
 	// StdoutFile and StderrFile, when set, are files the agent's stdout
 	// and stderr go to instead of pipes: they outlive the engine, so that
 	// Adopt can read the answer of an agent that outlived it. They must
@@ -91,14 +95,12 @@ type Result struct {
 	// last message, a command's stdout. For claude and codex it is the
 	// report when the agent wrote none (the engine decides).
 	Output []byte
-	Usage  *Usage // what claude says the session cost
-}
-
-// Usage is claude's account of a session.
-type Usage struct {
-	SessionID string  `json:"session_id"`
-	Turns     int     `json:"num_turns"`
-	CostUSD   float64 `json:"total_cost_usd"`
+	// Usage is what the client says the dispatch cost (claude, codex);
+	// nil when it says nothing.
+	Usage *pipeline.Usage
+	// Denials are what the client refused the agent, as "Tool target"
+	// (claude's permission_denials).
+	Denials []string
 }
 
 // FailureKind is how a dispatch failed, for the engine to record.
@@ -114,7 +116,8 @@ const (
 	NoReport   FailureKind = "no-report"   // it exited 0 but wrote no report where one is required
 	Reported   FailureKind = "reported"    // its report says it failed (status: failed)
 	BadOutput  FailureKind = "bad-output"  // claude printed no result it could be read from
-	AgentError FailureKind = "agent-error" // claude said the session failed (is_error)
+	AgentError FailureKind = "agent-error" // the client said the session failed (claude's is_error, codex's turn.failed)
+	APIError   FailureKind = "api-error"   // the client's model API refused it (a status such as 401, 429, 529)
 )
 
 // Failure is a dispatch that did not finish well. Result still holds all
@@ -124,16 +127,25 @@ type Failure struct {
 	ExitCode int    // ExitStatus
 	Signal   string // Signalled
 	Detail   string
+	// Said is the last of what the agent printed on stderr, when it
+	// failed by its exit: its own words for why.
+	Said string
 }
 
 func (f *Failure) Error() string {
+	var msg string
 	switch f.Kind {
 	case ExitStatus:
-		return fmt.Sprintf("the agent exited with status %d", f.ExitCode)
+		msg = fmt.Sprintf("the agent exited with status %d", f.ExitCode)
 	case Signalled:
-		return "the agent was killed by signal " + f.Signal
+		msg = "the agent was killed by signal " + f.Signal
+	default:
+		msg = f.Detail
 	}
-	return f.Detail
+	if f.Said != "" {
+		msg += ": " + f.Said
+	}
+	return msg
 }
 
 // Waiting is a manual dispatch: nothing ran; a person (or another
@@ -171,11 +183,11 @@ type Runner struct {
 }
 
 // GracePeriod is the time between SIGTERM and SIGKILL.
-func (r *Runner) GracePeriod() time.Duration { return cmp(r.Grace, 10*time.Second) }
-func (r *Runner) maxCapture() int            { return cmp(r.MaxCapture, 8<<20) }
-func (r *Runner) maxReport() int64           { return cmp(r.MaxReport, 8<<20) }
+func (r *Runner) GracePeriod() time.Duration { return positiveOr(r.Grace, 10*time.Second) }
+func (r *Runner) maxCapture() int            { return positiveOr(r.MaxCapture, 8<<20) }
+func (r *Runner) maxReport() int64           { return positiveOr(r.MaxReport, 8<<20) }
 
-func cmp[T int | int64 | time.Duration](v, def T) T {
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
 	}
@@ -209,21 +221,17 @@ func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) 
 	if a.Kind == Manual {
 		return res, WaitingFor(req)
 	}
-	argv := a.Argv()
 	lastMessage := req.LastMessageFile
-	if a.Kind == Codex {
-		if lastMessage == "" {
-			dir, err := os.MkdirTemp("", "crucible-codex-")
-			if err != nil {
-				return res, err
-			}
-			defer os.RemoveAll(dir)
-			lastMessage = filepath.Join(dir, "last-message")
+	if a.Kind == Codex && lastMessage == "" {
+		dir, err := os.MkdirTemp("", "crucible-codex-")
+		if err != nil {
+			return res, err
 		}
-		argv = append(slices.Clip(argv), "--output-last-message", lastMessage, "-")
+		defer os.RemoveAll(dir)
+		lastMessage = filepath.Join(dir, "last-message")
 	}
-	res.Argv = argv
-	timeout := cmp(a.Timeout, DefaultTimeout)
+	res.Argv = a.Argv(req.Role, req.Commands, lastMessage)
+	timeout := positiveOr(a.Timeout, DefaultTimeout)
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 	failure, err := r.start(runCtx, &res, a, req)
@@ -234,10 +242,23 @@ func (r *Runner) Run(ctx context.Context, a Agent, req Request) (Result, error) 
 		failure.Detail = fmt.Sprintf("the agent did not finish within its timeout of %s: its process group was killed", timeout)
 	}
 	_, answerFailure := r.answer(&res, req.Output, lastMessage)
-	if f := firstFailure(failure, answerFailure); f != nil {
-		return res, f
+	f := firstFailure(failure, answerFailure)
+	if failure != nil && failure.Kind == ExitStatus && answerFailure != nil && (answerFailure.Kind == APIError || answerFailure.Kind == AgentError) {
+		f = answerFailure // the client's own account says more than its exit status
 	}
-	return res, nil
+	if f == nil {
+		return res, nil
+	}
+	if f.Kind == ExitStatus || f.Kind == Signalled {
+		f.Said = oneLine(lastLine(res.Stderr.Bytes()), 300)
+	}
+	return res, f
+}
+
+// lastLine is the last line of b that says something.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // Adopt reads what agent a, run for req with its output in files, left
@@ -276,16 +297,17 @@ func (r *Runner) answer(res *Result, output, lastMessage string) (answered bool,
 	res.Report, answered = report, report != nil
 	switch res.Kind {
 	case Claude:
-		out, usage, claudeFailure := readClaude(res.Stdout)
-		res.Output, res.Usage = out, usage
-		answered = answered || claudeFailure == nil || claudeFailure.Kind == AgentError
+		c, claudeFailure := readClaude(res.Stdout)
+		res.Output, res.Usage, res.Denials = c.Output, c.Usage, c.Denials
+		answered = answered || claudeFailure == nil || claudeFailure.Kind == AgentError || claudeFailure.Kind == APIError
 		f = firstFailure(f, claudeFailure)
 	case Codex:
+		c, codexFailure := readCodex(res.Stdout)
+		res.Output, res.Usage = c.Output, c.Usage
 		if msg, bad := readReport(lastMessage, r.maxReport()); bad == nil && msg != nil {
 			res.Output, answered = msg, true
-		} else {
-			res.Output = res.Stdout.Bytes() // codex exec prints its last message on stdout too
 		}
+		f = firstFailure(f, codexFailure)
 	default:
 		res.Output = res.Stdout.Bytes()
 	}
@@ -482,6 +504,23 @@ func (c Captured) Bytes() []byte {
 	return slices.Concat(c.Head, fmt.Appendf(nil, "\n[git-crucible: %d bytes cut here]\n", c.Cut), c.Tail)
 }
 
+// Last is at most the last n bytes of the stream as kept, starting at a
+// line or at a whole UTF-8 character.
+func (c Captured) Last(n int) string {
+	b := c.Bytes()
+	if len(b) <= n {
+		return string(b)
+	}
+	b = b[len(b)-n:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
+		return string(b[i+1:])
+	}
+	for len(b) > 0 && !utf8.RuneStart(b[0]) {
+		b = b[1:]
+	}
+	return string(b)
+}
+
 // capture keeps the first and last limit/2 bytes written to it.
 type capture struct {
 	half  int
@@ -528,50 +567,4 @@ func (c *capture) result() Captured {
 		tail = slices.Concat(c.ring[c.pos:], c.ring[:c.pos])
 	}
 	return Captured{Head: c.head, Tail: tail, Cut: c.total - int64(len(c.head)) - int64(len(tail))}
-}
-
-// readClaude takes the answer out of what claude -p --output-format json
-// printed: one result object, or (with verbose set in claude's settings)
-// an array of the session's messages ending in it.
-func readClaude(out Captured) ([]byte, *Usage, *Failure) {
-	bad := func(why string) ([]byte, *Usage, *Failure) {
-		return nil, nil, &Failure{Kind: BadOutput, Detail: "claude printed " + why + ", not the JSON result of --output-format json"}
-	}
-	if out.Cut > 0 {
-		return bad("more than is kept")
-	}
-	text := bytes.TrimSpace(out.Bytes())
-	var res claudeResult
-	if bytes.HasPrefix(text, []byte("[")) {
-		var msgs []claudeResult
-		if err := json.Unmarshal(text, &msgs); err != nil {
-			return bad("an unreadable array")
-		}
-		i := len(msgs) - 1
-		for i >= 0 && msgs[i].Type != "result" {
-			i--
-		}
-		if i < 0 {
-			return bad("messages without a result")
-		}
-		res = msgs[i]
-	} else if err := json.Unmarshal(text, &res); err != nil || res.Type != "result" {
-		if len(text) == 0 {
-			return bad("nothing")
-		}
-		return bad("something else")
-	}
-	if res.IsError {
-		return []byte(res.Result), &res.Usage, &Failure{Kind: AgentError, Detail: fmt.Sprintf("claude reported an error (%s)", res.Subtype)}
-	}
-	return []byte(res.Result), &res.Usage, nil
-}
-
-// claudeResult is the result message of claude -p --output-format json.
-type claudeResult struct {
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-	IsError bool   `json:"is_error"`
-	Result  string `json:"result"`
-	Usage
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // fakeCLIs puts the stand-ins for claude and codex first on PATH.
@@ -69,52 +72,118 @@ func TestProtocol(t *testing.T) {
 }
 
 // TestClaude: the result field is the output, in both shapes claude
-// prints; is_error and anything not JSON are failures; --model is passed.
+// prints; its usage, model and refusals are read; is_error, an API error
+// and anything not JSON are failures, and a failed exit says what claude
+// said on stderr; the role's access and the configured model are passed.
 func TestClaude(t *testing.T) {
 	fakeCLIs(t)
-	claude := Agent{Name: "c", Kind: Claude, Model: "opus", Args: []string{"--permission-mode", "acceptEdits"}}
+	claude := Agent{Name: "c", Kind: Claude, Model: "opus", Args: []string{"--verbose"}}
+	cost := func(f float64) *float64 { return &f }
 	for _, c := range []struct {
 		mode, output, report string
 		fail                 FailureKind
-		usage                *Usage
+		detail               string
+		usage                string
+		denials              []string
 	}{
-		{"", "seq 7 reviewer, 18 prompt bytes, args: -p --output-format json --permission-mode acceptEdits --model opus", "", "", &Usage{"s-1", 1, 0.01}},
-		{"array", "from the array", "", "", &Usage{"s-2", 2, 0.5}},
-		{"report", "wrote the report", "status: completed\n", "", &Usage{"s-4", 1, 0.01}},
-		{"error", "", "", AgentError, &Usage{"s-3", 9, 1.25}},
-		{"garbage", "", "", BadOutput, nil},
+		{"", "seq 7 reviewer, 18 prompt bytes, args: -p --output-format json --permission-mode dontAsk --allowedTools Edit(./.crucible/runs/**) --verbose --model opus",
+			"", "", "", usageText(&pipeline.Usage{Client: "claude", SessionID: "9f15d03c-a661-4cc8-86ec-a97eec3ef2ad", Model: "claude-opus-4-8[1m]", Turns: 1,
+				InputTokens: 100, OutputTokens: 20, CostUSD: cost(0.001), DurationMS: 198}), nil},
+		{"verbose-array", "hi from the fake model", "", "", "", usageText(&pipeline.Usage{Client: "claude", SessionID: "d2a0b0c6-8370-4793-aae6-0c1ae8142c3b",
+			Model: "claude-opus-4-8[1m]", Turns: 1, InputTokens: 100, OutputTokens: 20, CostUSD: cost(0.001), DurationMS: 206}), nil},
+		{"report", "Wrote /home/dev/src/plain/out.txt (tool result: File created successfully at: /home/dev/src/plain/out.txt (file state is current in your context — no need to Read it back))",
+			"status: completed\n", "", "", "", nil},
+		{"denied", "", "", "", "", "", []string{"Write /home/dev/src/plain/.git/crucible/runs/x/1/output.yaml"}},
+		{"api-error-400", "API Error: 400 fake: forced failure 400", "", APIError, "claude's model API answered 400: API Error: 400 fake: forced failure 400", "", nil},
+		{"root", "", "", ExitStatus, "", "", nil},
+		{"garbage", "", "", BadOutput, "claude printed something else, not the JSON result of --output-format json", "", nil},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Setenv("FAKE_CLAUDE", c.mode)
 			res, err := Run(t.Context(), claude, request(t))
 			if c.fail != "" {
-				failure(t, err, c.fail)
+				f := failure(t, err, c.fail)
+				if c.detail != "" && f.Error() != c.detail {
+					t.Errorf("failure %q, want %q", f.Error(), c.detail)
+				}
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if string(res.Output) != c.output || string(res.Report) != c.report || fmt.Sprint(res.Usage) != fmt.Sprint(c.usage) {
-				t.Errorf("output %q report %q usage %v", res.Output, res.Report, res.Usage)
+			if c.output != "" && string(res.Output) != c.output || string(res.Report) != c.report {
+				t.Errorf("output %q report %q", res.Output, res.Report)
 			}
-			if string(res.Stderr.Bytes()) != "fake claude: thinking\n" {
-				t.Errorf("stderr %q", res.Stderr.Bytes())
+			if c.usage != "" && usageText(res.Usage) != c.usage {
+				t.Errorf("usage %v\nwant  %v", usageText(res.Usage), c.usage)
+			}
+			if !slices.Equal(res.Denials, c.denials) {
+				t.Errorf("denials %q, want %q", res.Denials, c.denials)
 			}
 		})
+	}
+	t.Run("root", func(t *testing.T) {
+		t.Setenv("FAKE_CLAUDE", "root")
+		_, err := Run(t.Context(), claude, request(t))
+		if want := "the agent exited with status 1: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"; err == nil || err.Error() != want {
+			t.Errorf("err %v, want %s", err, want)
+		}
+	})
+}
+
+// usageText is u as the chain keeps it.
+func usageText(u *pipeline.Usage) string {
+	b, _ := json.Marshal(u)
+	return string(b)
+}
+
+// TestRefusedText: what claude refused, said in a sentence.
+func TestRefusedText(t *testing.T) {
+	if got := RefusedText(Claude, []string{"Write /r/.git/x", "Bash sh x.sh", "WebFetch"}); got != "claude was refused Write on /r/.git/x; Bash on sh x.sh; WebFetch" {
+		t.Error(got)
+	}
+	if got := RefusedText(Claude, nil); got != "" {
+		t.Error(got)
 	}
 }
 
 // TestCodex: the prompt goes on stdin ("-"), the output is the last
-// message codex wrote.
+// message codex wrote; its JSON events give its usage.
 func TestCodex(t *testing.T) {
 	fakeCLIs(t)
-	res, err := Run(t.Context(), Agent{Name: "x", Kind: Codex, Model: "gpt-5", Args: []string{"--sandbox", "workspace-write"}}, request(t))
+	res, err := Run(t.Context(), Agent{Name: "x", Kind: Codex, Model: "gpt-5", Args: []string{"-c", "x=1"}}, request(t))
 	if err != nil {
 		t.Fatal(err, string(res.Stderr.Bytes()))
 	}
-	if want := "last message of reviewer: --sandbox workspace-write --model gpt-5\n"; string(res.Output) != want {
+	if want := "last message of reviewer: --sandbox workspace-write -c x=1 --model gpt-5\n"; string(res.Output) != want {
 		t.Errorf("output %q, want %q", res.Output, want)
+	}
+	if want := usageText(&pipeline.Usage{Client: "codex", SessionID: "01a21f42-dbc2-7370-8798-66ff6b311c7b", Turns: 1, InputTokens: 200, OutputTokens: 40, CacheReadTokens: 50}); usageText(res.Usage) != want {
+		t.Errorf("usage %v, want %v", usageText(res.Usage), want)
 	}
 	if string(res.Stderr.Bytes()) != "codex: working on 18 prompt bytes\n" || res.Argv[1] != "exec" || res.Argv[len(res.Argv)-1] != "-" {
 		t.Errorf("stderr %q argv %q", res.Stderr.Bytes(), res.Argv)
+	}
+}
+
+// TestReadCodexFailure: a failed turn fails the dispatch; a stream error
+// that a later turn got past does not.
+func TestReadCodexFailure(t *testing.T) {
+	for _, c := range []struct {
+		out, fail string
+	}{
+		{`{"type":"turn.started"}` + "\n" + `{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized"}}`, "codex reported an error: unexpected status 401 Unauthorized"},
+		{`{"type":"error","message":"Reconnecting... 1/5"}` + "\n" + `{"type":"turn.completed","usage":{"input_tokens":1}}`, ""},
+		{`{"type":"error","message":"stream disconnected"}`, "codex reported an error: stream disconnected"},
+		{"not json at all\n", ""},
+	} {
+		_, f := readCodex(Captured{Head: []byte(c.out)})
+		if got := ""; f != nil {
+			got = f.Error()
+			if got != c.fail {
+				t.Errorf("%q: %q, want %q", c.out, got, c.fail)
+			}
+		} else if c.fail != "" {
+			t.Errorf("%q: no failure, want %q", c.out, c.fail)
+		}
 	}
 }
 
@@ -385,7 +454,7 @@ func TestAdopt(t *testing.T) {
 		{"claude", claude, "", true, ""},
 		{"claude array", claude, "array", true, ""},
 		{"claude report", claude, "report", true, ""},
-		{"claude error", claude, "error", true, AgentError},
+		{"claude api error", claude, "api-error-400", true, APIError},
 		{"claude garbage", claude, "garbage", false, BadOutput},
 		{"codex", codex, "", true, ""},
 		{"command", Agent{Kind: Command, Command: []string{"echo", "partial"}}, "", false, ""},
@@ -410,7 +479,7 @@ func TestAdopt(t *testing.T) {
 			}
 			if len(live.Stdout.Bytes()) == 0 || string(res.Stdout.Bytes()) != string(live.Stdout.Bytes()) ||
 				string(res.Stderr.Bytes()) != string(live.Stderr.Bytes()) || string(res.Output) != string(live.Output) ||
-				string(res.Report) != string(live.Report) || fmt.Sprint(res.Usage) != fmt.Sprint(live.Usage) {
+				string(res.Report) != string(live.Report) || usageText(res.Usage) != usageText(live.Usage) {
 				t.Errorf("adopted %+v\nran %+v", res, live)
 			}
 		})
@@ -422,7 +491,7 @@ func TestAdopt(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r Runner
-		if res, answered, err := r.Adopt(codex, req); answered || err != nil || string(res.Output) != "half a mess" {
+		if res, answered, err := r.Adopt(codex, req); answered || err != nil || res.Output != nil {
 			t.Errorf("adopted %+v answered %v err %v", res, answered, err)
 		}
 	})

@@ -45,7 +45,10 @@ func agentsCommand() *cli.Command {
 			"(" + strings.Join(agent.Roles, ", ") + ") resolves to. Nothing of a refused file is shown.\n\n" +
 			"EXIT STATUS: 0 every role resolves; 1 one does not (the tracked file is not trusted, or no agent\n" +
 			"is configured); 128 a configuration file is wrong, or not a git repository; 129 usage error.",
-		Flags:  []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{jsonFlag,
+			&cli.StringFlag{Name: "use", Usage: "map every role (and the default) to agent `NAME`, e.g. claude or codex, in git config"},
+			&cli.BoolFlag{Name: "global", Usage: "with --use: in the user's git config (~/.gitconfig), not the repository's"},
+		},
 		Action: agentsAction,
 	}
 }
@@ -61,11 +64,17 @@ type agentView struct {
 }
 
 type roleView struct {
-	Role   string `json:"role"`
-	Agent  string `json:"agent,omitempty"`
-	Source string `json:"source,omitempty"`
-	Error  string `json:"error,omitempty"`
+	Role   string   `json:"role"`
+	Agent  string   `json:"agent,omitempty"`
+	Source string   `json:"source,omitempty"`
+	Access string   `json:"access,omitempty"` // judge, writer, tester: what the built-in claude and codex let it do
+	Argv   []string `json:"argv,omitempty"`   // what a dispatch of the role runs (claude, codex, command)
+	Error  string   `json:"error,omitempty"`
 }
+
+// fastGatePlaceholder stands for the task's fast gate in a tester's argv:
+// it is the plan's, known only at the dispatch.
+const fastGatePlaceholder = "<the task's fast gate>"
 
 func agentsAction(c *cli.Context) error {
 	if err := wantArgs(c, 0); err != nil {
@@ -74,6 +83,13 @@ func agentsAction(c *cli.Context) error {
 	repo, err := gitext.Discover(c.Context)
 	if err != nil {
 		return err
+	}
+	if name := c.String("use"); name != "" {
+		if err := useAgent(c, repo, name); err != nil {
+			return err
+		}
+	} else if c.Bool("global") {
+		return usageErrorf("--global goes with --use")
 	}
 	cfg, err := agent.Load(c.Context, repo)
 	if err != nil {
@@ -84,7 +100,10 @@ func agentsAction(c *cli.Context) error {
 		a := cfg.Agents[name]
 		v := agentView{Name: name, Kind: string(a.Kind), Model: a.Model, Env: slices.Sorted(maps.Keys(a.Env)), Source: a.Source}
 		if a.Kind != agent.Manual {
-			v.Argv, v.Timeout = a.Argv(), a.Timeout.String()
+			v.Timeout = a.Timeout.String()
+		}
+		if a.Kind == agent.Command {
+			v.Argv = a.Command
 		}
 		agents = append(agents, v)
 	}
@@ -101,7 +120,14 @@ func agentsAction(c *cli.Context) error {
 			problem = cmp.Or(problem, err)
 			continue
 		}
-		resolved = append(resolved, roleView{Role: role, Agent: a.Name})
+		v := roleView{Role: role, Agent: a.Name}
+		if a.Kind == agent.Claude || a.Kind == agent.Codex {
+			v.Access = agent.AccessOf(role).Name()
+		}
+		if a.Kind != agent.Manual {
+			v.Argv = a.Argv(role, []string{cfg.Test, fastGatePlaceholder}, "<file>")
+		}
+		resolved = append(resolved, v)
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
@@ -134,9 +160,6 @@ func agentsAction(c *cli.Context) error {
 				about = append(about, "env "+strings.Join(a.Env, " "))
 			}
 			fmt.Fprintf(w, "  %s: %s, from %s\n", a.Name, strings.Join(about, ", "), a.Source)
-			if len(a.Argv) > 0 {
-				fmt.Fprintf(w, "    %s\n", strings.Join(shellWords(a.Argv), " "))
-			}
 		}
 		fmt.Fprintln(w, "roles:")
 		for _, r := range roles {
@@ -144,10 +167,16 @@ func agentsAction(c *cli.Context) error {
 		}
 		fmt.Fprintln(w, "resolved:")
 		for _, r := range resolved {
-			if r.Error != "" {
+			switch {
+			case r.Error != "":
 				fmt.Fprintf(w, "  %-14s none\n", r.Role)
-			} else {
+			case r.Access != "":
+				fmt.Fprintf(w, "  %-14s %s (%s)\n", r.Role, r.Agent, r.Access)
+			default:
 				fmt.Fprintf(w, "  %-14s %s\n", r.Role, r.Agent)
+			}
+			if len(r.Argv) > 0 {
+				fmt.Fprintf(w, "    %s\n", strings.Join(shellWords(r.Argv), " "))
 			}
 		}
 		if cfg.Test != "" {
@@ -164,6 +193,19 @@ func agentsAction(c *cli.Context) error {
 		return problem
 	}
 	return &refused{Err: problem}
+}
+
+// useAgent maps every role to agent name in git config: the repository's,
+// or with --global the user's.
+func useAgent(c *cli.Context, repo *gitext.Repo, name string) error {
+	file, err := agent.Use(c.Context, repo, name, c.Bool("global"))
+	if err != nil {
+		return err
+	}
+	if !c.Bool("json") {
+		fmt.Fprintf(c.App.ErrWriter, "Every role is played by %s now (crucible.role.* in %s).\n", name, file)
+	}
+	return nil
 }
 
 func shellWords(argv []string) []string {
