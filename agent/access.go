@@ -1,8 +1,15 @@
 package agent
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/outcome"
 )
 
 // RunsDir is where, under an agent's working directory, the engine puts
@@ -81,4 +88,50 @@ func claudeAccess(access Access, commands []string) []string {
 		}
 	}
 	return []string{"--permission-mode", "acceptEdits"}
+}
+
+// installHints say how to install a built-in kind's client.
+var installHints = map[Kind]string{
+	Claude: "install Claude Code: npm install -g @anthropic-ai/claude-code",
+	Codex:  "install the Codex CLI: npm install -g @openai/codex",
+}
+
+// Ready is the agent that plays role, once its program is found: on PATH,
+// or, named with a slash, relative to workdir, where it runs. A missing
+// client is found before a pipeline starts, not at its first dispatch.
+func (c *Config) Ready(role, workdir string) (Agent, error) {
+	a, err := c.Resolve(role)
+	if err != nil || a.Kind == Manual {
+		return a, err
+	}
+	program := a.Command
+	if len(program) == 0 {
+		program = []string{string(a.Kind)}
+	}
+	if found(program[0], workdir) {
+		return a, nil
+	}
+	msg := fmt.Sprintf("agent %s (for role %s) cannot run: no program %q", a.Name, role, program[0])
+	if !strings.Contains(program[0], "/") {
+		msg += " on PATH"
+	}
+	hints := []string{"set its command in its configuration (see: git crucible help agents), or give the role another agent"}
+	if h := installHints[a.Kind]; h != "" && len(a.Command) == 0 {
+		hints = []string{h, "or run it from elsewhere: command = [\"/path/to/" + string(a.Kind) + "\"] in its [agents." + a.Name + "] table"}
+	}
+	return a, outcome.WithHints(errors.New(msg), hints...)
+}
+
+// found reports whether program is an executable file, as exec.Command
+// run in workdir finds it.
+func found(program, workdir string) bool {
+	if !strings.Contains(program, "/") {
+		_, err := exec.LookPath(program)
+		return err == nil
+	}
+	if !filepath.IsAbs(program) {
+		program = filepath.Join(workdir, program)
+	}
+	fi, err := os.Stat(program)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }

@@ -19,14 +19,23 @@ const NoReportSummary = "it wrote no report: its output is kept"
 // ReportCritique; "" when none is): an agent that exited 0 but wrote
 // none, or one that does not parse, or says it failed, has failed, as its
 // finish records, so that the manifest, metrics and replay see it so.
-func checked(ex exitRecord, format string, rep []byte) exitRecord {
+//
+// A failed agent's finish also says what its client refused it (claude's
+// permission denials) and keeps the tail of its stderr.
+func checked(ex exitRecord, format string, res agent.Result) exitRecord {
 	if ex.Status != "completed" || format == "" {
 		return ex
 	}
+	rep := res.Report
 	fail := func(kind agent.FailureKind, summary string) exitRecord {
-		return exitRecord{Status: "failed", Summary: summary, Failure: string(kind), Recovered: ex.Recovered}
+		ex.Status, ex.Summary, ex.Failure = "failed", summary, string(kind)
+		ex.Stderr = res.Stderr.Last(maxStderrKept)
+		return ex
 	}
 	if rep == nil {
+		if refused := agent.RefusedText(res.Kind, res.Denials); refused != "" {
+			return fail(agent.NoReport, "it wrote no report ("+refused+"): its output is kept")
+		}
 		return fail(agent.NoReport, NoReportSummary)
 	}
 	switch format {

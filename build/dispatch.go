@@ -37,6 +37,13 @@ type DispatchSpec struct {
 	// Workdir is the work tree the agent edits; "" is the engine's. A
 	// task of the parallel DAG runs in its own worktree.
 	Workdir string
+	// AgentDir is where the agent reads its prompt and writes its report,
+	// the one the prompt names (NewAgentDir); Dispatch makes one in
+	// Workdir when it is not set.
+	AgentDir AgentDir
+	// Commands are what the agent may run: the project's test command and
+	// the task's fast gate (agent.Request.Commands).
+	Commands []string
 }
 
 // Dispatch statuses an Outcome has besides pipeline.DispatchStatuses: a
@@ -53,6 +60,11 @@ type Outcome struct {
 	Failure   string         // agent.FailureKind of a failed (or cancelled) agent
 	Waiting   *agent.Waiting // a manual dispatch: what the person is to do
 	Recovered string         // how Recover settled it: waited, adopted, interrupted; "" when it ran here
+	// What the agent's client said, kept with the finish: see exitRecord.
+	ExitCode *int
+	Stderr   string
+	Denials  []string
+	Usage    *pipeline.Usage
 }
 
 // How Recover settles a dispatch.
@@ -75,6 +87,9 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 	}
 	a, err := e.Agents.Resolve(d.Role)
 	if err != nil {
+		if d.AgentDir.Dir != "" {
+			err = errors.Join(err, d.AgentDir.Remove())
+		}
 		return Outcome{}, err
 	}
 	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, TemplateSHA256: d.TemplateSHA256, Prompt: d.Prompt,
@@ -87,6 +102,9 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 	seq, err := e.Service.StartDispatch(ctx, e.ID, req)
 	e.chain.Unlock()
 	if err != nil {
+		if d.AgentDir.Dir != "" {
+			err = errors.Join(err, d.AgentDir.Remove())
+		}
 		return Outcome{}, err
 	}
 	out := e.run(ctx, seq, a, d)
@@ -107,6 +125,16 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	if err := writeFormat(dir, d.Report); err != nil {
 		return engineError(out, err)
 	}
+	if d.AgentDir.Dir == "" {
+		ad, err := e.NewAgentDir(d.Workdir)
+		if err != nil {
+			return engineError(out, err)
+		}
+		d.AgentDir = ad
+	}
+	if err := writeJSON(filepath.Join(dir, agentDirFile), d.AgentDir); err != nil {
+		return engineError(out, err)
+	}
 	runner := e.Runner
 	runner.Started = func(pid int) {
 		o := newOwner(pid)
@@ -115,11 +143,11 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		// Not written, it leaves a successor the agent's environment to find it by.
 		writeJSON(filepath.Join(dir, ownerFile), o)
 	}
-	req := e.request(seq)
-	if d.Workdir != "" {
-		req.Workdir = d.Workdir
+	req, err := e.request(seq)
+	if err != nil {
+		return engineError(out, err)
 	}
-	req.Prompt, req.Role, req.Template = d.Prompt, d.Role, d.Template
+	req.Prompt, req.Role, req.Template, req.Commands = d.Prompt, d.Role, d.Template, d.Commands
 	req.Phase, req.Task, req.Round = int(d.Point.Phase), d.Point.Task, d.Point.Round
 	res, err := runner.Run(ctx, a, req)
 	var waiting *agent.Waiting
@@ -134,8 +162,9 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	if out.Output == nil {
 		out.Output = res.Output
 	}
-	ex := checked(exitOf(res, err), d.Report, res.Report)
+	ex := checked(exitOf(res, err), d.Report, res)
 	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
+	out.ExitCode, out.Stderr, out.Denials, out.Usage = ex.ExitCode, ex.Stderr, ex.Denials, ex.Usage
 	if err := keep(dir, res, ex); err != nil {
 		return engineError(out, err)
 	}
@@ -144,33 +173,49 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 
 // request is the protocol's request of dispatch seq, its paths and ids:
 // the agent's output goes to files of its run directory, where a
-// successor finds the answer of an agent that outlived its engine.
-func (e *Engine) request(seq int) agent.Request {
+// successor finds the answer of an agent that outlived its engine; its
+// prompt and report are in its agent directory.
+func (e *Engine) request(seq int) (agent.Request, error) {
 	dir := e.RunDir(seq)
-	return agent.Request{PromptFile: filepath.Join(dir, promptFile), Output: filepath.Join(dir, reportFile),
+	req := agent.Request{PromptFile: filepath.Join(dir, promptFile), Output: filepath.Join(dir, reportFile),
 		Workdir: e.Workdir, Pipeline: e.ID, Seq: seq, StdoutFile: filepath.Join(dir, stdoutFile),
 		StderrFile: filepath.Join(dir, stderrFile), LastMessageFile: filepath.Join(dir, lastMessageFile)}
+	ad, ok, err := e.agentDirOf(seq)
+	if ok {
+		req.PromptFile, req.Output, req.Workdir = ad.Prompt(), ad.Report(), ad.Workdir
+	}
+	return req, err
 }
 
-// ReportPath is where dispatch seq's agent writes its report: what its
-// prompt tells it, rendered before the dispatch starts.
-func (e *Engine) ReportPath(seq int) string { return e.request(seq).Output }
-
-// exitOf is how an agent's run ended, from what the runner returned.
+// exitOf is how an agent's run ended, from what the runner returned: a
+// failure keeps the tail of the agent's stderr.
 func exitOf(res agent.Result, err error) exitRecord {
+	ex := exitRecord{Usage: res.Usage, Denials: res.Denials}
+	if res.ExitCode >= 0 {
+		code := res.ExitCode
+		ex.ExitCode = &code
+	}
 	var f *agent.Failure
 	switch {
 	case errors.As(err, &f) && f.Kind == agent.Cancelled:
-		return exitRecord{Status: "error", Summary: "interrupted: " + f.Error(), Failure: string(f.Kind)}
+		ex.Status, ex.Summary, ex.Failure = "error", "interrupted: "+f.Error(), string(f.Kind)
 	case errors.As(err, &f):
-		return exitRecord{Status: "failed", Summary: f.Error(), Failure: string(f.Kind)}
+		ex.Status, ex.Summary, ex.Failure = "failed", f.Error(), string(f.Kind)
 	case err != nil:
-		return exitRecord{Status: "error", Summary: err.Error()}
+		ex.Status, ex.Summary = "error", err.Error()
 	case res.Report != nil:
-		return exitRecord{Status: "completed", Summary: fmt.Sprintf("report of %d bytes", len(res.Report))}
+		ex.Status, ex.Summary = "completed", fmt.Sprintf("report of %d bytes", len(res.Report))
+	default:
+		ex.Status, ex.Summary = "completed", noReportKept
 	}
-	return exitRecord{Status: "completed", Summary: noReportKept}
+	if ex.Status != "completed" {
+		ex.Stderr = res.Stderr.Last(maxStderrKept)
+	}
+	return ex
 }
+
+// maxStderrKept is how much of a failed agent's stderr its finish keeps.
+const maxStderrKept = 2 << 10
 
 // engineError is an outcome the engine, not the agent, failed.
 func engineError(out Outcome, err error) Outcome {
@@ -184,11 +229,27 @@ func (e *Engine) finish(ctx context.Context, out Outcome) error {
 	e.chain.Lock()
 	defer e.chain.Unlock()
 	_, err := e.Service.FinishDispatch(ctx, e.ID, out.Seq, pipeline.FinishRequest{Status: out.Status, Summary: out.Summary,
-		Output: out.Output, Failure: out.Failure, Recovered: out.Recovered})
+		Output: out.Output, Failure: out.Failure, Recovered: out.Recovered, ExitCode: out.ExitCode, Stderr: out.Stderr,
+		Denials: out.Denials, Usage: out.Usage})
 	if err != nil {
 		return fmt.Errorf("dispatch %d ended (%s) but its finish was not recorded: %w", out.Seq, out.Status, err)
 	}
-	return os.RemoveAll(e.RunDir(out.Seq))
+	return e.removeRun(out.Seq)
+}
+
+// removeRun removes dispatch seq's run directory and agent directory,
+// which its recorded finish replaces.
+func (e *Engine) removeRun(seq int) error {
+	ad, ok, err := e.agentDirOf(seq)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := ad.Remove(); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(e.RunDir(seq))
 }
 
 func agentTimeout(a agent.Agent) time.Duration {

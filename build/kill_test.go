@@ -299,7 +299,7 @@ func TestKilledEngineAdoptsClaude(t *testing.T) {
 		t.Fatalf("dispatches %+v", recs)
 	}
 	out, err := svc.ReadKept(t.Context(), testID, recs[0].Output)
-	if want := "seq 1 implementer, 7 prompt bytes, args: -p --output-format json"; err != nil || string(out) != want {
+	if want := "seq 1 implementer, 7 prompt bytes, args: -p --output-format json --permission-mode acceptEdits"; err != nil || string(out) != want {
 		t.Errorf("kept output %q, %v; want %q", out, err, want)
 	}
 	if starts := agentStarts(t, log); starts[1] != 1 || len(starts) != 1 {

@@ -58,7 +58,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 			return err
 		}
 		d.Role, d.Outputs, d.Exports = impl.Role, impl.Outputs, impl.Exports
-		d.Report = prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: prompt.ReportTask}
+		d.Report = prompt.Report{Format: prompt.ReportTask} // its path is its dispatch's
 		prompts[t.ID] = d
 	}
 	res, err := w.e.RunTasks(ctx, TaskRun{Manifest: m, MaxParallel: x.MaxParallel, Templates: w.opts.Templates,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // InterruptedSummary is the finish of a dispatch whose agent left nothing
@@ -68,8 +69,12 @@ func (e *Engine) recover(ctx context.Context, unfinished []Record) ([]Recovered,
 // settle finishes dispatch r from what its run directory and processes say.
 func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 	dir := e.RunDir(r.Seq)
+	req, err := e.request(r.Seq)
+	if err != nil {
+		return Outcome{}, err
+	}
 	if exists(filepath.Join(dir, waitingFile)) {
-		return Outcome{Seq: r.Seq, Status: StatusWaiting, Waiting: agent.WaitingFor(e.request(r.Seq))}, nil
+		return Outcome{Seq: r.Seq, Status: StatusWaiting, Waiting: agent.WaitingFor(req)}, nil
 	}
 	var ex exitRecord
 	ended, err := readJSON(filepath.Join(dir, exitFile), &ex)
@@ -78,15 +83,16 @@ func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 	}
 	if !ended {
 		// Kept, so that a resume killed before the finish is recorded settles it the same way.
-		if ex, err = e.await(ctx, r); err != nil {
+		if ex, err = e.await(ctx, r, req); err != nil {
 			return Outcome{}, err
 		}
 	}
-	out := Outcome{Seq: r.Seq, Status: ex.Status, Summary: ex.Summary, Failure: ex.Failure, Recovered: ex.Recovered}
+	out := Outcome{Seq: r.Seq, Status: ex.Status, Summary: ex.Summary, Failure: ex.Failure, Recovered: ex.Recovered,
+		ExitCode: ex.ExitCode, Stderr: ex.Stderr, Denials: ex.Denials, Usage: ex.Usage}
 	if out.Recovered == "" { // the engine's own record: it saw the agent end
 		out.Recovered = Adopted
 	}
-	if out.Report, err = readKept(dir, reportFile, maxReport); err != nil && !errors.Is(err, errNotKept) {
+	if out.Report, err = readKept(filepath.Dir(req.Output), filepath.Base(req.Output), maxReport); err != nil && !errors.Is(err, errNotKept) {
 		return Outcome{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
 	}
 	out.Output = out.Report
@@ -101,13 +107,13 @@ func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 // await is how dispatch r ended when the engine that ran it did not see
 // it end: it waits for the agent if it still runs, then takes the answer
 // it left in its run directory, as the engine would have, and keeps it.
-func (e *Engine) await(ctx context.Context, r Record) (exitRecord, error) {
+func (e *Engine) await(ctx context.Context, r Record, req agent.Request) (exitRecord, error) {
 	dir := e.RunDir(r.Seq)
 	var o ownerRecord
 	if _, err := readJSON(filepath.Join(dir, ownerFile), &o); err != nil {
 		return exitRecord{}, fmt.Errorf("dispatch %d: %s: %w", r.Seq, ownerFile, err)
 	}
-	waited, late, err := e.waitForAgent(ctx, r, o)
+	waited, late, err := e.waitForAgent(ctx, r, o, req.Workdir)
 	if err != nil {
 		return exitRecord{}, err
 	}
@@ -115,7 +121,7 @@ func (e *Engine) await(ctx context.Context, r Record) (exitRecord, error) {
 	if o.Kind != "" {
 		a.Kind = o.Kind
 	}
-	res, answered, err := e.Runner.Adopt(a, e.request(r.Seq))
+	res, answered, err := e.Runner.Adopt(a, req)
 	// Its exit status died with the engine: what it left says how it went.
 	ex := exitOf(res, err)
 	ex.Recovered = Adopted
@@ -137,7 +143,7 @@ func (e *Engine) await(ctx context.Context, r Record) (exitRecord, error) {
 		if err != nil {
 			return exitRecord{}, fmt.Errorf("dispatch %d: %w", r.Seq, err)
 		}
-		ex = checked(ex, format, res.Report)
+		ex = checked(ex, format, res)
 	}
 	return ex, keep(dir, res, ex)
 }
@@ -145,9 +151,9 @@ func (e *Engine) await(ctx context.Context, r Record) (exitRecord, error) {
 // waitForAgent waits for dispatch r's agent if it still runs, found by its
 // owner record o or, had the engine died before writing that, by its
 // environment. At its deadline its process group is killed (late).
-func (e *Engine) waitForAgent(ctx context.Context, r Record, o ownerRecord) (waited, late bool, err error) {
+func (e *Engine) waitForAgent(ctx context.Context, r Record, o ownerRecord, workdir string) (waited, late bool, err error) {
 	if o.PID == 0 {
-		procs := agentProcesses(e.ID, r.Seq, e.Workdir)
+		procs := agentProcesses(e.ID, r.Seq, workdir)
 		if len(procs) == 0 {
 			return false, false, nil
 		}
@@ -175,7 +181,7 @@ func (e *Engine) waitForAgent(ctx context.Context, r Record, o ownerRecord) (wai
 	}
 	// What it left behind ends with it, as when the engine waits itself;
 	// found by their environment, not by a pid that may be another's now.
-	for _, pid := range agentProcesses(e.ID, r.Seq, e.Workdir) {
+	for _, pid := range agentProcesses(e.ID, r.Seq, workdir) {
 		if pgid, err := syscall.Getpgid(pid); err == nil {
 			e.Runner.Terminate(pgid)
 		}
@@ -194,9 +200,11 @@ func (e *Engine) deadline(r Record) time.Time {
 	return began.Add(agentTimeout(e.agentFor(r.Role)) + e.Runner.GracePeriod())
 }
 
-// sweep removes the run directories of finished dispatches: what a killed
-// engine left after recording a finish. The state says which are: every
-// seq started, less those in flight.
+// sweep removes the run directories of finished dispatches, with their
+// agent directories: what a killed engine left after recording a finish.
+// The state says which are: every seq started, less those in flight.
+// Agent directories in the engine's work tree that no dispatch in flight
+// names go too: a kill between making one and starting its dispatch.
 func (e *Engine) sweep(ctx context.Context) error {
 	st, _, err := e.Service.Load(ctx, e.ID)
 	if err != nil {
@@ -214,8 +222,36 @@ func (e *Engine) sweep(ctx context.Context) error {
 		if _, inFlight := st.Dispatch.InFlight[d.Name()]; inFlight {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(e.runs(), d.Name())); err != nil {
+		if err := e.removeRun(seq); err != nil {
 			return err
+		}
+	}
+	return e.sweepAgentDirs(st)
+}
+
+// sweepAgentDirs removes the agent directories of the engine's work tree
+// that no dispatch in flight names.
+func (e *Engine) sweepAgentDirs(st *pipeline.State) error {
+	named := map[string]bool{}
+	for key := range st.Dispatch.InFlight {
+		seq, _ := strconv.Atoi(key)
+		if ad, ok, err := e.agentDirOf(seq); err != nil {
+			return err
+		} else if ok {
+			named[ad.Dir] = true
+		}
+	}
+	parent := filepath.Join(e.Workdir, filepath.FromSlash(agent.RunsDir), e.ID)
+	entries, err := os.ReadDir(parent)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, d := range entries {
+		ad := AgentDir{Dir: filepath.Join(parent, d.Name()), Workdir: e.Workdir}
+		if d.IsDir() && !named[ad.Dir] {
+			if err := ad.Remove(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // The files of a run directory.
@@ -56,6 +57,13 @@ type exitRecord struct {
 	Failure string `json:"failure,omitempty"`
 	// Recovered: how a resumed engine settled it, when it did.
 	Recovered string `json:"recovered,omitempty"`
+	// What the finish keeps of how the agent went: its exit status (nil
+	// when nobody saw it exit), the tail of its stderr when it failed,
+	// what its client refused it and what its client says it cost.
+	ExitCode *int            `json:"exit_code,omitempty"`
+	Stderr   string          `json:"stderr,omitempty"`
+	Denials  []string        `json:"denials,omitempty"`
+	Usage    *pipeline.Usage `json:"usage,omitempty"`
 }
 
 func writeJSON(path string, v any) error {

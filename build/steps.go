@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/agent"
@@ -173,14 +174,17 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		out = adopted
 	}
 	if last == nil || retry != nil {
-		seq := w.nextSeq()
-		d.Role, d.Report.Path = role, w.e.ReportPath(seq)
-		text, err := w.opts.Templates.Render(template, d)
+		ad, err := w.e.NewAgentDir("")
 		if err != nil {
 			return out, nil, err
 		}
+		d.Role, d.Report.Path = role, ad.Report()
+		text, err := w.opts.Templates.Render(template, d)
+		if err != nil {
+			return out, nil, errors.Join(err, ad.Remove())
+		}
 		ds := DispatchSpec{Point: p, Role: role, Template: template, TemplateSHA256: w.opts.Templates.Digest(template),
-			Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format,
+			Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format, AgentDir: ad, Commands: commands(w.opts.Test, d.Task),
 			ReplayOf: w.view.replayOf(p, role), ReplaySession: w.view.replay, Mutation: w.opts.Mutations[template]}
 		if d.Task != nil {
 			ds.Title = d.Task.Title
@@ -191,9 +195,6 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		}
 		if err != nil {
 			return out, nil, err
-		}
-		if out.Seq != seq {
-			return out, nil, fmt.Errorf("dispatch %d was told to report at seq %d's path", out.Seq, seq)
 		}
 	}
 	switch out.Status {
@@ -219,8 +220,15 @@ func (w *walker) failedAt(p spec.Point, r Record) bool {
 	return recs[len(recs)-1].Seq == r.Seq
 }
 
-// nextSeq is the seq the pipeline's next dispatch gets.
-func (w *walker) nextSeq() int { return w.state.Dispatch.Last + 1 }
+// commands are what an agent of a dispatch may run: the project's test
+// command and the task's fast gate, when there are.
+func commands(test string, task *report.PlanTask) []string {
+	out := []string{test}
+	if task != nil {
+		out = append(out, task.FastGate)
+	}
+	return slices.DeleteFunc(out, func(c string) bool { return strings.TrimSpace(c) == "" })
+}
 
 // adopt is the outcome of a finished dispatch, its output read from the chain.
 func (w *walker) adopt(ctx context.Context, r Record) (Outcome, error) {

@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/git-crucible/git-crucible/ledger"
@@ -14,22 +15,39 @@ import (
 // Dispatch, so that each is recorded write-ahead and a killed run
 // resumes: as's role's agent runs in the task's own worktree, at as's
 // step of Phase 3, with the prompt render makes from as's template (its
-// name and digest recorded), and must write a task report. Dispatches of
+// name and digest recorded) naming the report it must write. Dispatches of
 // one level run at once; the chain gives them distinct seqs. A dispatch
 // that failed returns its report (if any) with the failure; a manual
 // agent, which would wait for a person, is refused. titles are the
 // tasks' titles, for status; a task without one is its id.
-func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(taskrun.Job) ([]byte, error)) taskrun.Dispatcher {
+func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskrun.Job, report string) (rendered, error)) taskrun.Dispatcher {
 	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
-		text, err := render(job)
-		if err != nil {
-			return nil, err
-		}
 		d := as
 		d.Point = spec.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
-		d.Prompt, d.Title, d.Report, d.Workdir = text, titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
-		return outcome(e.Dispatch(ctx, d))
+		d.Title, d.Report, d.Workdir = titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
+		return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return render(job, report) })
 	}
+}
+
+// rendered is a prompt, and what its agent may run.
+type rendered struct {
+	Text     []byte
+	Commands []string
+}
+
+// dispatchRendered dispatches d with the prompt render makes for the
+// report path of a fresh agent directory in d's work tree.
+func (e *Engine) dispatchRendered(ctx context.Context, d DispatchSpec, render func(report string) (rendered, error)) ([]byte, error) {
+	ad, err := e.NewAgentDir(d.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render(ad.Report())
+	if err != nil {
+		return nil, errors.Join(err, ad.Remove())
+	}
+	d.Prompt, d.Commands, d.AgentDir = r.Text, r.Commands, ad
+	return outcome(e.Dispatch(ctx, d))
 }
 
 // outcome is a dispatch of a task run as its dispatchers return it.
@@ -55,26 +73,18 @@ const (
 // Gate is a task run's critique gate, its agents dispatched through
 // Dispatch as the tasks' are: the level's critique by role critic (the
 // manifest's critique.agent), each fix by the task agents' role.
-func (e *Engine) Gate(tr TaskRun, critic string, renderCritique func(taskrun.Review) ([]byte, error), renderFix func(taskrun.FixJob) ([]byte, error)) *taskrun.Gate {
+func (e *Engine) Gate(tr TaskRun, critic string, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
 	return &taskrun.Gate{
 		Critic: func(ctx context.Context, rv taskrun.Review, workdir string) ([]byte, error) {
-			text, err := renderCritique(rv)
-			if err != nil {
-				return nil, err
-			}
-			out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
-				Role: critic, Template: critiqueStep, Prompt: text, Title: fmt.Sprintf("critique of level %d", rv.Level),
-				Report: prompt.ReportCritique, Workdir: workdir})
-			return outcome(out, err)
+			d := DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
+				Role: critic, Template: critiqueStep, Title: fmt.Sprintf("critique of level %d", rv.Level),
+				Report: prompt.ReportCritique, Workdir: workdir}
+			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderCritique(rv, report) })
 		},
 		Fix: func(ctx context.Context, f taskrun.FixJob, workdir string) ([]byte, error) {
-			text, err := renderFix(f)
-			if err != nil {
-				return nil, err
-			}
-			out, err := e.Dispatch(ctx, DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
-				Role: tr.Role, Template: tr.Template, Prompt: text, Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir})
-			return outcome(out, err)
+			d := DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
+				Role: tr.Role, Template: tr.Template, Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir}
+			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderFix(f, report) })
 		},
 	}
 }

@@ -24,11 +24,11 @@ if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
 printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
 	repo := e.Service.Repo
 	base := gittest.Git(t, ".", "rev-parse", "HEAD")
-	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job) ([]byte, error) {
+	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job, report string) (rendered, error) {
 		if j.Task.ID == "noprompt" {
-			return nil, errors.New("the task prompt: no such key")
+			return rendered{}, errors.New("the task prompt: no such key")
 		}
-		return []byte("Do task " + j.Task.ID + ".\n"), nil
+		return rendered{Text: []byte("Do task " + j.Task.ID + ". Report at " + report + ".\n")}, nil
 	}))
 	var jobs []taskrun.Job
 	for _, id := range []string{"a", "b", "bad", "noprompt"} {
@@ -43,7 +43,7 @@ printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBL
 			t.Fatalf("task %s: %s", r.ID, r.Reason)
 		}
 		dir := gittest.Git(t, ".", "show", r.Tree+":"+r.ID+".txt")
-		if !strings.HasPrefix(dir, filepath.Join(repo.CrucibleDir(), "worktrees", "slot-")) {
+		if !strings.HasPrefix(dir, filepath.Join(repo.WorkTree, ".crucible", "slots", "slot-")) {
 			t.Fatalf("task %s ran in %s", r.ID, dir)
 		}
 	}

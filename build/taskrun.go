@@ -144,7 +144,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	data := func(step, role string, t *dag.Task, format string) prompt.Data {
 		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
 			Step: step, Role: role, TestCommand: tr.Test,
-			Inputs: map[string]string{}, Report: prompt.Report{Path: "$CRUCIBLE_OUTPUT", Format: format}}
+			Inputs: map[string]string{}, Report: prompt.Report{Format: format}}
 		if t != nil {
 			d.Task = &report.PlanTask{ID: t.ID, Title: t.ID, DependsOn: t.DependsOn, Files: t.Files, FastGate: tr.Manifest.Validation.FastGate}
 		}
@@ -155,31 +155,32 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	}
 	// A prompt that does not render fails its dispatch, which is never
 	// recorded: an agent is not sent an error message for a prompt.
-	render := func(template string, d prompt.Data) ([]byte, error) {
+	render := func(template string, d prompt.Data, report string) (rendered, error) {
+		d.Report.Path = report
 		text, err := tr.Templates.Render(template, d)
 		if err != nil {
-			return nil, fmt.Errorf("the %s prompt: %w", template, err)
+			return rendered{}, fmt.Errorf("the %s prompt: %w", template, err)
 		}
-		return []byte(text), nil
+		return rendered{Text: []byte(text), Commands: commands(d.TestCommand, d.Task)}, nil
 	}
-	renderTask := func(job taskrun.Job) ([]byte, error) {
+	renderTask := func(job taskrun.Job, report string) (rendered, error) {
 		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
 		if tr.Prompt != nil {
 			d = tr.Prompt(job)
 		}
 		d.Upstream = job.UpstreamContext()
-		return render(tr.Template, d)
+		return render(tr.Template, d, report)
 	}
-	renderFix := func(f taskrun.FixJob) ([]byte, error) {
+	renderFix := func(f taskrun.FixJob, report string) (rendered, error) {
 		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
 		d.Round, d.MaxRounds, d.Issues = f.Round, taskrun.WarnRound, f.Issues
-		return render(tr.Template, d)
+		return render(tr.Template, d, report)
 	}
 	critic := tr.Manifest.Critique.Agent
 	if critic == "" {
 		critic = critiqueStep
 	}
-	renderCritique := func(rv taskrun.Review) ([]byte, error) {
+	renderCritique := func(rv taskrun.Review, report string) (rendered, error) {
 		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
 		d.Round, d.MaxRounds = rv.Round+1, taskrun.WarnRound
 		for _, t := range rv.Tasks {
@@ -190,7 +191,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 			d.Reviewed = append(d.Reviewed, prompt.Reviewed{ID: t.Task.ID, Commit: t.Commit, Files: t.Task.Files,
 				Output: strings.TrimSpace(string(t.Output)), Instructions: strings.TrimSpace(instructions)})
 		}
-		return render(critiqueStep, d)
+		return render(critiqueStep, d, report)
 	}
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
 		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask))

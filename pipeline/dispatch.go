@@ -382,8 +382,14 @@ type ManifestEntry struct {
 	Timestamp     string  `json:"timestamp"`
 	Template      string  `json:"template"`
 	Reconstructed bool    `json:"reconstructed,omitempty"` // its start was recorded with its finish
-	Prompt        string  `json:"-"`
-	Output        string  `json:"-"`
+	// How the agent went, beyond crucible's fields: DispatchFinish's.
+	Failure  string   `json:"failure,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Stderr   string   `json:"stderr,omitempty"`
+	Denials  []string `json:"denials,omitempty"`
+	Usage    *Usage   `json:"usage,omitempty"`
+	Prompt   string   `json:"-"`
+	Output   string   `json:"-"`
 	// PromptFile: the kept prompt is crucible's whole dispatch file, header and all (an import).
 	PromptFile bool `json:"-"`
 }
@@ -433,6 +439,7 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 			if m := byseq[d.Seq]; m != nil {
 				m.Status, m.DurationS, m.Summary, m.ToolCalls, m.Output = d.Status, &d.DurationS, Optional(d.Summary), d.ToolCalls, d.Output
 				m.OutputChars, m.Timestamp = &d.OutputChars, e.Time
+				m.Failure, m.ExitCode, m.Stderr, m.Denials, m.Usage = d.Failure, d.ExitCode, d.Stderr, d.Denials, d.Usage
 			}
 		case TypeImportDispatch:
 			var d ImportDispatchData

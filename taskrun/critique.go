@@ -240,9 +240,9 @@ func issueText(issues []report.Issue) string {
 	return strings.Join(lines, "\n")
 }
 
-// needsCritique is the seed's table: a task's own setting, else the
-// run's.
-func needsCritique(m *dag.Manifest, t *dag.Task) bool {
+// NeedsCritique is the seed's table: whether task t is critiqued, by
+// its own setting, else the run's.
+func NeedsCritique(m *dag.Manifest, t *dag.Task) bool {
 	if t.Critique != nil {
 		return t.Critique.Enabled
 	}
@@ -254,7 +254,7 @@ func (r *Runner) gateSet(p Plan, commits []Commit) []Reviewed {
 	var set []Reviewed
 	for _, c := range commits {
 		t := p.Manifest.Task(c.Task)
-		if t != nil && needsCritique(p.Manifest, t) {
+		if t != nil && NeedsCritique(p.Manifest, t) {
 			set = append(set, Reviewed{Task: *t, Commit: c.SHA, Output: p.Outputs[c.Task]})
 		}
 	}

@@ -46,10 +46,15 @@ type Runner struct {
 	Gate        *Gate // the critique gate of each level; nil: none
 }
 
-// New is a runner whose task worktrees are the slots under
-// <git-common-dir>/crucible/worktrees.
+// SlotsDir is where, in the work tree, the task worktrees are: outside
+// the git dir, where an agent's client lets it edit (claude refuses to
+// edit anything under .git), and ignored by git.
+const SlotsDir = ".crucible/slots"
+
+// New is a runner whose task worktrees are the slots under SlotsDir of
+// repo's work tree.
 func New(repo *gitext.Repo, maxParallel int, dispatch Dispatcher) *Runner {
-	return &Runner{Repo: repo, Pool: wtpool.Pool{Repo: repo, Dir: filepath.Join(repo.CrucibleDir(), "worktrees")},
+	return &Runner{Repo: repo, Pool: wtpool.Pool{Repo: repo, Dir: filepath.Join(repo.WorkTree, filepath.FromSlash(SlotsDir)), Hidden: true},
 		MaxParallel: max(maxParallel, 1), Dispatch: dispatch}
 }
 

@@ -97,7 +97,7 @@ func loadAgents(c *cli.Context, s *session, sp *spec.Spec) (*agent.Config, error
 	if err != nil {
 		return nil, err
 	}
-	return agents, resolveRoles(sp, agents)
+	return agents, resolveRoles(sp, agents, s.svc.Repo.WorkTree)
 }
 
 // agentConfig is the agents' configuration, refused while a tracked agents
@@ -129,15 +129,15 @@ func walk(c *cli.Context, s *session, e *build.Engine, opts build.WalkOptions) e
 	return printWalk(s, e.ID, res)
 }
 
-// resolveRoles checks that every role sp dispatches has an agent, before
-// anything starts.
-func resolveRoles(sp *spec.Spec, agents *agent.Config) error {
+// resolveRoles checks that every role sp dispatches has an agent whose
+// program is there, before anything starts.
+func resolveRoles(sp *spec.Spec, agents *agent.Config, workdir string) error {
 	for _, l := range sp.Walk() {
 		for _, role := range []string{l.Step.Role, l.Step.Fixer} {
 			if role == "" {
 				continue
 			}
-			if _, err := agents.Resolve(role); err != nil {
+			if _, err := agents.Ready(role, workdir); err != nil {
 				return err
 			}
 		}

@@ -60,11 +60,16 @@ func dispatchCommand() *cli.Command {
 			},
 			{
 				Name:      "show",
-				Usage:     "show one dispatch, or its kept prompt or output",
+				Usage:     "show one dispatch, or its kept prompt, output or stderr",
 				ArgsUsage: "<seq>",
+				Description: "Prints the dispatch as its manifest line: crucible's fields, and how the agent went when the\n" +
+					"engine ran it: failure (its kind), exit_code, stderr (the tail of a failed agent's), denials (what\n" +
+					"its client refused it, as \"Tool target\") and usage (what its client says it cost: client,\n" +
+					"session_id, model, turns, tokens, cost_usd).",
 				Flags: commonFlags(
 					&cli.BoolFlag{Name: "prompt", Usage: "print the kept prompt"},
 					&cli.BoolFlag{Name: "output", Usage: "print the kept output"},
+					&cli.BoolFlag{Name: "stderr", Usage: "print the kept tail of a failed agent's stderr"},
 				),
 				Action: dispatchShow,
 			},
@@ -204,8 +209,8 @@ func dispatchShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("prompt") && c.Bool("output") {
-		return usageErrorf("--prompt and --output cannot be used together")
+	if n := countTrue(c, "prompt", "output", "stderr"); n > 1 {
+		return usageErrorf("--prompt, --output and --stderr cannot be used together")
 	}
 	return withPipeline(c, func(s *session, id string) error {
 		entries, err := s.svc.Manifest(c.Context, id)
@@ -221,13 +226,24 @@ func dispatchShow(c *cli.Context) error {
 		if m == nil {
 			return &refused{Err: fmt.Errorf("pipeline %s has no dispatch %d", id, seq)}
 		}
+		if c.Bool("stderr") {
+			if m.Stderr == "" {
+				return &refused{Err: fmt.Errorf("dispatch %d has no kept stderr: it is kept only of an agent that failed", seq)}
+			}
+			_, err := io.WriteString(s.out(), m.Stderr)
+			return err
+		}
 		if c.Bool("prompt") || c.Bool("output") {
 			path, what := m.Prompt, "prompt"
 			if c.Bool("output") {
 				path, what = m.Output, "output"
 			}
 			if path == "" {
-				return &refused{Err: fmt.Errorf("dispatch %d has no kept %s", seq, what)}
+				err := &refused{Err: fmt.Errorf("dispatch %d has no kept %s", seq, what)}
+				if what == "output" && m.Stderr != "" {
+					return withHints(err, fmt.Sprintf("its agent's stderr is kept: git crucible dispatch show %d --stderr", seq))
+				}
+				return err
 			}
 			b, err := s.svc.ReadKept(c.Context, id, path)
 			if err != nil {
@@ -247,4 +263,15 @@ func dispatchShow(c *cli.Context) error {
 		}
 		return writeJSON(s.out(), m, "") // as its manifest.jsonl line
 	})
+}
+
+// countTrue is how many of the boolean flags names are set.
+func countTrue(c *cli.Context, names ...string) int {
+	n := 0
+	for _, name := range names {
+		if c.Bool(name) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -146,9 +148,15 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 	if err != nil {
 		return err
 	}
-	a, err := agents.Resolve(taskRole)
+	a, err := agents.Ready(taskRole, repo.WorkTree)
 	if err != nil {
 		return err
+	}
+	if slices.ContainsFunc(m.Tasks, func(t dag.Task) bool { return taskrun.NeedsCritique(m, &t) }) {
+		// critique.agent names the role its agent plays.
+		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), repo.WorkTree); err != nil {
+			return err
+		}
 	}
 	if a.Kind == agent.Manual {
 		return withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/agent"
@@ -52,7 +53,7 @@ func newFixAgent(ctx context.Context, repo *gitext.Repo, store *gatecache.Store)
 	if agents.Refused != nil {
 		return nil, agents.Refused
 	}
-	if _, err := agents.Resolve(fixRole); err != nil {
+	if _, err := agents.Ready(fixRole, repo.WorkTree); err != nil {
 		return nil, err
 	}
 	templates, err := prompt.Load(repo.WorkTree)
@@ -124,19 +125,24 @@ func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
 	if f.engine != nil {
 		return f.dispatch(ctx, b, d)
 	}
-	d.Report.Path = filepath.Join(f.dir, fmt.Sprintf("%s-%d", b.Commit.Commit, b.Round), "report.yaml")
-	text, err := f.templates.Render(fixTemplate, d)
-	if err != nil {
-		return err
-	}
 	a, err := f.agents.Resolve(fixRole)
 	if err != nil {
 		return err
 	}
+	ad, err := build.NewAgentDir(f.repo.WorkTree, "verify-commits")
+	if err != nil {
+		return err
+	}
+	defer ad.Remove()
+	d.Report.Path = ad.Report()
+	text, err := f.templates.Render(fixTemplate, d)
+	if err != nil {
+		return err
+	}
 	var runner agent.Runner
-	_, err = runner.Run(ctx, a, agent.Request{Prompt: []byte(text), PromptFile: filepath.Join(filepath.Dir(d.Report.Path), "prompt.md"),
-		Output: d.Report.Path, Workdir: f.repo.WorkTree, Role: fixRole, Template: fixTemplate, Phase: d.Phase,
-		Task: b.Commit.Task, Round: b.Round})
+	_, err = runner.Run(ctx, a, agent.Request{Prompt: []byte(text), PromptFile: ad.Prompt(),
+		Output: ad.Report(), Workdir: f.repo.WorkTree, Role: fixRole, Template: fixTemplate, Phase: d.Phase,
+		Task: b.Commit.Task, Round: b.Round, Commands: f.commands(b)})
 	var failure *agent.Failure
 	if errors.As(err, &failure) && failure.Kind != agent.Cancelled {
 		return nil // the agent's failure: the gate judges the tree it left
@@ -155,12 +161,16 @@ func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Da
 	p := build.DispatchSpec{Role: fixRole, Template: fixTemplate, Title: b.Commit.Subject, Report: prompt.ReportTask}
 	p.Point.Phase, p.Point.Step, p.Point.Task, p.Point.Round = st.Gates.Ledger.Current(), fixStep, b.Commit.Task, b.Round
 	d.Phase = int(p.Point.Phase)
-	d.Report.Path = f.engine.ReportPath(st.Dispatch.Last + 1)
-	text, err := f.templates.Render(fixTemplate, d)
+	ad, err := f.engine.NewAgentDir(f.repo.WorkTree)
 	if err != nil {
 		return err
 	}
-	p.Prompt = []byte(text)
+	d.Report.Path = ad.Report()
+	text, err := f.templates.Render(fixTemplate, d)
+	if err != nil {
+		return errors.Join(err, ad.Remove())
+	}
+	p.Prompt, p.AgentDir, p.Workdir, p.Commands = []byte(text), ad, f.repo.WorkTree, f.commands(b)
 	out, err := f.engine.Dispatch(ctx, p)
 	switch {
 	case err != nil:
@@ -171,6 +181,11 @@ func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Da
 		return fmt.Errorf("dispatch %d: %s", out.Seq, out.Summary)
 	}
 	return nil
+}
+
+// commands are what the fixer may run: the project's tests and the gate.
+func (f *fixAgent) commands(b gatecache.Broken) []string {
+	return slices.DeleteFunc([]string{f.agents.Test, b.Command}, func(c string) bool { return c == "" })
 }
 
 // backupName is the short name of a fix's backup branch.

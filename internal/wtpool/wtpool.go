@@ -1,6 +1,6 @@
 // Package wtpool keeps a pool of detached linked worktrees at stable
-// paths under a directory of the git dir, each held by one user at a time
-// through a lock file beside it. A slot is reused from one commit to the
+// paths under a directory, each held by one user at a time through a lock
+// file beside it. A slot is reused from one commit to the
 // next by a checkout rather than a new worktree, so set-up stays cheap
 // and build caches kept in it stay warm. gatecache's gate slots and the
 // task DAG's task worktrees both use it.
@@ -23,7 +23,13 @@ import (
 type Pool struct {
 	Repo *gitext.Repo
 	Dir  string
+	// Hidden: Dir is in a work tree, and holds a .gitignore that makes
+	// git ignore it whole, so that git status there never shows the slots.
+	Hidden bool
 }
+
+// ignoreAll is the .gitignore of a hidden pool.
+const ignoreAll = "# git-crucible: worktrees its agents work in\n*\n"
 
 // Path is slot n's work tree.
 func (p Pool) Path(n int) string {
@@ -43,11 +49,28 @@ type Slot struct {
 // killed holder never blocks the next.
 func (p Pool) Hold(n int) (*Slot, error) {
 	dir := p.Path(n)
+	if p.Hidden {
+		if err := p.hide(); err != nil {
+			return nil, err
+		}
+	}
 	unlock, err := fsutil.Lock(dir + ".lock")
 	if err != nil {
 		return nil, err
 	}
 	return &Slot{N: n, Dir: dir, pool: p, unlock: unlock}, nil
+}
+
+// hide makes Dir, ignored by git, before anything is put in it.
+func (p Pool) hide() error {
+	ignore := filepath.Join(p.Dir, ".gitignore")
+	if _, err := os.Lstat(ignore); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteAtomic(ignore, []byte(ignoreAll), 0o644)
 }
 
 // Release lets the slot go to its next holder.
