@@ -215,3 +215,22 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+// Hint is one sentence on what to do about a dispatch that failed as
+// kind, its summary said: "" when there is nothing better to say than
+// to fix the cause.
+func Hint(kind FailureKind, summary string) string {
+	switch {
+	case strings.Contains(summary, "cannot be used with root/sudo privileges"):
+		return "claude refuses to skip its permission checks as root: drop --dangerously-skip-permissions or --permission-mode bypassPermissions from the agent's args (the built-in access needs neither), or set IS_SANDBOX=1 in its env on a machine that is a sandbox"
+	case kind == APIError && (strings.Contains(summary, " 401") || strings.Contains(summary, " 403")):
+		return "the model API refused the client's credentials: for claude set ANTHROPIC_API_KEY or run 'claude /login', for codex set OPENAI_API_KEY or run 'codex login'; then go on with --resume"
+	case kind == APIError:
+		return "the model API did not answer (overloaded, rate-limited or down): go on later with --resume"
+	case kind == NoReport && strings.Contains(summary, " was refused "):
+		return "the agent's client refused what it needed: 'git crucible agents' shows what each role may do; give the agent more in its args if the role needs it"
+	case kind == NotStarted:
+		return "the agent's program could not start: 'git crucible agents' shows what each role runs"
+	}
+	return ""
+}

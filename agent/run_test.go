@@ -508,3 +508,24 @@ func TestAdopt(t *testing.T) {
 		}
 	})
 }
+
+// TestHint: the causes a person can act on get their sentence.
+func TestHint(t *testing.T) {
+	for _, c := range []struct {
+		kind    FailureKind
+		summary string
+		want    string // a word of the hint; "" for none
+	}{
+		{ExitStatus, "the agent exited with status 1: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons", "IS_SANDBOX=1"},
+		{APIError, "claude's model API answered 401: API Error: 401 invalid x-api-key", "ANTHROPIC_API_KEY"},
+		{APIError, "claude's model API answered 529: API Error: Overloaded", "--resume"},
+		{NoReport, "it wrote no report (claude was refused Write on /r/x): its output is kept", "git crucible agents"},
+		{NotStarted, "could not start claude: no such file", "git crucible agents"},
+		{BadReport, "report: line 1: not YAML", ""},
+	} {
+		got := Hint(c.kind, c.summary)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s %q: hint %q, want one with %q", c.kind, c.summary, got, c.want)
+		}
+	}
+}

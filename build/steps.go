@@ -206,6 +206,7 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		return out, &end, nil
 	}
 	end := stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s) %s: %s", out.Seq, role, out.Status, out.Summary))
+	end.stop.Suggestion = agent.Hint(agent.FailureKind(out.Failure), out.Summary)
 	return out, &end, nil
 }
 

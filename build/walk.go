@@ -52,7 +52,8 @@ type WalkResult struct {
 	Status string
 	Point  spec.Point // the step it stopped at; zero when done
 	Reason string     // one sentence: why it stopped
-	// Suggestion is, on escalation, one sentence on what a person can do.
+	// Suggestion is, on escalation or an agent's failure, one sentence on
+	// what a person can do.
 	Suggestion string
 	// Waiting is a manual dispatch's instructions, when it waits for one.
 	Waiting *Outcome

@@ -250,6 +250,9 @@ func printWalk(s *session, id string, res build.WalkResult) error {
 		return &silentExit{Code: exitEscalated}
 	}
 	fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
+	if res.Suggestion != "" {
+		fmt.Fprintf(s.err(), "hint: %s\n", res.Suggestion)
+	}
 	fmt.Fprintln(s.err(), "hint: fix the cause, then go on with: git crucible build --resume")
 	return &silentExit{Code: exitRefused}
 }
