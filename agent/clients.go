@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -182,11 +183,18 @@ func readCodex(out Captured) (clientAnswer, *Failure) {
 		u.Turns = turns
 		a.Usage = &u
 	}
+	if m := apiStatus.FindStringSubmatch(failed); m != nil {
+		return a, &Failure{Kind: APIError, Detail: "codex's model API answered " + m[1] + ": " + oneLine(failed, 300)}
+	}
 	if failed != "" {
 		return a, &Failure{Kind: AgentError, Detail: "codex reported an error: " + oneLine(failed, 300)}
 	}
 	return a, nil
 }
+
+// apiStatus finds the HTTP status in codex's account of a failed request
+// ("unexpected status 401 Unauthorized: ...").
+var apiStatus = regexp.MustCompile(`unexpected status (\d{3})\b`)
 
 // codexEvent is a line of codex exec --json (Codex CLI 0.171).
 type codexEvent struct {

@@ -170,7 +170,9 @@ func TestReadCodexFailure(t *testing.T) {
 	for _, c := range []struct {
 		out, fail string
 	}{
-		{`{"type":"turn.started"}` + "\n" + `{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized"}}`, "codex reported an error: unexpected status 401 Unauthorized"},
+		{`{"type":"turn.started"}` + "\n" + `{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided"}}`,
+			"codex's model API answered 401: unexpected status 401 Unauthorized: Incorrect API key provided"},
+		{`{"type":"turn.failed","error":{"message":"the sandbox could not start"}}`, "codex reported an error: the sandbox could not start"},
 		{`{"type":"error","message":"Reconnecting... 1/5"}` + "\n" + `{"type":"turn.completed","usage":{"input_tokens":1}}`, ""},
 		{`{"type":"error","message":"stream disconnected"}`, "codex reported an error: stream disconnected"},
 		{"not json at all\n", ""},
