@@ -22,8 +22,8 @@ func hookCommand() *cli.Command {
 			Name:      "claude",
 			Usage:     "record Agent tool calls from a Claude Code hook payload on stdin",
 			ArgsUsage: " ",
-			Description: "Configure it in Claude Code's settings (.claude/settings.json) for the Agent tool's PreToolUse,\n" +
-				"PostToolUse and PostToolUseFailure, and for SubagentStop, Stop and SessionEnd. Each\n" +
+			Description: "'git crucible hooks install --claude' configures it in Claude Code's settings, for the Agent tool's\n" +
+				"PreToolUse, PostToolUse and PostToolUseFailure, and for SubagentStop, Stop and SessionEnd. Each\n" +
 				"Agent call is then recorded as a dispatch, so the manifest is complete without the model writing\n" +
 				"a line:\n" +
 				"   - PreToolUse: its start. Role and template are the subagent_type (Claude Code's general-purpose\n" +
