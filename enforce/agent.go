@@ -10,9 +10,10 @@ import (
 // The dispatcher names the agent making a commit through these variables;
 // commit-msg turns them into trailers and post-commit into provenance.
 const (
-	EnvTask = "CRUCIBLE_TASK"
-	EnvSeq  = "CRUCIBLE_SEQ"
-	EnvRole = "CRUCIBLE_ROLE"
+	EnvPipeline = "CRUCIBLE_PIPELINE" // the pipeline the agent works for
+	EnvTask     = "CRUCIBLE_TASK"
+	EnvSeq      = "CRUCIBLE_SEQ"
+	EnvRole     = "CRUCIBLE_ROLE"
 )
 
 // Agent is who makes a commit inside a pipeline, as the dispatcher said.

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,10 +43,12 @@ type Setup struct {
 	PATH       string               // the current PATH
 	GUIPath    string               // a GUI client's PATH: GUIPath
 	Binary     string               // the running git-crucible's absolute path; git-crucible-hook is Beside it
+	WorkTree   string               // the work tree's top, whose .claude holds Claude Code's settings; "" for none
 }
 
 // Doctor checks that the hooks git runs are ours, that notes follow
-// rewritten commits, and that the hooks can find git-crucible.
+// rewritten commits, that the hooks can find git-crucible, and, in a work
+// tree that uses Claude Code, that its hook entries record Agent calls.
 func Doctor(s Setup) ([]Finding, error) {
 	var hooks []Hook
 	integrated := 0 // hooks that run git-crucible
@@ -80,7 +83,44 @@ func Doctor(s Setup) ([]Finding, error) {
 		f = append(f, notesFindings(s.Config)...)
 	}
 	f = append(f, binaryFindings(s, hooks, hooksPathFlag)...)
+	if s.WorkTree != "" && !s.Bare {
+		f = append(f, claudeFindings(s.WorkTree)...)
+	}
 	return f, nil
+}
+
+// claudeFindings checks Claude Code's hook entries in the work tree at top:
+// each settings file that has ours, or, when neither has, that there is no
+// .claude directory (Claude Code is not used there).
+func claudeFindings(top string) []Finding {
+	const topic = "claude-code"
+	var f []Finding
+	found := false
+	for _, c := range []struct{ file, flag string }{{ClaudeProjectSettings, "--claude"}, {ClaudeLocalSettings, "--claude-local"}} {
+		install := "git crucible hooks install " + c.flag
+		s, err := InspectClaude(filepath.Join(top, c.file))
+		var se *ClaudeSettingsError
+		switch {
+		case errors.As(err, &se):
+			found = true
+			f = append(f, Finding{Warning, topic, fmt.Sprintf("%s: %s; Claude Code's hook entries cannot be checked", c.file, se.Msg),
+				"fix it, then: " + install})
+		case err != nil:
+			found = true
+			f = append(f, Finding{Warning, topic, fmt.Sprintf("%s cannot be read: %v", c.file, err), ""})
+		case s.State == ClaudeInstalled:
+			found = true
+			f = append(f, Finding{OK, topic, c.file + " runs '" + ClaudeCommand + "': Claude Code's Agent calls are recorded", ""})
+		case s.State == ClaudeOutdated:
+			found = true
+			f = append(f, Finding{Warning, topic, fmt.Sprintf("%s: Claude Code's hook entries are not the ones this version writes (%s)", c.file, ClaudeEventSummary(s.Events)), install})
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(top, ".claude")); !found && err == nil && fi.IsDir() {
+		f = append(f, Finding{Warning, topic, "Claude Code is used here (.claude/), but its hook entries are not installed: its Agent calls are not recorded",
+			"git crucible hooks install --claude   (or --claude-local: in .claude/settings.local.json, for you alone)"})
+	}
+	return f
 }
 
 // hooksPathFinding says where core.hooksPath sends git, and whether our

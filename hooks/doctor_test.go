@@ -191,3 +191,70 @@ func TestFind(t *testing.T) {
 		t.Fatalf("Find = %q", got)
 	}
 }
+
+// TestDoctorClaude: Claude Code's hook entries are checked in a work tree
+// that has .claude, and in each settings file that has some of ours.
+func TestDoctorClaude(t *testing.T) {
+	const topic = "claude-code"
+	installed := func(t *testing.T, top, file string) {
+		if _, err := InstallClaude(filepath.Join(top, file)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, top string)
+		want  []Finding
+	}{
+		{"no .claude", func(*testing.T, string) {}, nil},
+		{".claude, no entries", func(t *testing.T, top string) {
+			write(t, filepath.Join(top, ".claude", "settings.local.json"), `{"permissions":{}}`, 0o644)
+		}, []Finding{{Warning, topic, "Claude Code is used here (.claude/), but its hook entries are not installed: its Agent calls are not recorded",
+			"git crucible hooks install --claude   (or --claude-local: in .claude/settings.local.json, for you alone)"}}},
+		{"installed", func(t *testing.T, top string) { installed(t, top, ClaudeProjectSettings) },
+			[]Finding{{OK, topic, ".claude/settings.json runs 'git crucible hook claude': Claude Code's Agent calls are recorded", ""}}},
+		{"installed for you alone", func(t *testing.T, top string) { installed(t, top, ClaudeLocalSettings) },
+			[]Finding{{OK, topic, ".claude/settings.local.json runs 'git crucible hook claude': Claude Code's Agent calls are recorded", ""}}},
+		{"outdated", func(t *testing.T, top string) {
+			write(t, filepath.Join(top, ".claude", "settings.json"), `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"git-crucible hook claude"}]}]}}`, 0o644)
+		}, []Finding{{Warning, topic, ".claude/settings.json: Claude Code's hook entries are not the ones this version writes " +
+			"(PreToolUse, PostToolUse, PostToolUseFailure, SubagentStop, SessionEnd missing; Stop outdated)", "git crucible hooks install --claude"}}},
+		{"not JSON", func(t *testing.T, top string) {
+			installed(t, top, ClaudeLocalSettings)
+			write(t, filepath.Join(top, ".claude", "settings.json"), `{`, 0o644)
+		}, []Finding{
+			{Warning, topic, ".claude/settings.json: not valid JSON: line 1, column 2: unexpected end of JSON input; Claude Code's hook entries cannot be checked",
+				"fix it, then: git crucible hooks install --claude"},
+			{OK, topic, ".claude/settings.local.json runs 'git crucible hook claude': Claude Code's Agent calls are recorded", ""},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(top, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tt.name == "no .claude" {
+				if err := os.Remove(filepath.Join(top, ".claude")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.setup(t, top)
+			if got := claudeFindings(top); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("claudeFindings:\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+	// Doctor asks only in a work tree.
+	f := newDoctorFixture(t)
+	s := f.setup()
+	s.Bare, s.WorkTree = true, t.TempDir()
+	if err := os.MkdirAll(filepath.Join(s.WorkTree, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, finding := range doctor(t, s) {
+		if finding.Topic == topic {
+			t.Errorf("a bare repository's finding: %+v", finding)
+		}
+	}
+}

@@ -10,9 +10,9 @@ import (
 
 // Locate finds where git runs repo's hooks from, as git does: the Setup
 // fields that come from the repository (Dir, DefaultDir, HooksPath, Bare and
-// the Config Doctor reads).
+// the Config Doctor reads, and the WorkTree).
 func Locate(ctx context.Context, repo *gitext.Repo) (Setup, error) {
-	s := Setup{DefaultDir: filepath.Join(repo.CommonDir, "hooks"), Bare: repo.Bare}
+	s := Setup{DefaultDir: filepath.Join(repo.CommonDir, "hooks"), Bare: repo.Bare, WorkTree: repo.WorkTree}
 	var err error
 	if s.Dir, err = repo.HooksDir(ctx); err != nil {
 		return s, err

@@ -112,16 +112,21 @@ type AgentDispatch struct {
 	Warning string
 }
 
+// DefaultAgentType is the agent Claude Code's Agent tool runs when a call
+// names no subagent_type ("If omitted, the general-purpose agent is used").
+const DefaultAgentType = "general-purpose"
+
 // DispatchOf is what call dispatches. A pointer prompt (ParseDispatchPointer)
 // names the dispatch file: the template is its name's, the role its header's
 // "# Dispatch:" template (else the name's), the phase and task its header's
 // when they read as such, and the prompt its prompt (the pointer when the
-// file holds none). Any other prompt is
-// kept as it is, and the subagent type is the role and the template.
-func DispatchOf(call AgentCall) AgentDispatch {
+// file holds none). Any other prompt is kept as it is, and the role and the
+// template are the agent's type (TemplateName): the call's subagent_type,
+// else the agentType its PostToolUse says ran, else DefaultAgentType.
+func DispatchOf(call HookEvent) AgentDispatch {
 	p, ok := ParseDispatchPointer(call.Prompt)
 	if !ok {
-		name := TemplateName(call.SubagentType)
+		name := TemplateName(call.agentType())
 		return AgentDispatch{Role: name, Template: name, Prompt: []byte(call.Prompt)}
 	}
 	d := AgentDispatch{Role: p.Template, Template: p.Template, Prompt: []byte(call.Prompt)}
@@ -143,6 +148,96 @@ func DispatchOf(call AgentCall) AgentDispatch {
 		d.Prompt = f.Prompt
 	}
 	return d
+}
+
+// agentType is the type of agent call asked for, or was given.
+func (call HookEvent) agentType() string {
+	switch {
+	case call.SubagentType != "":
+		return call.SubagentType
+	case call.AgentType != "":
+		return call.AgentType
+	}
+	return DefaultAgentType
+}
+
+// AgentTypeMismatch is the warning to give when the agent Claude Code says
+// ran is not the type the call was recorded as: a call that named no type,
+// recorded as DefaultAgentType. "" when they agree, or when the role came
+// from a pointer's dispatch file or the call named its type.
+func (call HookEvent) AgentTypeMismatch() string {
+	if call.SubagentType != "" || call.AgentType == "" || TemplateName(call.AgentType) == DefaultAgentType {
+		return ""
+	}
+	if _, ok := ParseDispatchPointer(call.Prompt); ok {
+		return ""
+	}
+	return fmt.Sprintf("tool use %s named no subagent_type and was recorded as %s, but Claude Code ran agent type %q",
+		call.ToolUseID, DefaultAgentType, call.AgentType)
+}
+
+// Failure kinds of an Agent call's dispatch (DispatchFinish.Failure).
+const (
+	FailureToolError   = "tool-error"  // the call failed: PostToolUseFailure
+	FailureInterrupted = "interrupted" // the call was interrupted: PostToolUseFailure with is_interrupt
+	FailureDetached    = "detached"    // its background agent's end was never reported
+)
+
+// ClientClaudeCode is Usage.Client for an Agent call's subagent.
+const ClientClaudeCode = "claude-code"
+
+// FinishOf is the finish an event reports for the dispatch of its call:
+//   - PostToolUse: completed (error when tool_response.is_error), the
+//     response kept as the output (unless empty), its first line the
+//     summary; tool calls,
+//     and Usage when tool_response has usage: model, tokens, tool uses and
+//     duration, for client ClientClaudeCode and the event's session;
+//   - PostToolUseFailure: failed with failure FailureToolError, or, when
+//     interrupted, error with FailureInterrupted; the error kept as the
+//     output, its first line the summary;
+//   - SubagentStop (a background agent's end): completed, its last message
+//     kept as the output, its first line the summary.
+//
+// AgentType is the agent type the event names, made a name (TemplateName).
+func FinishOf(e HookEvent) pipeline.FinishRequest {
+	f := pipeline.FinishRequest{Status: "completed", ToolCalls: e.ToolUses}
+	text := e.Response
+	switch {
+	case e.Event == HookPostToolUseFailure && e.Interrupted:
+		f.Status, f.Failure, text = "error", FailureInterrupted, e.Error
+	case e.Event == HookPostToolUseFailure:
+		f.Status, f.Failure, text = "failed", FailureToolError, e.Error
+	case e.IsError:
+		f.Status = "error"
+	}
+	if text != "" {
+		f.Output, f.Summary = []byte(text), Summary(text)
+	}
+	if e.AgentType != "" {
+		f.AgentType = TemplateName(e.AgentType)
+	}
+	if t := e.Tokens; t != nil && e.Event == HookPostToolUse {
+		f.Usage = &pipeline.Usage{Client: ClientClaudeCode, SessionID: e.SessionID, Model: e.Model,
+			InputTokens: t.Input, OutputTokens: t.Output, CacheReadTokens: t.CacheRead, CacheCreationTokens: t.CacheCreation}
+		if e.ToolUses != nil {
+			f.Usage.ToolUses = *e.ToolUses
+		}
+		if e.DurationMS != nil {
+			f.Usage.DurationMS = *e.DurationMS
+		}
+	}
+	return f
+}
+
+// Summary is a dispatch's summary of text: its first non-blank line, its
+// spaces folded, at most 200 characters.
+func Summary(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.Join(strings.Fields(line), " ")
+	if r := []rune(line); len(r) > 200 {
+		line = string(r[:200])
+	}
+	return line
 }
 
 // TemplateName makes a subagent type usable as a template and file name:

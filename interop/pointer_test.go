@@ -120,25 +120,31 @@ func TestDispatchOf(t *testing.T) {
 	task4 := 4
 	tests := []struct {
 		name string
-		call AgentCall
+		call HookEvent
 		want AgentDispatch
 	}{
-		{"plain prompt", AgentCall{Prompt: "echo hello", SubagentType: "general-purpose"},
+		{"plain prompt", HookEvent{Prompt: "echo hello", SubagentType: "general-purpose"},
 			AgentDispatch{Role: "general-purpose", Template: "general-purpose", Prompt: []byte("echo hello")}},
-		{"subagent type made a name", AgentCall{Prompt: "p", SubagentType: "my agent/v2"},
+		{"subagent type made a name", HookEvent{Prompt: "p", SubagentType: "my agent/v2"},
 			AgentDispatch{Role: "my-agent-v2", Template: "my-agent-v2", Prompt: []byte("p")}},
-		{"no subagent type", AgentCall{Prompt: "p"},
+		{"no subagent type: Claude Code's default", HookEvent{Prompt: "p"},
+			AgentDispatch{Role: "general-purpose", Template: "general-purpose", Prompt: []byte("p")}},
+		{"no subagent type, the agent type that ran", HookEvent{Prompt: "p", AgentType: "Explore"},
+			AgentDispatch{Role: "Explore", Template: "Explore", Prompt: []byte("p")}},
+		{"the subagent type over the agent type", HookEvent{Prompt: "p", SubagentType: "Plan", AgentType: "general-purpose"},
+			AgentDispatch{Role: "Plan", Template: "Plan", Prompt: []byte("p")}},
+		{"an empty name made 'agent'", HookEvent{Prompt: "p", SubagentType: "//"},
 			AgentDispatch{Role: "agent", Template: "agent", Prompt: []byte("p")}},
-		{"pointer", AgentCall{Prompt: "Read your full instructions at " + plan, SubagentType: "general-purpose"},
+		{"pointer", HookEvent{Prompt: "Read your full instructions at " + plan, SubagentType: "general-purpose"},
 			AgentDispatch{Role: "plan-writer", Template: "plan-writer", Phase: ledger.Plan, Prompt: []byte("Write the plan.\n")}},
-		{"pointer with a task", AgentCall{Prompt: "Read your full instructions at " + impl},
+		{"pointer with a task", HookEvent{Prompt: "Read your full instructions at " + impl},
 			AgentDispatch{Role: "implementer", Template: "build-implementer", Phase: ledger.Execute, Task: &task4,
 				Prompt: []byte("Implement task 4.\n")}},
-		{"header values that do not read", AgentCall{Prompt: "instructions: " + odd},
+		{"header values that do not read", HookEvent{Prompt: "instructions: " + odd},
 			AgentDispatch{Role: "x", Template: "x", Prompt: []byte("instructions: " + odd)}},
-		{"headerless file", AgentCall{Prompt: "instructions: " + bare},
+		{"headerless file", HookEvent{Prompt: "instructions: " + bare},
 			AgentDispatch{Role: "receipt", Template: "receipt", Prompt: []byte("# Receipt\nVERDICT: PASS\n")}},
-		{"bad header", AgentCall{Prompt: "instructions: " + bad},
+		{"bad header", HookEvent{Prompt: "instructions: " + bad},
 			AgentDispatch{Role: "plan-reviewer", Template: "plan-reviewer", Prompt: []byte("instructions: " + bad),
 				Warning: "dispatch file not read, role and template taken from its name: " + bad +
 					`: line 2: unexpected header line "not a header line" (want **Pipeline:**, **Timestamp:** or **Dispatch-Dir:**, then "---")`}},

@@ -39,9 +39,16 @@ type DispatchStart struct {
 	ReplaySession  string `json:"replay_session,omitempty"`
 	Mutation       string `json:"mutation,omitempty"`
 	ToolUseID      string `json:"tool_use_id,omitempty"` // Claude Code's id, when a hook recorded it
-	// Reconstructed says the start was never seen: a hook recorded it with
-	// the finish (a PostToolUse whose PreToolUse never came), at its time.
+	// Reconstructed says the start was never seen: a hook recorded it from
+	// a later event (a PostToolUse whose PreToolUse never came), at its time.
 	Reconstructed bool `json:"reconstructed,omitempty"`
+	// Background says the agent was sent to run on in the background (a
+	// Claude Code Agent call with run_in_background): its caller went on
+	// without waiting for it, and something else reports its end.
+	Background bool `json:"background,omitempty"`
+	// ParentSeq is the dispatch whose agent made this one: a subagent that
+	// an agent of the engine called (CRUCIBLE_SEQ in the hook's environment).
+	ParentSeq *int `json:"parent_seq,omitempty"`
 	// Where the engine's walk dispatched it: the spec's step id, the plan's
 	// task id (Task holds it too when it is a number, for crucible), and
 	// the gate or review round.
@@ -81,6 +88,9 @@ type DispatchFinish struct {
 	// Usage is what the agent's client reported the dispatch cost; nil
 	// for an agent that reports nothing (metrics estimate those).
 	Usage *Usage `json:"usage,omitempty"`
+	// AgentType is the kind of agent the client says ran it (Claude Code's
+	// agentType: general-purpose, Explore, ...), when it says one.
+	AgentType string `json:"agent_type,omitempty"`
 }
 
 // Usage is a client's own account of what a dispatch cost.
@@ -172,6 +182,8 @@ func (s *State) applyDispatch(e Event, payload any) error {
 			return fmt.Errorf("dispatch %d: template_sha256 %q is not a sha256 in hex", p.Seq, p.TemplateSHA256)
 		case p.RetryOf != nil && (*p.RetryOf < 1 || *p.RetryOf > d.Last || d.InFlight[strconv.Itoa(*p.RetryOf)] != InFlight{}):
 			return fmt.Errorf("dispatch %d retries dispatch %d, which is not a finished one", p.Seq, *p.RetryOf)
+		case p.ParentSeq != nil && (*p.ParentSeq < 1 || *p.ParentSeq > d.Last):
+			return fmt.Errorf("dispatch %d: parent dispatch %d is not an earlier one", p.Seq, *p.ParentSeq)
 		}
 		d.InFlight = cloneInFlight(d.InFlight)
 		d.Last = p.Seq
@@ -190,6 +202,8 @@ func (s *State) applyDispatch(e Event, payload any) error {
 			return fmt.Errorf("dispatch %d: output kept at %q, not %q", p.Seq, p.Output, DispatchPath(p.Seq, f.Template, true))
 		case p.DurationS != Seconds(f.Started, e.Time):
 			return fmt.Errorf("dispatch %d: duration %d s does not match its start and finish", p.Seq, p.DurationS)
+		case p.AgentType != "" && CheckName("agent type", p.AgentType) != nil:
+			return fmt.Errorf("dispatch %d: %w", p.Seq, CheckName("agent type", p.AgentType))
 		}
 		d.InFlight = cloneInFlight(d.InFlight)
 		delete(d.InFlight, key)
@@ -239,6 +253,9 @@ type DispatchRequest struct {
 	TaskTitle      string
 	Round          int
 	RetryOf        *int
+	ParentSeq      *int // the dispatch whose agent made this one
+	Background     bool // sent to run on in the background
+	Reconstructed  bool // recorded from a later event than its start (StartDispatch only)
 }
 
 // StartDispatch records a dispatch and returns its seq. The seq comes from
@@ -273,7 +290,8 @@ func (r *DispatchRequest) start(seq int, template string, files map[string][]byt
 	d := DispatchStart{Seq: seq, Role: r.Role, Phase: r.Phase, Task: r.Task, Template: template,
 		TemplateSHA256: r.TemplateSHA256, ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
 		ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID,
-		Step: r.Step, TaskID: r.TaskID, TaskTitle: r.TaskTitle, Round: r.Round, RetryOf: r.RetryOf}
+		Step: r.Step, TaskID: r.TaskID, TaskTitle: r.TaskTitle, Round: r.Round, RetryOf: r.RetryOf,
+		ParentSeq: r.ParentSeq, Background: r.Background, Reconstructed: r.Reconstructed}
 	if r.Prompt != nil {
 		d.Prompt = DispatchPath(seq, template, false)
 		files[d.Prompt] = r.Prompt
@@ -293,6 +311,7 @@ type FinishRequest struct {
 	Stderr    string
 	Denials   []string
 	Usage     *Usage
+	AgentType string
 }
 
 // finish is the dispatch.finish of r for dispatch seq, started at started
@@ -300,7 +319,8 @@ type FinishRequest struct {
 func (r *FinishRequest) finish(seq int, template, started, now string, files map[string][]byte) DispatchFinish {
 	d := DispatchFinish{Seq: seq, Status: r.Status, DurationS: Seconds(started, now),
 		OutputChars: utf8.RuneCount(r.Output), Summary: r.Summary, ToolCalls: r.ToolCalls,
-		Failure: r.Failure, Recovered: r.Recovered, ExitCode: r.ExitCode, Stderr: r.Stderr, Denials: r.Denials, Usage: r.Usage}
+		Failure: r.Failure, Recovered: r.Recovered, ExitCode: r.ExitCode, Stderr: r.Stderr, Denials: r.Denials, Usage: r.Usage,
+		AgentType: r.AgentType}
 	if r.Output != nil {
 		d.Output = DispatchPath(seq, template, true)
 		files[d.Output] = r.Output
@@ -381,15 +401,18 @@ type ManifestEntry struct {
 	Mutation      *string `json:"mutation"`
 	Timestamp     string  `json:"timestamp"`
 	Template      string  `json:"template"`
-	Reconstructed bool    `json:"reconstructed,omitempty"` // its start was recorded with its finish
-	// How the agent went, beyond crucible's fields: DispatchFinish's.
-	Failure  string   `json:"failure,omitempty"`
-	ExitCode *int     `json:"exit_code,omitempty"`
-	Stderr   string   `json:"stderr,omitempty"`
-	Denials  []string `json:"denials,omitempty"`
-	Usage    *Usage   `json:"usage,omitempty"`
-	Prompt   string   `json:"-"`
-	Output   string   `json:"-"`
+	Reconstructed bool    `json:"reconstructed,omitempty"` // its start was recorded from a later event
+	// What crucible's manifest has no field for, when known.
+	Background bool     `json:"background,omitempty"` // sent to run on in the background
+	ParentSeq  *int     `json:"parent_seq,omitempty"` // the dispatch whose agent made this one
+	Failure    string   `json:"failure,omitempty"`    // how a failed or errored agent failed
+	AgentType  string   `json:"agent_type,omitempty"` // the kind of agent its client says ran it
+	ExitCode   *int     `json:"exit_code,omitempty"`  // how the agent's process exited, when the engine saw it
+	Stderr     string   `json:"stderr,omitempty"`     // the tail of a failed agent's stderr
+	Denials    []string `json:"denials,omitempty"`    // what its client refused it
+	Usage      *Usage   `json:"usage,omitempty"`      // what its client says it cost
+	Prompt     string   `json:"-"`
+	Output     string   `json:"-"`
 	// PromptFile: the kept prompt is crucible's whole dispatch file, header and all (an import).
 	PromptFile bool `json:"-"`
 }
@@ -430,7 +453,8 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 				Role: d.Role, Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched",
 				InputChars: d.InputChars, ModelTier: Optional(d.ModelTier), ReplayOf: d.ReplayOf,
 				ReplaySession: Optional(d.ReplaySession), Mutation: Optional(d.Mutation),
-				Timestamp: e.Time, Template: d.Template, Reconstructed: d.Reconstructed, Prompt: d.Prompt}
+				Timestamp: e.Time, Template: d.Template, Reconstructed: d.Reconstructed, Prompt: d.Prompt,
+				Background: d.Background, ParentSeq: d.ParentSeq}
 		case TypeDispatchFinish:
 			var d DispatchFinish
 			if err := DecodeData(e, &d); err != nil {
@@ -439,7 +463,7 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 			if m := byseq[d.Seq]; m != nil {
 				m.Status, m.DurationS, m.Summary, m.ToolCalls, m.Output = d.Status, &d.DurationS, Optional(d.Summary), d.ToolCalls, d.Output
 				m.OutputChars, m.Timestamp = &d.OutputChars, e.Time
-				m.Failure, m.ExitCode, m.Stderr, m.Denials, m.Usage = d.Failure, d.ExitCode, d.Stderr, d.Denials, d.Usage
+				m.Failure, m.AgentType, m.ExitCode, m.Stderr, m.Denials, m.Usage = d.Failure, d.AgentType, d.ExitCode, d.Stderr, d.Denials, d.Usage
 			}
 		case TypeImportDispatch:
 			var d ImportDispatchData

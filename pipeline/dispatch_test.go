@@ -55,6 +55,12 @@ func TestDispatchRefusals(t *testing.T) {
 		{"bad status", TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "done"}, `invalid status "done"`},
 		{"wrong duration", TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed", DurationS: 5}, "duration 5 s does not match"},
 		{"output elsewhere", TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed", Output: "o.md"}, `output kept at "o.md"`},
+		{"parent not yet made", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", ParentSeq: intp(2)},
+			"dispatch 2: parent dispatch 2 is not an earlier one"},
+		{"parent zero", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", ParentSeq: intp(0)},
+			"dispatch 2: parent dispatch 0 is not an earlier one"},
+		{"bad agent type", TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "completed", AgentType: "../x"},
+			`dispatch 1: invalid agent type "../x"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,7 +77,14 @@ func TestDispatchRefusals(t *testing.T) {
 		})
 	}
 	st := startedDispatch(t)
+	// A subagent of dispatch 1, in flight or not.
+	if _, err := st.Apply(ev(t, st, TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", ParentSeq: intp(1)})); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := st.Apply(ev(t, st, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(ev(t, st, TypeDispatchStart, DispatchStart{Seq: 3, Role: "r", Phase: 1, Template: "t", ParentSeq: intp(1)})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Apply(ev(t, st, TypeDispatchFinish, DispatchFinish{Seq: 1, Status: "failed"})); err == nil || err.Error() != "dispatch 1 is already finished" {

@@ -70,6 +70,18 @@ func TestEventsGolden(t *testing.T) {
 	add(TypeDAGTask, DAGTaskData{Task: "1b", Status: "failed", Level: 1, Reason: "no output.yaml"})
 	add(TypeDAGLevel, DAGLevelData{Level: 1, Boundary: "1111111111111111111111111111111111111111", Head: "2222222222222222222222222222222222222222"})
 	add(TypeDAGTask, DAGTaskData{Task: "1a", Status: "committed", Level: 1, Commit: "2222222222222222222222222222222222222222"})
+	// Claude Code's hook's: a subagent of dispatch 9 sent to run in the
+	// background and settled detached; another, started from its end,
+	// whose finish says what ran it and what it cost.
+	parent, uses := 9, 1
+	add(TypeDispatchStart, DispatchStart{Seq: 11, Role: "general-purpose", Phase: ledger.Execute, Template: "general-purpose",
+		InputChars: 6, Prompt: DispatchPath(11, "general-purpose", false), ToolUseID: "toolu_1", Background: true, ParentSeq: &parent})
+	add(TypeDispatchFinish, DispatchFinish{Seq: 11, Status: "error", Summary: "detached: the session ended before this background agent's end was reported",
+		Failure: "detached"})
+	add(TypeDispatchStart, DispatchStart{Seq: 12, Role: "Explore", Phase: ledger.Execute, Template: "Explore", ToolUseID: "toolu_2", Reconstructed: true})
+	add(TypeDispatchFinish, DispatchFinish{Seq: 12, Status: "completed", OutputChars: 5, Output: DispatchPath(12, "Explore", true),
+		Summary: "found", ToolCalls: &uses, AgentType: "Explore", Usage: &Usage{Client: "claude-code", SessionID: "s1",
+			Model: "claude-opus-4-8[1m]", InputTokens: 100, OutputTokens: 20, CacheReadTokens: 5, ToolUses: 1, DurationMS: 43}})
 	out.WriteString("-- state.json --\n")
 	out.Write(st.Encode())
 	manifest, err := ManifestOf(events)

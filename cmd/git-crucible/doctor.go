@@ -12,7 +12,7 @@ import (
 func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "doctor",
-		Usage:     "check that the hooks run, notes follow rewritten commits, and git-crucible is found",
+		Usage:     "check that the hooks run, notes follow rewritten commits, git-crucible is found, Claude Code is hooked",
 		ArgsUsage: " ",
 		Description: "Checks, and prints one line per check ('ok:', 'warning:' or 'error:'), each problem followed\n" +
 			"by a 'hint:' with the command that fixes it:\n" +
@@ -21,7 +21,11 @@ func doctorCommand() *cli.Command {
 			"   - notes.rewriteRef includes refs/notes/crucible/* and notes.rewriteMode is cat_sort_uniq, so\n" +
 			"     provenance notes follow amend, rebase and squash (not checked in a bare repository);\n" +
 			"   - git-crucible is on PATH, and the hooks find it from a GUI client, whose PATH is often\n" +
-			"     just " + hooks.GUIPath + ": there, or at the path they recorded when installed.\n\n" +
+			"     just " + hooks.GUIPath + ": there, or at the path they recorded when installed;\n" +
+			"   - in a work tree that uses Claude Code (it has a .claude directory), that its hook entries\n" +
+			"     ('git crucible hooks install --claude') are in .claude/settings.json or settings.local.json,\n" +
+			"     as this version writes them, so that its Agent calls are recorded; a settings file that is\n" +
+			"     not valid JSON is a warning too.\n\n" +
 			"EXIT STATUS: 0 nothing is wrong; 1 a warning or an error; 128 not a git repository.",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {

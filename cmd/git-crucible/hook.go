@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/claudecode"
+	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/interop"
-	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/refs"
 )
 
 func hookCommand() *cli.Command {
@@ -21,20 +22,43 @@ func hookCommand() *cli.Command {
 			Name:      "claude",
 			Usage:     "record Agent tool calls from a Claude Code hook payload on stdin",
 			ArgsUsage: " ",
-			Description: "Configure it as a Claude Code PreToolUse and PostToolUse hook for the Agent tool: each call is\n" +
-				"recorded as a dispatch start (role and template from subagent_type, the prompt kept) and its\n" +
-				"finish (the response kept; an error response is status error), so the manifest is complete\n" +
-				"without the model writing a line.\n\n" +
+			Description: "'git crucible hooks install --claude' configures it in Claude Code's settings, for the Agent tool's\n" +
+				"PreToolUse, PostToolUse and PostToolUseFailure, and for SubagentStop, Stop and SessionEnd. Each\n" +
+				"Agent call is then recorded as a dispatch, so the manifest is complete without the model writing\n" +
+				"a line:\n" +
+				"   - PreToolUse: its start. Role and template are the subagent_type (Claude Code's general-purpose\n" +
+				"     when the call names none), the prompt is kept, the phase is the pipeline's, and a call with\n" +
+				"     run_in_background is marked background;\n" +
+				"   - PostToolUse: its finish, completed (error when the response is an error), the agent's text\n" +
+				"     kept as the output and its first line the summary, with the tool calls, the agent type that\n" +
+				"     ran (agent_type) and what Claude Code says it cost (usage: model, tokens, tool uses,\n" +
+				"     duration);\n" +
+				"   - PostToolUseFailure: its finish, failed with failure tool-error and the error as the\n" +
+				"     summary; error with failure interrupted when the call was interrupted;\n" +
+				"   - a call run in the background returns at once (status async_launched): its dispatch stays\n" +
+				"     in flight, and its agent id is kept in <git-common-dir>/crucible/claude-agents/ until its\n" +
+				"     SubagentStop finishes it, completed, with its last message as the output. A turn's Stop that\n" +
+				"     no longer lists the agent among the session's background tasks (claude -p killed), or the\n" +
+				"     session's SessionEnd, settles it instead: error, failure detached. The SubagentStop of an\n" +
+				"     agent not run in the background is left to its call's PostToolUse.\n" +
+				"'git crucible dispatch show <seq>' and 'dispatch list --json' show what was recorded.\n\n" +
+				"Calls go to the pipeline active on the branch of the payload's cwd; with --pipeline, to that\n" +
+				"one. Inside an agent the engine runs, CRUCIBLE_PIPELINE names the pipeline (a task DAG's agents\n" +
+				"work in detached worktrees) and CRUCIBLE_SEQ the engine's dispatch, which each call's dispatch\n" +
+				"names as its parent_seq (dropped, with a warning, when the pipeline has no such dispatch).\n\n" +
 				"A crucible pointer prompt (\"Read your full instructions at /tmp/crucible-dispatch-<id>/2-plan-writer.md\")\n" +
 				"is followed to the dispatch file it names: the template is the file name's, the role the file's\n" +
 				"'# Dispatch:' header's, phase and task the header's, and the prompt kept is the file's. Only a\n" +
 				"regular file of at most 4 MiB named <seq>-<template>.md is read, never through a symbolic link;\n" +
 				"otherwise a warning says so and role and template come from the name.\n\n" +
-				"A PostToolUse whose PreToolUse was never recorded is recorded all the same, start and finish at\n" +
-				"once (no duration), marked reconstructed, with a warning.\n\n" +
+				"A PostToolUse or PostToolUseFailure whose PreToolUse was never recorded is recorded all the\n" +
+				"same, start and finish at once (no duration), marked reconstructed, with a warning; a launch in\n" +
+				"the background is started then, marked reconstructed.\n\n" +
 				"Anything else — another tool or event, no repository, no active pipeline, a bad payload — is\n" +
 				"ignored with exit 0: a hook must never break the agent. --strict reports those as errors\n" +
-				"instead (for tests); warnings never change the exit status.",
+				"instead (for tests); warnings never change the exit status. Nothing is printed on stdout but\n" +
+				"with --json: what was done ('action': started, finished, reconstructed, launched, noted,\n" +
+				"settled or ignored), with the pipeline, seq and finish.",
 			Flags:  commonFlags(&cli.BoolFlag{Name: "strict", Usage: "fail on payloads that are not recorded"}),
 			Action: hookClaude,
 		}, hookRunCommand()},
@@ -45,87 +69,59 @@ func hookClaude(c *cli.Context) error {
 	if err := wantArgs(c, 0); err != nil {
 		return err
 	}
-	err := recordAgentCall(c)
+	err := recordHookEvent(c)
 	if err != nil && !c.Bool("strict") {
 		return nil // never break the agent
 	}
 	return err
 }
 
-func recordAgentCall(c *cli.Context) error {
+func recordHookEvent(c *cli.Context) error {
 	payload, err := io.ReadAll(io.LimitReader(c.App.Reader, 64<<20))
 	if err != nil {
 		return err
 	}
-	call, err := interop.ParseHookPayload(payload)
+	e, err := interop.ParseHookPayload(payload)
 	if errors.Is(err, interop.ErrNotAgentCall) {
 		return &refused{Err: err}
 	}
 	if err != nil {
 		return err
 	}
-	if call.Cwd != "" {
-		if err := os.Chdir(call.Cwd); err != nil {
+	// A subagent of an agent the engine runs: recorded in the engine's
+	// pipeline, whatever the branch (a task DAG's agents work in detached
+	// worktrees), and linked to the engine's dispatch.
+	id, parent := c.String("pipeline"), 0
+	if env := os.Getenv(enforce.EnvPipeline); env != "" {
+		if err := refs.ValidateID(env); err != nil {
+			return fmt.Errorf("%s: %w", enforce.EnvPipeline, err)
+		}
+		if id == "" {
+			id = env
+		}
+		if id == env {
+			parent = enforce.AgentFromEnv(os.Getenv).Seq
+		}
+	}
+	if e.Cwd != "" {
+		if err := os.Chdir(e.Cwd); err != nil {
 			return err
 		}
 	}
-	return withPipeline(c, func(s *session, id string) error {
-		st, err := s.load(c.Context)
+	return withRepo(c, func(s *session) error {
+		r := claudecode.Recorder{Svc: s.svc, Pipeline: id, Parent: parent}
+		o, err := r.Record(c.Context, e)
+		if o != nil {
+			for _, w := range o.Warnings {
+				fmt.Fprintf(s.err(), "warning: %s\n", w)
+			}
+		}
 		if err != nil {
 			return err
 		}
-		seq, inFlight := st.InFlightSeq(call.ToolUseID)
-		if call.Event == interop.HookPostToolUse && inFlight {
-			d, err := s.svc.FinishDispatch(c.Context, id, seq, finishOf(call))
-			if err == nil && s.jsonOut() {
-				return s.printJSON(map[string]any{"pipeline": id, "finish": d})
-			}
-			return err
-		}
-		// A PreToolUse, or a PostToolUse whose PreToolUse never came.
-		d := interop.DispatchOf(call)
-		if d.Warning != "" {
-			fmt.Fprintf(s.err(), "warning: %s\n", d.Warning)
-		}
-		r := pipeline.DispatchRequest{Role: d.Role, Phase: d.Phase, Task: d.Task, Template: d.Template,
-			Prompt: d.Prompt, ToolUseID: call.ToolUseID}
-		if r.Phase == 0 {
-			r.Phase = st.Phase
-		}
-		if call.Event == interop.HookPreToolUse {
-			seq, err := s.svc.StartDispatch(c.Context, id, r)
-			if err == nil && s.jsonOut() {
-				return s.printJSON(map[string]any{"pipeline": id, "seq": seq})
-			}
-			return err
-		}
-		f, err := s.svc.ReconstructDispatch(c.Context, id, r, finishOf(call))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(s.err(), "warning: no PreToolUse was recorded for tool use %s: dispatch %d reconstructed from its PostToolUse, with no duration\n",
-			call.ToolUseID, f.Seq)
 		if s.jsonOut() {
-			return s.printJSON(map[string]any{"pipeline": id, "seq": f.Seq, "reconstructed": true, "finish": f})
+			return s.printJSON(o)
 		}
 		return nil
 	})
-}
-
-// finishOf is the finish a PostToolUse reports.
-func finishOf(call interop.AgentCall) pipeline.FinishRequest {
-	status := "completed"
-	if call.IsError {
-		status = "error"
-	}
-	return pipeline.FinishRequest{Status: status, Output: []byte(call.Response), Summary: oneLine(firstLine(call.Response))}
-}
-
-// firstLine is the first line of s, at most 200 characters.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:200])
-	}
-	return line
 }

@@ -19,7 +19,7 @@ func hooksCommand() *cli.Command {
 	hookArgs := "[<hook>...]"
 	return &cli.Command{
 		Name:  "hooks",
-		Usage: "install, remove or show the git hooks that enforce the gates",
+		Usage: "install, remove or show the git hooks that enforce the gates, and Claude Code's hook entries",
 		Description: "The hooks are pre-commit, commit-msg, post-commit, post-rewrite and pre-push (pre-receive in a\n" +
 			"bare repository; it can be named anywhere). Each is a small sh script, marked as git-crucible's by\n" +
 			"its second line, that runs 'git-crucible-hook <hook>': found on PATH, else beside the\n" +
@@ -30,8 +30,11 @@ func hooksCommand() *cli.Command {
 			"directory, shared by its linked worktrees, or core.hooksPath when that is set — which install\n" +
 			"refuses unless --hooks-path, since that directory may belong to another tool or serve every\n" +
 			"repository.\n\n" +
-			"EXIT STATUS: 0 done; 1 refused (a hook that is not ours, core.hooksPath, a file in the way);\n" +
-			"128 not a git repository; 129 usage error (an unknown hook, contradictory options).",
+			"With --claude or --claude-local, install and uninstall work on Claude Code's hook entries in the\n" +
+			"work tree's .claude/settings.json or .claude/settings.local.json instead of git's hooks.\n\n" +
+			"EXIT STATUS: 0 done; 1 refused (a hook that is not ours, core.hooksPath, a file in the way, a\n" +
+			"Claude Code settings file that is not valid JSON); 128 not a git repository, or --claude without\n" +
+			"a work tree; 129 usage error (an unknown hook, contradictory options).",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "install",
@@ -44,12 +47,23 @@ func hooksCommand() *cli.Command {
 					"   --force   move it to <hook>.crucible-backup (never over an existing backup) and replace it\n" +
 					"   --manual  change nothing; print the line to add to it\n" +
 					"A hook of yours that already runs git-crucible-hook (or 'git-crucible hook run') is kept as it\n" +
-					"is. 'hooks uninstall' puts back what --chain and --force moved aside.",
+					"is. 'hooks uninstall' puts back what --chain and --force moved aside.\n\n" +
+					"--claude installs Claude Code's hook entries instead, in the work tree's .claude/settings.json\n" +
+					"(shared with the project), or with --claude-local in .claude/settings.local.json (yours alone):\n" +
+					"entries that run '" + hooks.ClaudeCommand + "' for PreToolUse, PostToolUse and PostToolUseFailure\n" +
+					"(matcher '" + hooks.ClaudeToolMatcher + "'), SubagentStop, Stop and SessionEnd, so that every Agent call of\n" +
+					"a session started at the work tree's top is recorded (see 'git crucible hook claude'). They go\n" +
+					"after the event's other entries, or in place of an older entry of ours; nothing else in the\n" +
+					"file changes but its indentation (two spaces), and a file with all of them is not written. An\n" +
+					"entry of yours that runs the hook already is kept, and none of ours is added beside it. A file\n" +
+					"that is not valid JSON, not shaped as Claude Code's settings, or a symbolic link is refused\n" +
+					"and left as it is.",
 				Flags: []cli.Flag{jsonFlag,
 					&cli.BoolFlag{Name: "chain", Usage: "keep a foreign hook and run it first"},
 					&cli.BoolFlag{Name: "force", Usage: "replace a foreign hook, keeping a backup"},
 					&cli.BoolFlag{Name: "manual", Usage: "change nothing; print the line to add to your own hooks"},
 					&cli.BoolFlag{Name: "hooks-path", Usage: "install into core.hooksPath's directory when it is set"},
+					claudeFlag, claudeLocalFlag,
 				},
 				Action: hooksInstall,
 			},
@@ -58,8 +72,12 @@ func hooksCommand() *cli.Command {
 				Usage:     "remove git-crucible's hooks and put back what they had moved aside",
 				ArgsUsage: hookArgs,
 				Description: "Removes only hook files that carry git-crucible's marker. Where install moved a hook\n" +
-					"aside, it is put back: the chained one, else the backup.",
-				Flags:  []cli.Flag{jsonFlag},
+					"aside, it is put back: the chained one, else the backup.\n\n" +
+					"With --claude (--claude-local), removes git-crucible's entries from .claude/settings.json\n" +
+					"(.claude/settings.local.json) instead, whatever event they hook, and the event arrays and the\n" +
+					"'hooks' object that this leaves empty; your own entries stay, even those that run\n" +
+					"'" + hooks.ClaudeCommand + "'.",
+				Flags:  []cli.Flag{jsonFlag, claudeFlag, claudeLocalFlag},
 				Action: hooksUninstall,
 			},
 			{
@@ -68,13 +86,22 @@ func hooksCommand() *cli.Command {
 				ArgsUsage: " ",
 				Description: "Shows the directory git runs hooks from (and the core.hooksPath that chose it), then each\n" +
 					"hook: ours; ours-chained (ours, running a foreign hook first); foreign; missing; outdated\n" +
-					"(ours, but not what this version writes, or not executable: 'hooks install' rewrites it).",
+					"(ours, but not what this version writes, or not executable: 'hooks install' rewrites it).\n" +
+					"In a work tree, then Claude Code's settings files, .claude/settings.json and\n" +
+					".claude/settings.local.json: installed (every entry 'hooks install --claude' writes is there,\n" +
+					"or one of yours runs the hook), missing, or outdated (some missing, or not as this version\n" +
+					"writes them: 'hooks install --claude' completes them).",
 				Flags:  []cli.Flag{jsonFlag},
 				Action: hooksStatus,
 			},
 		},
 	}
 }
+
+var (
+	claudeFlag      = &cli.BoolFlag{Name: "claude", Usage: "Claude Code's hook entries in the work tree's .claude/settings.json, instead of git's hooks"}
+	claudeLocalFlag = &cli.BoolFlag{Name: "claude-local", Usage: "Claude Code's hook entries in .claude/settings.local.json (yours alone), instead of git's hooks"}
+)
 
 // hookSite is where git runs a repository's hooks from, and the hooks a
 // command works on.
@@ -131,7 +158,125 @@ func (s *hookSite) printJSON(w io.Writer, hooks any) error {
 	return writeJSON(w, map[string]any{"hooks_dir": s.Dir, "hooks_path": s.HooksPath, "hooks": hooks}, "  ")
 }
 
+// claudeFiles are the settings files --claude and --claude-local name, in
+// the work tree; nil when neither is given.
+func claudeFiles(c *cli.Context, s *hookSite) ([]string, error) {
+	var files []string
+	for _, f := range []struct {
+		flag, file string
+	}{{"claude", hooks.ClaudeProjectSettings}, {"claude-local", hooks.ClaudeLocalSettings}} {
+		if c.Bool(f.flag) {
+			files = append(files, f.file)
+		}
+	}
+	if files != nil && s.WorkTree == "" {
+		return nil, errors.New("this operation must be run in a work tree: Claude Code's settings are in its .claude directory")
+	}
+	for i, f := range files {
+		files[i] = filepath.Join(s.WorkTree, f)
+	}
+	return files, nil
+}
+
+// claudeRefusal explains a settings file left as it is.
+func claudeRefusal(err error) error {
+	var se *hooks.ClaudeSettingsError
+	switch {
+	case errors.As(err, &se) && se.NotFile:
+		return withHints(&refused{Err: fmt.Errorf("%v; nothing was changed", err)},
+			"put a regular file there (a copy of what the link points to), then run the command again")
+	case errors.As(err, &se):
+		return withHints(&refused{Err: fmt.Errorf("%v; nothing was changed", err)},
+			"fix it (Claude Code reads it as JSON too), then run the command again")
+	}
+	return err
+}
+
+// claudeCommand installs or uninstalls the Claude Code entries of files.
+func claudeCommand(c *cli.Context, files []string, do func(string) (hooks.ClaudeResult, error)) error {
+	var results []hooks.ClaudeResult
+	for _, f := range files {
+		r, err := do(f)
+		if err != nil {
+			return claudeRefusal(err)
+		}
+		results = append(results, r)
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"claude": results}, "  ")
+	}
+	for _, r := range results {
+		var what string
+		switch r.Action {
+		case hooks.Installed:
+			what = "installed: " + strings.Join(claudeEventNames(r.Events), ", ") + " run '" + hooks.ClaudeCommand + "'"
+		case hooks.Upgraded:
+			what = "upgraded: " + strings.Join(r.Changed, ", ")
+		case hooks.Unchanged:
+			what = "unchanged: its entries run '" + hooks.ClaudeCommand + "' already"
+		case hooks.Removed:
+			what = "removed: " + strings.Join(r.Changed, ", ")
+		case hooks.Absent:
+			what = "not installed"
+		}
+		fmt.Fprintf(c.App.Writer, "%s: %s\n", r.Path, what)
+	}
+	return nil
+}
+
+func claudeEventNames(events []hooks.ClaudeEvent) []string {
+	var names []string
+	for _, e := range events {
+		names = append(names, e.Event)
+	}
+	return names
+}
+
+// claudeStatus is a settings file's line of hooks status: its state, or
+// why it cannot be read.
+type claudeStatus struct {
+	hooks.ClaudeSettings
+	Error string `json:"error,omitempty"`
+}
+
+func claudeStatuses(s *hookSite) []claudeStatus {
+	if s.WorkTree == "" || s.Bare {
+		return nil
+	}
+	var out []claudeStatus
+	for _, f := range []string{hooks.ClaudeProjectSettings, hooks.ClaudeLocalSettings} {
+		path := filepath.Join(s.WorkTree, f)
+		st, err := hooks.InspectClaude(path)
+		if err != nil {
+			st = hooks.ClaudeSettings{Path: path}
+			out = append(out, claudeStatus{st, err.Error()})
+			continue
+		}
+		out = append(out, claudeStatus{ClaudeSettings: st})
+	}
+	return out
+}
+
 func hooksInstall(c *cli.Context) error {
+	if c.Bool("claude") || c.Bool("claude-local") {
+		for _, f := range []string{"chain", "force", "manual", "hooks-path"} {
+			if c.Bool(f) {
+				return usageErrorf("--%s is for git's hooks, not with --claude or --claude-local", f)
+			}
+		}
+		if c.NArg() > 0 {
+			return usageErrorf("--claude and --claude-local take no hook names")
+		}
+		s, err := findHooks(c)
+		if err != nil {
+			return err
+		}
+		files, err := claudeFiles(c, s)
+		if err != nil {
+			return err
+		}
+		return claudeCommand(c, files, hooks.InstallClaude)
+	}
 	mode := hooks.Refuse
 	switch {
 	case c.Bool("chain") && c.Bool("force"), c.Bool("manual") && (c.Bool("chain") || c.Bool("force")):
@@ -262,9 +407,18 @@ func printManual(c *cli.Context, s *hookSite) error {
 }
 
 func hooksUninstall(c *cli.Context) error {
+	if (c.Bool("claude") || c.Bool("claude-local")) && c.NArg() > 0 {
+		return usageErrorf("--claude and --claude-local take no hook names")
+	}
 	s, err := findHooks(c)
 	if err != nil {
 		return err
+	}
+	if files, err := claudeFiles(c, s); err != nil || files != nil {
+		if err != nil {
+			return err
+		}
+		return claudeCommand(c, files, hooks.UninstallClaude)
 	}
 	results, err := hooks.Uninstall(s.Dir, s.names)
 	if err != nil {
@@ -313,8 +467,13 @@ func hooksStatus(c *cli.Context) error {
 			list = append(list, h)
 		}
 	}
+	claude := claudeStatuses(s)
 	if c.Bool("json") {
-		return s.printJSON(c.App.Writer, list)
+		out := map[string]any{"hooks_dir": s.Dir, "hooks_path": s.HooksPath, "hooks": list}
+		if claude != nil {
+			out["claude"] = claude
+		}
+		return writeJSON(c.App.Writer, out, "  ")
 	}
 	s.print(c.App.Writer)
 	for _, h := range list {
@@ -334,5 +493,25 @@ func hooksStatus(c *cli.Context) error {
 		}
 		fmt.Fprintf(c.App.Writer, "%-13s %s\n", h.Name, what)
 	}
+	printClaudeStatus(c.App.Writer, s, claude)
 	return nil
+}
+
+// printClaudeStatus prints hooks status's lines for Claude Code's settings.
+func printClaudeStatus(w io.Writer, s *hookSite, claude []claudeStatus) {
+	for _, st := range claude {
+		file, _ := filepath.Rel(s.WorkTree, st.Path)
+		what := st.State
+		switch {
+		case st.Error != "":
+			what = "error: " + strings.TrimPrefix(st.Error, st.Path+": ")
+		case st.State == hooks.ClaudeOutdated:
+			flag := "--claude"
+			if file == hooks.ClaudeLocalSettings {
+				flag = "--claude-local"
+			}
+			what += ": " + hooks.ClaudeEventSummary(st.Events) + "; 'git crucible hooks install " + flag + "' completes it"
+		}
+		fmt.Fprintf(w, "%-13s %s: %s\n", "claude-code", file, what)
+	}
 }

@@ -67,7 +67,7 @@ var sha1Only = map[string]bool{
 	"checkpoint": true, "hooks_chain": true, "hooks_install": true, "hooks_worktree_bare": true, "status_metrics": true,
 	// usage, set-up, file formats
 	"errors_usage": true, "errors_repo": true, "hooks_doctor": true, "hooks_hookspath": true, "hooks_force_manual": true,
-	"hooks_missing_binary": true, "hook_claude": true, "help": true, "help_man": true, "import_unsafe": true, "marker": true, "handoff": true,
+	"hooks_missing_binary": true, "hook_claude": true, "hook_claude_real": true, "hooks_claude": true, "help": true, "help_man": true, "import_unsafe": true, "marker": true, "handoff": true,
 	// long replays of whole builds, whose SHA-256 path the replay scenario takes
 	"replay_kill": true, "replay_ab": true,
 }
@@ -87,6 +87,11 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 				return err
 			}
 			env.Setenv("SCRIPTED", scripted) // the scripted agent, for build's scenarios
+			hooks, err := filepath.Abs(filepath.Join("..", "..", "interop", "testdata", "claude-hooks"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("CLAUDE_HOOKS", hooks) // real Claude Code hook payloads
 			return setup(env)
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly},
