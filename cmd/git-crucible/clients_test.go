@@ -33,7 +33,8 @@ func TestClients(t *testing.T) {
 }
 
 // fakeModel starts a fake model server for the scenario that plays
-// SCENARIO (a file of testdata/agent/scenarios, or a path), points claude
+// SCENARIO (a file of testdata/agent/scenarios, or a path; - for none:
+// only prompts of FAKE-TOOLS lines are played), points claude
 // and codex at it (their variables set, a CODEX_HOME in $WORK/codex-home),
 // and stops it when the scenario ends. --api-error N answers every model
 // request with HTTP status N; --tokens IN,OUT is the usage each response
@@ -66,7 +67,9 @@ func fakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		usage()
 	}
 	opts.Scenario = ts.MkAbs(args[0])
-	if !strings.Contains(args[0], "/") {
+	if args[0] == "-" {
+		opts.Scenario = ""
+	} else if !strings.Contains(args[0], "/") {
 		var err error
 		opts.Scenario, err = filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "scenarios", args[0]))
 		ts.Check(err)
