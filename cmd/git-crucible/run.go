@@ -152,15 +152,15 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 	if err != nil {
 		return err
 	}
+	if a.Kind == agent.Manual {
+		return withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},
+			"give the role an agent that runs by itself: git config crucible.role."+taskRole+" claude (or codex, or one of yours)")
+	}
 	if slices.ContainsFunc(m.Tasks, func(t dag.Task) bool { return taskrun.NeedsCritique(m, &t) }) {
 		// critique.agent names the role its agent plays.
 		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), repo.WorkTree); err != nil {
 			return err
 		}
-	}
-	if a.Kind == agent.Manual {
-		return withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},
-			"give the role an agent that runs by itself: git config crucible.role."+taskRole+" claude (or codex, or one of yours)")
 	}
 	templates, err := prompt.Load(repo.WorkTree)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bufio"
@@ -32,14 +32,14 @@ func TestReadme(t *testing.T) {
 			client := fakemodel.RequireClient(t, c.client)
 			lines := readmeCommands(t, c.section)
 			tmp := t.TempDir()
-			srv, err := fakemodel.Start(fakemodel.Options{Scenario: filepath.Join("..", "..", "testdata", "agent", "scenarios", "happy")})
+			srv, err := fakemodel.Start(fakemodel.Options{Scenario: filepath.Join("..", "testdata", "agent", "scenarios", "happy")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer srv.Close()
 			env := readmeEnv(t, tmp, srv)
 			project := readmeProject(t, tmp, env)
-			root, err := filepath.Abs(filepath.Join("..", ".."))
+			root, err := filepath.Abs("..")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func checkBuilt(t *testing.T, project string, env []string, client string) {
 // readmeCommands are the command lines of the first sh block under the
 // README's heading section, comments dropped.
 func readmeCommands(t *testing.T, section string) []string {
-	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	f, err := os.Open(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func readmeEnv(t *testing.T, tmp string, srv *fakemodel.Server) []string {
 // readmeProject is the sample project in a repository of its own.
 func readmeProject(t *testing.T, tmp string, env []string) string {
 	dir := filepath.Join(tmp, "project")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "testdata", "agent", "sample"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "agent", "sample"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "sample"}} {
