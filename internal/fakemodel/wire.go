@@ -119,20 +119,20 @@ func writeResponse(w http.ResponseWriter, conv conversation, turn Turn, p Play) 
 
 // anthropicErrors and openaiErrors are each API's error type (and for
 // OpenAI, code and message) for a status, as the real services answer.
-var anthropicErrors = map[int]struct{ typ, msg string }{
-	400: {"invalid_request_error", "invalid request"},
-	401: {"authentication_error", "invalid x-api-key"},
-	402: {"billing_error", "Your credit balance is too low to access the Anthropic API."},
-	403: {"permission_error", "Your API key does not have permission to use the specified resource."},
-	404: {"not_found_error", "Not found"},
-	413: {"request_too_large", "Request exceeds the maximum allowed number of bytes."},
-	429: {"rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"},
-	500: {"api_error", "Internal server error"},
-	504: {"timeout_error", "Request timed out"},
-	529: {"overloaded_error", "Overloaded"},
+var anthropicErrors = map[int]apiError{
+	400: {typ: "invalid_request_error", msg: "invalid request"},
+	401: {typ: "authentication_error", msg: "invalid x-api-key"},
+	402: {typ: "billing_error", msg: "Your credit balance is too low to access the Anthropic API."},
+	403: {typ: "permission_error", msg: "Your API key does not have permission to use the specified resource."},
+	404: {typ: "not_found_error", msg: "Not found"},
+	413: {typ: "request_too_large", msg: "Request exceeds the maximum allowed number of bytes."},
+	429: {typ: "rate_limit_error", msg: "Number of request tokens has exceeded your per-minute rate limit"},
+	500: {typ: "api_error", msg: "Internal server error"},
+	504: {typ: "timeout_error", msg: "Request timed out"},
+	529: {typ: "overloaded_error", msg: "Overloaded"},
 }
 
-var openaiErrors = map[int]struct{ typ, code, msg string }{
+var openaiErrors = map[int]apiError{
 	400: {"invalid_request_error", "", "Invalid request."},
 	401: {"invalid_request_error", "invalid_api_key", "Incorrect API key provided: fake. You can find your API key at https://platform.openai.com/account/api-keys."},
 	403: {"invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported"},
@@ -146,35 +146,37 @@ var openaiErrors = map[int]struct{ typ, code, msg string }{
 // writeError answers with status and the error body client's API gives
 // for it; msg, when set, replaces the API's message.
 func writeError(w http.ResponseWriter, c Client, status int, msg string) {
+	errs := openaiErrors
 	if c == Claude {
-		e, ok := anthropicErrors[status]
-		if !ok {
-			e = anthropicErrors[500]
-			if status < 500 {
-				e = anthropicErrors[400]
-			}
-		}
-		if msg != "" {
-			e.msg = msg
-		}
+		errs = anthropicErrors
+	}
+	e := errorFor(errs, status)
+	if msg != "" {
+		e.msg = msg
+	}
+	if c == Claude {
 		w.Header().Set("request-id", newID("req_fake"))
 		writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": e.typ, "message": e.msg},
 			"request_id": w.Header().Get("request-id")})
 		return
-	}
-	e, ok := openaiErrors[status]
-	if !ok {
-		e = openaiErrors[500]
-		if status < 500 {
-			e = openaiErrors[400]
-		}
-	}
-	if msg != "" {
-		e.msg = msg
 	}
 	var code any
 	if e.code != "" {
 		code = e.code
 	}
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": e.msg, "type": e.typ, "param": nil, "code": code}})
+}
+
+// apiError is an API's error for a status: its type, code and message.
+type apiError struct{ typ, code, msg string }
+
+// errorFor is errs' error for status, or its 400's or 500's.
+func errorFor(errs map[int]apiError, status int) apiError {
+	if e, ok := errs[status]; ok {
+		return e
+	}
+	if status < 500 {
+		return errs[400]
+	}
+	return errs[500]
 }
