@@ -62,6 +62,25 @@ type ClientCost struct {
 	OutputTokens int64   `json:"output_tokens"`
 }
 
+// A build or task run that reaches its cost cap stops with an escalation
+// whose choice starts with CostCapReached; going on past it, under a
+// higher cap, records a decision of type DecisionBudget, which ends the
+// RED health the escalation began.
+const (
+	CostCapReached = "cost cap reached"
+	DecisionBudget = "budget"
+)
+
+// costCapHealth is the reason of the health a stop at the cost cap gives.
+const costCapHealth = "escalation pending: " + CostCapReached
+
+// StoppedAtCostCap reports whether st's pipeline stands stopped at its
+// cost cap: its health is the RED of that escalation.
+func StoppedAtCostCap(st *State) bool {
+	h := st.View.Health
+	return h.Level == Red && strings.HasPrefix(h.Reason, costCapHealth)
+}
+
 // USD is an amount of US dollars as the tool prints it: cents, or four
 // decimals under a cent, so that a small cost is not shown as nothing.
 func USD(v float64) string {
