@@ -39,11 +39,15 @@ bench_build
 bench_hermetic
 
 # The agent: agent.sh SECONDS sleeps, then writes its task's file and a
-# report saying it did.
+# report saying it did; as a level's critique, it accepts.
 cat >"$tmp/agent.sh" <<'EOF'
 [ -t 0 ] || cat >/dev/null
 cd "$CRUCIBLE_WORKDIR" || exit 1
 [ "$1" = 0 ] || sleep "$1"
+if [ "$CRUCIBLE_ROLE" = critique ]; then
+	printf 'verdict: accepted\nissues: []\n' >"$CRUCIBLE_OUTPUT"
+	exit 0
+fi
 echo "$CRUCIBLE_TASK" >"$CRUCIBLE_TASK.txt"
 printf 'status: completed\nfiles-modified: [%s.txt]\nverification-summary: none\ndeviations: []\n' "$CRUCIBLE_TASK" >"$CRUCIBLE_OUTPUT"
 EOF

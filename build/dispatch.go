@@ -80,7 +80,9 @@ const (
 // an error; errors are the engine's own: a start not recorded (nothing
 // ran), or a finish not recorded (Recover settles it on resume). When ctx
 // ends, the agent's group is killed and the finish recorded as an error,
-// failure "cancelled", for the walk to dispatch it again.
+// failure "cancelled", for the walk to dispatch it again. Once the
+// pipeline's recorded cost has reached e.Budget's cap, nothing is
+// started or recorded: the error is a *BudgetError.
 func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) {
 	if d.Point.Step == "" {
 		return Outcome{}, errors.New("a dispatch of the engine needs the step it runs: Recover settles only those")
@@ -99,7 +101,13 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 		req.Task = &n // crucible's manifest numbers its tasks
 	}
 	e.chain.Lock()
-	seq, err := e.Service.StartDispatch(ctx, e.ID, req)
+	var seq int
+	b, err := e.overBudget(ctx)
+	if b != nil {
+		err = b
+	} else if err == nil {
+		seq, err = e.Service.StartDispatch(ctx, e.ID, req)
+	}
 	e.chain.Unlock()
 	if err != nil {
 		if d.AgentDir.Dir != "" {

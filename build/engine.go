@@ -61,7 +61,10 @@ type Engine struct {
 	Agents  *agent.Config // who plays each role
 	Runner  agent.Runner  // Started is the engine's own
 	Workdir string        // CRUCIBLE_WORKDIR: the work tree agents edit
-	unlock  func()
+	// Budget, when set, caps what the pipeline's dispatches may cost:
+	// Dispatch starts none once the recorded cost has reached it.
+	Budget *Budget
+	unlock func()
 	// chain serializes Dispatch's records: the tasks of a parallel level
 	// dispatch from several goroutines, and the Service is for one.
 	chain sync.Mutex

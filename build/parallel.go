@@ -75,6 +75,12 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 		return err
 	case res.Status == "completed":
 		return nil
+	case res.Budget != nil:
+		// Its escalation is recorded with the run's: the tasks step ends escalated, to go on under a higher cap.
+		end := stopped(ts.p, pipeline.StepEscalated, WalkEscalated, res.Budget.Error())
+		end.stop.Suggestion = res.Budget.Suggestion()
+		ts.stop = &end
+		return w.record(ctx, ts.p, end)
 	}
 	// The tasks that failed end their implement steps failed; the first stops the walk.
 	for _, id := range res.Failed {

@@ -16,6 +16,7 @@ type Record struct {
 	TemplateSHA256 string
 	Point          spec.Point
 	RetryOf        *int
+	Title          string // its task's title, as status lists it
 	Status         string // "" while in flight
 	Summary        string
 	Failure        string
@@ -58,7 +59,7 @@ func Records(events []pipeline.Event) ([]Record, error) {
 // startRecord is the record of a dispatch as its start shows it.
 func startRecord(d pipeline.DispatchStart) Record {
 	return Record{Seq: d.Seq, Role: d.Role, Template: d.Template, TemplateSHA256: d.TemplateSHA256, RetryOf: d.RetryOf,
-		Point: spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}}
+		Title: d.TaskTitle, Point: spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}}
 }
 
 // settle adds what the dispatch's finish shows.

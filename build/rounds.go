@@ -173,6 +173,19 @@ func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) er
 	return w.refresh(ctx)
 }
 
+// budgetStop is the end of the step at p whose next dispatch the cost
+// cap stopped: escalated, with its escalation recorded (health RED, the
+// hint its action), but the phase left in progress: the step runs again
+// when the walk goes on under a higher cap.
+func (w *walker) budgetStop(ctx context.Context, p spec.Point, b *BudgetError) (stepEnd, error) {
+	end := stopped(p, pipeline.StepEscalated, WalkEscalated, b.Error())
+	end.stop.Suggestion = b.Suggestion()
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, budgetDrafts(b, budgetAt(p.Step, p.Task))...); err != nil {
+		return stepEnd{}, err
+	}
+	return end, w.refresh(ctx)
+}
+
 // escalated reports whether the escalation choice of the step at p is
 // recorded: its step ended escalated, or the engine was killed after
 // recording it, before the step's end.

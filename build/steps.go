@@ -193,6 +193,11 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if rerr := w.refresh(ctx); err == nil {
 			err = rerr
 		}
+		var budget *BudgetError
+		if errors.As(err, &budget) {
+			end, err := w.budgetStop(ctx, p, budget)
+			return out, &end, err
+		}
 		if err != nil {
 			return out, nil, err
 		}

@@ -72,13 +72,20 @@ const (
 
 // Gate is a task run's critique gate, its agents dispatched through
 // Dispatch as the tasks' are: the level's critique by role critic (the
-// manifest's critique.agent), each fix by the task agents' role.
-func (e *Engine) Gate(tr TaskRun, critic string, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
+// manifest's critique.agent), each fix by the task agents' role. failed is
+// the run's newest critique dispatch when it did not complete (nil
+// otherwise): the run stopped there, and the same critique, dispatched
+// again, is its retry.
+func (e *Engine) Gate(tr TaskRun, critic string, failed *Record, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
 	return &taskrun.Gate{
 		Critic: func(ctx context.Context, rv taskrun.Review, workdir string) ([]byte, error) {
 			d := DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
 				Role: critic, Template: critiqueStep, Title: fmt.Sprintf("critique of level %d", rv.Level),
 				Report: prompt.ReportCritique, Workdir: workdir}
+			if failed != nil && failed.Point == d.Point && failed.Title == d.Title {
+				d.RetryOf = &failed.Seq
+			}
+			failed = nil // the run goes on past it, or stops again
 			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderCritique(rv, report) })
 		},
 		Fix: func(ctx context.Context, f taskrun.FixJob, workdir string) ([]byte, error) {
@@ -95,4 +102,18 @@ func titleOf(titles map[string]string, id string) string {
 		return t
 	}
 	return id
+}
+
+// lastCritique is the newest critique dispatch of records when it
+// finished without completing; nil otherwise.
+func lastCritique(records []Record) *Record {
+	for i := len(records) - 1; i >= 0; i-- {
+		if r := records[i]; r.Point.Step == critiqueStep {
+			if r.Finished() && r.Status != "completed" {
+				return &r
+			}
+			return nil
+		}
+	}
+	return nil
 }

@@ -63,9 +63,13 @@ type TaskRunResult struct {
 	Failed []string
 	// Reasons says why each task failed, of those this run failed.
 	Reasons map[string]string
-	Status  string // completed, or failed (some task failed or can never run)
+	Status  string // completed, failed (some task failed or can never run, or a critique did not judge) or escalated
 	Reason  string
 	Done    bool // the chain had the run completed already: nothing ran, nothing was recorded
+	// Budget is the stop at the cost cap that escalated the run, nil when
+	// none did; Critique the critique that did not judge and failed it.
+	Budget   *BudgetError
+	Critique *taskrun.CritiqueError
 }
 
 // WorkRef holds a task run's newest level commits until its branch does.
@@ -113,6 +117,9 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		if err := tr.Approve(); err != nil {
 			return TaskRunResult{}, err
 		}
+	}
+	if err := e.goOnPastBudget(ctx); err != nil {
+		return TaskRunResult{}, err
 	}
 	phase, err := e.phase(ctx)
 	if err != nil {
@@ -195,7 +202,12 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	}
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
 		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask))
-	runner.Gate = e.Gate(tr, critic, renderCritique, renderFix)
+	records, err := Records(events)
+	if err != nil {
+		return TaskRunResult{}, err
+	}
+	runner.Gate = e.Gate(tr, critic, lastCritique(records), renderCritique, renderFix)
+	runner.Halt = func() error { return e.halt(ctx) }
 	prov := &provenance{e: e, phase: phase, role: tr.Role, number: numbers, made: map[string][]int{}}
 	res.Reasons = map[string]string{}
 	record := func(evs ...taskrun.Event) error {
@@ -241,11 +253,17 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
 	var escalated *taskrun.Escalated
+	var drafts []pipeline.Draft
 	switch {
 	case errors.As(err, &deadlock):
 		res.Status, res.Reason = "failed", deadlock.Error()
 	case errors.As(err, &escalated):
 		res.Status, res.Reason = "escalated", escalated.Error()
+	case errors.As(err, &res.Budget):
+		res.Status, res.Reason = "escalated", res.Budget.Error()
+		drafts = budgetDrafts(res.Budget, "in the task run")
+	case errors.As(err, &res.Critique):
+		res.Status, res.Reason = "failed", res.Critique.Error()
 	case err != nil:
 		return res, err
 	default:
@@ -262,7 +280,8 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err := e.dropWork(ctx, res.Head); err != nil {
 		return res, err
 	}
-	if err := e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}}); err != nil {
+	drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}})
+	if err := e.record(ctx, drafts...); err != nil {
 		return res, err
 	}
 	tr.Manifest.Status = dag.RunStatus(res.Status)

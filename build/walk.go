@@ -109,6 +109,9 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error)
 	if err := w.givenDesign(); err != nil {
 		return WalkResult{}, err
 	}
+	if err := e.goOnPastBudget(ctx); err != nil {
+		return WalkResult{}, err
+	}
 	for _, ph := range w.sp.Phases {
 		for i := range ph.Steps {
 			st := &ph.Steps[i]

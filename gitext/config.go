@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -174,6 +175,21 @@ func (r *Repo) ConfigInt(ctx context.Context, key string, def int64) (int64, err
 		return def, err
 	}
 	return strconv.ParseInt(v, 10, 64)
+}
+
+// ConfigFloat is key read as a decimal number (git config has no such
+// type: 2.50, 5, 1e3), and whether key is set. A value that is not one is
+// an error in git's words for a bad number.
+func (r *Repo) ConfigFloat(ctx context.Context, key string) (float64, bool, error) {
+	v, ok, err := r.ConfigValue(ctx, "", key)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	f, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if perr != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, true, fmt.Errorf("bad numeric config value '%s' for '%s': not a decimal number", v, key)
+	}
+	return f, true, nil
 }
 
 // ConfigPath is key as git reads a path ("~/" expanded), "" when unset.

@@ -193,6 +193,21 @@ func TestTypedConfig(t *testing.T) {
 	if _, err := r.ConfigInt(ctx, "x.size", 0); err == nil || !strings.Contains(err.Error(), "bad numeric config value '12q'") {
 		t.Errorf("bad int: %v", err)
 	}
+	for v, want := range map[string]float64{"2.50": 2.5, "5": 5, " 0.1 ": 0.1, "1e3": 1000, "-1": -1} {
+		set("x.cost", v)
+		if got, ok, err := r.ConfigFloat(ctx, "x.cost"); err != nil || !ok || got != want {
+			t.Errorf("x.cost = %q: %v, %v, %v", v, got, ok, err)
+		}
+	}
+	if got, ok, err := r.ConfigFloat(ctx, "x.unset"); err != nil || ok || got != 0 {
+		t.Errorf("unset float: %v, %v, %v", got, ok, err)
+	}
+	for _, v := range []string{"five", "1,5", "NaN", "inf", ""} {
+		set("x.cost", v)
+		if _, _, err := r.ConfigFloat(ctx, "x.cost"); err == nil || err.Error() != "bad numeric config value '"+v+"' for 'x.cost': not a decimal number" {
+			t.Errorf("bad float %q: %v", v, err)
+		}
+	}
 	set("x.path", "~/ignore")
 	if got, err := r.ConfigPath(ctx, "x.path"); err != nil || got != filepath.Join(os.Getenv("HOME"), "ignore") {
 		t.Errorf("path: %q, %v", got, err)

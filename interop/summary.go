@@ -9,7 +9,10 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
-// RenderSummary is the build skill's "Pipeline Complete" block of r.
+// RenderSummary is the build skill's "Pipeline Complete" block of r. When
+// some dispatches' clients reported their usage (r.Cost), the estimates by
+// size are of the other dispatches only, and two lines follow them: the
+// tokens reported, and what the dispatches cost.
 func RenderSummary(r pipeline.Summary) []byte {
 	var w bytes.Buffer
 	fmt.Fprintln(&w, "-- Pipeline Complete ----------------------------------------")
@@ -35,9 +38,26 @@ func RenderSummary(r pipeline.Summary) []byte {
 	total := r.GateRounds["design"] + r.GateRounds["plan"] + r.GateRounds["impl"]
 	fmt.Fprintf(&w, "Quality gate rounds: %d (design: %d, plan: %d, impl: %d)\n", total,
 		r.GateRounds["design"], r.GateRounds["plan"], r.GateRounds["impl"])
-	fmt.Fprintf(&w, "Est. input tokens: ~%s (%s chars)\n", thousands(r.InputTokens), thousands(r.InputChars))
-	fmt.Fprintf(&w, "Est. output tokens: ~%s (%s chars)\n", thousands(r.OutputTokens), thousands(r.OutputChars))
-	fmt.Fprintln(&w, "Token estimate note: Based on dispatch file sizes (chars/4). Actual consumption may vary +/-30%.")
+	if c := r.Cost; c != nil && c.Reported > 0 {
+		// Some clients reported what they used: the estimates are of the
+		// other dispatches only, and the reported tokens and price follow.
+		fmt.Fprintf(&w, "Est. input tokens: ~%s (%s chars)\n", thousands(c.EstInputTokens), thousands(c.EstInputChars))
+		fmt.Fprintf(&w, "Est. output tokens: ~%s (%s chars)\n", thousands(c.EstOutputTokens), thousands(c.EstOutputChars))
+		if c.Estimated == 0 {
+			fmt.Fprintln(&w, "Token estimate note: None needed: every dispatch's client reported its usage.")
+		} else {
+			fmt.Fprintf(&w, "Token estimate note: Based on dispatch file sizes (chars/4), for the %d of %d dispatches whose agent reported no usage. Actual consumption may vary +/-30%%.\n",
+				c.Estimated, c.Dispatches)
+		}
+		reported := c.CostLine
+		reported.Estimated = 0 // Tokens() without the estimate, said above
+		fmt.Fprintf(&w, "Reported tokens: %s, for %d of %d dispatches\n", strings.TrimSuffix(reported.Tokens(), " reported"), c.Reported, c.Dispatches)
+		fmt.Fprintf(&w, "Cost: %s\n", c.Summary())
+	} else {
+		fmt.Fprintf(&w, "Est. input tokens: ~%s (%s chars)\n", thousands(r.InputTokens), thousands(r.InputChars))
+		fmt.Fprintf(&w, "Est. output tokens: ~%s (%s chars)\n", thousands(r.OutputTokens), thousands(r.OutputChars))
+		fmt.Fprintln(&w, "Token estimate note: Based on dispatch file sizes (chars/4). Actual consumption may vary +/-30%.")
+	}
 	var missing []string
 	for _, g := range pipeline.QualityGates {
 		if pipeline.GateNeedsAttention(r.Gates[g.Name]) {

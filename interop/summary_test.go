@@ -45,6 +45,58 @@ Gates: design PASS, plan USER_SKIP, impl PASS
 	}
 }
 
+// TestRenderSummaryCost: once some clients reported usage, the estimates
+// are of the others, and the reported tokens and the cost follow them;
+// with nothing reported the block is crucible's as it was.
+func TestRenderSummaryCost(t *testing.T) {
+	base := pipeline.Summary{Dispatches: 3, InputChars: 4000, InputTokens: 1000, OutputChars: 400, OutputTokens: 100,
+		Gates: map[string]string{"design": pipeline.GateRunning, "plan": pipeline.GateNotReached, "impl": pipeline.GateNotReached}}
+	head := `-- Pipeline Complete ----------------------------------------
+Subagents dispatched: 3
+Active work time: 0m
+Wall clock time: 0m
+Quality gate rounds: 0 (design: 0, plan: 0, impl: 0)
+`
+	tail := `Gates: design IN_PROGRESS, plan NOT_REACHED, impl NOT_REACHED
+-------------------------------------------------------------
+`
+	cost := 0.0421
+	cases := []struct {
+		name string
+		cost *pipeline.Cost
+		want string
+	}{
+		{"none reported", &pipeline.Cost{CostLine: pipeline.CostLine{Dispatches: 3, Estimated: 3, EstInputChars: 4000, EstInputTokens: 1000}}, `Est. input tokens: ~1,000 (4,000 chars)
+Est. output tokens: ~100 (400 chars)
+Token estimate note: Based on dispatch file sizes (chars/4). Actual consumption may vary +/-30%.
+`},
+		{"some reported", &pipeline.Cost{CostLine: pipeline.CostLine{Dispatches: 3, Reported: 2, Priced: 1, CostUSD: cost, InputTokens: 2100,
+			OutputTokens: 390, CacheReadTokens: 5000, Estimated: 1, EstInputChars: 1221, EstOutputChars: 49, EstInputTokens: 305, EstOutputTokens: 12},
+			Clients: map[string]pipeline.ClientCost{"claude": {Dispatches: 1, Priced: 1, CostUSD: cost}, "codex": {Dispatches: 1}}}, `Est. input tokens: ~305 (1,221 chars)
+Est. output tokens: ~12 (49 chars)
+Token estimate note: Based on dispatch file sizes (chars/4), for the 1 of 3 dispatches whose agent reported no usage. Actual consumption may vary +/-30%.
+Reported tokens: 2,100 in (+5,000 cache read), 390 out, for 2 of 3 dispatches
+Cost: $0.04 (claude, 1 of 3 dispatches; codex gave tokens but no price for 1; 1 estimated by size)
+`},
+		{"all reported", &pipeline.Cost{CostLine: pipeline.CostLine{Dispatches: 3, Reported: 3, Priced: 3, CostUSD: 1.5, InputTokens: 30, OutputTokens: 3},
+			Clients: map[string]pipeline.ClientCost{"claude": {Dispatches: 3, Priced: 3, CostUSD: 1.5}}}, `Est. input tokens: ~0 (0 chars)
+Est. output tokens: ~0 (0 chars)
+Token estimate note: None needed: every dispatch's client reported its usage.
+Reported tokens: 30 in, 3 out, for 3 of 3 dispatches
+Cost: $1.50 (claude, 3 of 3 dispatches)
+`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := base
+			r.Cost = tc.cost
+			if got, want := string(RenderSummary(r)), head+tc.want+tail; got != want {
+				t.Fatalf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
 // TestGateStatesAgree renders metrics and the status file from one state
 // for every quality gate in every ledger status, before and after a later
 // phase began: both must say the same.

@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -109,6 +112,20 @@ type Usage struct {
 	CostUSD    *float64 `json:"cost_usd,omitempty"`
 	ToolUses   int      `json:"tool_uses,omitempty"`
 	DurationMS int64    `json:"duration_ms,omitempty"` // the client's own time, when it reports one
+}
+
+// Check refuses a usage no client could have reported: no client, a
+// negative count, a price that is negative or not a number.
+func (u *Usage) Check() error {
+	switch {
+	case strings.TrimSpace(u.Client) == "" || strings.ContainsAny(u.Client, "\n\r"):
+		return errors.New("a usage needs the client that reported it")
+	case u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheCreationTokens < 0 || u.Turns < 0 || u.ToolUses < 0 || u.DurationMS < 0:
+		return errors.New("a usage counts nothing below 0")
+	case u.CostUSD != nil && (math.IsNaN(*u.CostUSD) || math.IsInf(*u.CostUSD, 0) || *u.CostUSD < 0):
+		return fmt.Errorf("a usage's cost_usd must be an amount of US dollars, 0 or more, not %v", *u.CostUSD)
+	}
+	return nil
 }
 
 // Dispatches is the bounded summary state.json keeps of the manifest; the

@@ -20,6 +20,11 @@ type Summary struct {
 	InputTokens  int               `json:"est_input_tokens"`
 	OutputTokens int               `json:"est_output_tokens"`
 	Gates        map[string]string `json:"gates"` // design, plan, impl: a GateState's State
+	// Cost is what the dispatches cost, as their clients reported it,
+	// with estimates by size for the others (Service.Cost); nil when not
+	// read. InputTokens and OutputTokens above stay crucible's estimates
+	// of every dispatch.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Where a quality gate stands. GateStates decides it for metrics and for

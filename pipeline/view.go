@@ -176,6 +176,9 @@ func (s *State) observe(prev *State, e Event, p any) {
 		}
 		v.Journal = v.Journal.add(JournalDecision{Type: d.Type, Choice: d.Choice, Reason: d.Reason,
 			Alternatives: d.Alternatives, Time: at})
+		if d.Type == DecisionBudget && StoppedAtCostCap(s) {
+			v.Health = Health{Level: Green, Phase: v.Health.Phase} // the cap was raised: the escalation is settled
+		}
 		if d.Type == "escalation" {
 			action := d.Suggestion
 			if action == "" { // recorded before escalations carried one

@@ -93,6 +93,47 @@ func TestEscalationSuggestion(t *testing.T) {
 	}
 }
 
+// TestCostCapHealth: a stop at the cost cap is an escalation (RED, its
+// suggestion the action); a budget decision going on past it ends that
+// RED, and no other.
+func TestCostCapHealth(t *testing.T) {
+	at := "2026-11-22T10:00:00Z"
+	stop := DecisionData{Type: "escalation", Choice: CostCapReached + " before design-gate", Reason: "the cost reached the cap",
+		Suggestion: "Raise the cap to go on: git crucible build --resume --max-cost 0.80"}
+	goOn := DecisionData{Type: DecisionBudget, Choice: "going on under a cost cap of $0.80 (--max-cost)"}
+	for _, c := range []struct {
+		name    string
+		before  []DecisionData
+		stopped bool // StoppedAtCostCap before the budget decision
+		want    Health
+	}{
+		{"stopped at the cap, then going on", []DecisionData{stop}, true, Health{Level: Green, Phase: 1}},
+		{"a budget decision alone changes nothing", nil, false, Health{Level: Green, Phase: 1}},
+		{"another escalation stays", []DecisionData{{Type: "escalation", Choice: "ask about the schema", Suggestion: "Ask."}}, false,
+			Health{Level: Red, Phase: 1, Reason: "escalation pending: ask about the schema", Action: "Ask."}},
+		{"another escalation first stays", []DecisionData{{Type: "escalation", Choice: "ask about the schema", Suggestion: "Ask."}, stop}, false,
+			Health{Level: Red, Phase: 1, Reason: "escalation pending: ask about the schema", Action: "Ask."}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := started(t)
+			apply(t, st, at, LedgerType(ledger.Begin), LedgerData{Phase: 1})
+			for _, d := range c.before {
+				apply(t, st, at, TypeDecision, d)
+			}
+			if got := StoppedAtCostCap(st); got != c.stopped {
+				t.Fatalf("stopped at the cost cap: %v, want %v (health %+v)", got, c.stopped, st.View.Health)
+			}
+			if c.stopped && st.View.Health.Action != stop.Suggestion {
+				t.Fatalf("action %q, want the hint", st.View.Health.Action)
+			}
+			apply(t, st, at, TypeDecision, goOn)
+			if st.View.Health != c.want {
+				t.Fatalf("health %+v\nwant %+v", st.View.Health, c.want)
+			}
+		})
+	}
+}
+
 func TestRetryTurnsYellow(t *testing.T) {
 	st := started(t)
 	at := "2026-11-22T10:00:00Z"

@@ -31,6 +31,11 @@ func (s *Store) cachePath(id string) string {
 	return filepath.Join(s.repo.CrucibleDir(), "cache", id)
 }
 
+// CacheFile is the file beside pipeline id's cache that keeps what ext
+// names (cost: its dispatches' cost so far), local and rebuilt from the
+// chain when lost.
+func (s *Store) CacheFile(id, ext string) string { return s.cachePath(id) + "." + ext }
+
 // encodeCache renders the cache file of h into b, which it resets first.
 func encodeCache(b *bytes.Buffer, h *Head) []byte {
 	b.Reset()

@@ -328,3 +328,49 @@ func (s *Store) Events(ctx context.Context, revs []string, fn func(commit string
 	_, err := s.eventLog(ctx, append([]string{"rev-list"}, revs...), fn)
 	return err
 }
+
+// EventsSince reads pipeline id's chain from its tip back along first
+// parents to commit since, and returns the tip and the events.jsonl of
+// each commit after since, newest first. found is false (and blobs nil)
+// when since is "", is not on that line, or a merge stands between it and
+// the tip: the caller reads the whole chain then (EventLog).
+func (s *Store) EventsSince(ctx context.Context, id, since string) (tip string, blobs [][]byte, found bool, err error) {
+	tip, err = s.Tip(id)
+	if err != nil || since == "" || tip == since {
+		return tip, nil, tip == since && since != "", err
+	}
+	r, err := s.Objects(ctx)
+	if err != nil {
+		return "", nil, false, err
+	}
+	for next := tip; next != since; {
+		oid := next
+		var c *gitext.Commit
+		err := r.ReadEach([]string{oid, oid + ":" + EventsFile}, func(i int, kind string, data []byte, err error) (bool, error) {
+			if err != nil {
+				return false, fmt.Errorf("commit %s: %w", short(oid), err)
+			}
+			if i == 1 {
+				b, err := blobOf(oid+":"+EventsFile, kind, data)
+				blobs = append(blobs, b)
+				return true, err
+			}
+			if kind != "commit" {
+				return false, fmt.Errorf("%s is a %s, not a commit", oid, kind)
+			}
+			c, err = gitext.DecodeCommit(data)
+			if err != nil {
+				return false, fmt.Errorf("%s: %w", short(oid), err)
+			}
+			return true, nil
+		})
+		if err != nil {
+			return "", nil, false, err
+		}
+		if len(c.Parents) != 1 {
+			return tip, nil, false, nil // the root, or a merge: read it all
+		}
+		next = c.Parents[0]
+	}
+	return tip, blobs, true, nil
+}

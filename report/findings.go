@@ -36,9 +36,12 @@ var severityKeys = map[string]string{
 // ParseFindings reads a reviewer's or red-team round's report: a findings
 // key holding fatal, significant and minor lists, each item a mapping
 // (title, file, detail) or a plain string taken as its title. A report
-// without findings is an error; empty lists, or "findings: {}", are a
-// clean round. Keys are matched without regard to case; unknown ones are
-// ignored.
+// without findings is an error, and so is "findings:" with nothing under
+// it (a report cut short cannot be told from a clean one); empty lists,
+// or "findings: {}", are a clean round. Keys are matched without regard
+// to case; a severity it does not know is an error when it lists
+// anything (findings it would not count must not pass a gate), and
+// ignored when empty.
 func ParseFindings(data []byte) (Findings, error) {
 	root, err := document(data)
 	if err != nil {
@@ -54,7 +57,7 @@ func ParseFindings(data []byte) (Findings, error) {
 	}
 	v := f.value
 	if isNull(v) {
-		return Findings{}, nil
+		return Findings{}, errorf(v.Line, "findings: nothing under it: a clean round says so with empty lists (fatal: [], significant: [], minor: [])")
 	}
 	if v.Kind != yaml.MappingNode {
 		return Findings{}, errorf(v.Line, "findings: want a mapping of fatal, significant and minor lists, found %s", kind(v))
@@ -65,7 +68,10 @@ func ParseFindings(data []byte) (Findings, error) {
 		k, list := v.Content[i], v.Content[i+1]
 		sev, ok := severityKeys[strings.ToLower(k.Value)]
 		if !ok || k.Kind != yaml.ScalarNode {
-			continue
+			if isNull(list) || list.Kind == yaml.SequenceNode && len(list.Content) == 0 {
+				continue
+			}
+			return Findings{}, errorf(k.Line, "findings: unknown severity %q: a round's findings are fatal, significant, minor or architectural (critical and important count as fatal and significant)", clip(k.Value))
 		}
 		if first, dup := seen[sev]; dup {
 			return Findings{}, errorf(k.Line, "findings: a second %s list (first on line %d)", sev, first)

@@ -50,7 +50,8 @@ func TestParseFindingsInline(t *testing.T) {
 		want     Findings
 		wantErr  string
 	}{
-		{name: "null findings is a clean round", in: "findings:\n"},
+		{name: "null findings is no round", in: "findings:\n", wantErr: "report: line 1: findings: nothing under it: a clean round says so with empty lists (fatal: [], significant: [], minor: [])"},
+		{name: "empty mapping is a clean round", in: "findings: {}\n"},
 		{name: "null list", in: "findings:\n  fatal:\n", want: Findings{}},
 		{name: "only details", in: "findings:\n  minor:\n    - detail: spacing\n", want: Findings{Minor: []Finding{{Detail: "spacing", Line: 3}}}},
 		{name: "findings list", in: "findings: [a]\n", wantErr: "report: line 1: findings: want a mapping of fatal, significant and minor lists, found a list"},
@@ -62,7 +63,8 @@ func TestParseFindingsInline(t *testing.T) {
 			want: Findings{Fatal: []Finding{}, Architectural: []Finding{{Title: "a second store", Detail: "the design keeps state twice", Line: 4}}}},
 		{name: "architectural concerns, crucible's words", in: "findings:\n  Architectural-Concerns: [one owner]\n",
 			want: Findings{Architectural: []Finding{{Title: "one owner", Line: 2}}}},
-		{name: "unknown severity ignored", in: "findings:\n  blocker: [x]\n  Minor: [y]\n", want: Findings{Minor: []Finding{{Title: "y", Line: 3}}}},
+		{name: "unknown severity refused", in: "findings:\n  blocker: [x]\n  Minor: [y]\n", wantErr: `report: line 2: findings: unknown severity "blocker": a round's findings are fatal, significant, minor or architectural (critical and important count as fatal and significant)`},
+		{name: "unknown severity, empty, ignored", in: "findings:\n  blocker: []\n  nits:\n  Minor: [y]\n", want: Findings{Minor: []Finding{{Title: "y", Line: 4}}}},
 		{name: "duplicate finding key", in: "findings:\n  fatal:\n    - {title: a, title: b}\n", wantErr: `report: line 3: duplicate key "title" (first on line 3)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

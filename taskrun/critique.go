@@ -261,13 +261,29 @@ func (r *Runner) gateSet(p Plan, commits []Commit) []Reviewed {
 	return set
 }
 
+// CritiqueError is a level's critique that did not judge: its agent
+// failed, timed out or was stopped, or wrote no report or one that does
+// not parse. A critique that did not judge never accepts a level (the
+// seed's "accept with a warning" would let unreviewed work through): the
+// run stops, the level's commits held on the work ref and the branch
+// where it was, and running it again runs the critique again.
+type CritiqueError struct {
+	Level, Round int // Round 0 is the level's first critique
+	Err          error
+}
+
+func (e *CritiqueError) Error() string {
+	return fmt.Sprintf("level %d: its critique did not judge, so the level is not accepted: %v", e.Level, e.Err)
+}
+
+func (e *CritiqueError) Unwrap() error { return e.Err }
+
 // critique runs the level's critique agent in slot 1 at head (the
 // level's tasks are done: it counts toward max-parallel as one of them).
-// A critique that fails or writes no valid report is accepted, with a
-// warning, as the seed says; one that changes files has them discarded,
-// with a warning.
+// A critique that fails or writes no valid report is a *CritiqueError; one
+// halted before it started is its ErrHalted error; one that changes files
+// has them discarded, with a warning.
 func (r *Runner) critique(ctx context.Context, p Plan, level, round int, head string, set []Reviewed) (report.Critique, string, error) {
-	accepted := report.Critique{Verdict: report.Accepted}
 	var warnings []string
 	var rep []byte
 	var failed error
@@ -283,19 +299,18 @@ func (r *Runner) critique(ctx context.Context, p Plan, level, round int, head st
 		return err
 	})
 	if err != nil {
-		return accepted, "", err
+		return report.Critique{}, "", err
 	}
 	c, perr := report.ParseCritique(rep)
 	switch {
+	case errors.Is(failed, ErrHalted):
+		return report.Critique{}, "", failed
 	case failed != nil:
-		warnings = append(warnings, "critique skipped, accepted: "+firstLine(failed.Error()))
-		c = accepted
+		return report.Critique{}, "", &CritiqueError{Level: level, Round: round, Err: errors.New(firstLine(failed.Error()))}
 	case rep == nil:
-		warnings = append(warnings, "critique skipped, accepted: it wrote no report")
-		c = accepted
+		return report.Critique{}, "", &CritiqueError{Level: level, Round: round, Err: errors.New("it wrote no report")}
 	case perr != nil:
-		warnings = append(warnings, "critique skipped, accepted: "+perr.Error())
-		c = accepted
+		return report.Critique{}, "", &CritiqueError{Level: level, Round: round, Err: perr}
 	}
 	return c, strings.Join(warnings, "; "), nil
 }
@@ -448,9 +463,12 @@ func (r *Runner) fix(ctx context.Context, p Plan, level int, c Commit, f Fixing,
 	issues := f.issuesOf(c.Task)
 	var fix string
 	err := r.inSlot(ctx, cur, func(wt *gitext.Repo, dir string) error {
-		rep, _ := r.Gate.Fix(ctx, FixJob{Task: *t, Level: level, Round: f.Round, Source: f.Source, Issues: issues, Output: p.Outputs[c.Task]}, dir)
+		rep, err := r.Gate.Fix(ctx, FixJob{Task: *t, Level: level, Round: f.Round, Source: f.Source, Issues: issues, Output: p.Outputs[c.Task]}, dir)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, ErrHalted) {
+			return err // never started: the round goes on from here when the run resumes
 		}
 		// A fix that failed still counts: what it changed, if anything,
 		// goes to the next critique, which judges it.

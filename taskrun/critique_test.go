@@ -118,23 +118,50 @@ func TestGate(t *testing.T) {
 		want:  level1 + "1b fixing critique 1\n1b fixed 1\n" + rebuilt1 + completed1 + level2,
 		files: "1a.txt fixed",
 	}, {
-		name:   "a crashed critique accepts with a warning",
+		// A critique that did not judge never accepts: the run stops, the
+		// level committed on the work ref, the branch where it was.
+		name:   "a crashed critique stops the run",
 		critic: func(Review, string) (string, error) { return "", errors.New("dispatch 3 failed: exit status 3") },
-		want: level1 + "1a completed (critique skipped, accepted: dispatch 3 failed: exit status 3)\n" +
-			"1b completed (critique skipped, accepted: dispatch 3 failed: exit status 3)\n" +
-			"2a dispatched\n2a committed\nlevel 2\n2a completed (critique skipped, accepted: dispatch 3 failed: exit status 3)",
-		files: "1a.txt 1b.txt",
+		want:   strings.TrimSuffix(level1, "\n"),
+		files:  " missing",
+		err:    "level 1: its critique did not judge, so the level is not accepted: dispatch 3 failed: exit status 3",
 	}, {
-		name: "a garbage critique accepts with a warning",
+		name: "a garbage critique stops the run",
 		critic: func(rv Review, dir string) (string, error) {
 			if rv.Level == 1 {
 				return "verdict: [", nil
 			}
 			return accepted, nil
 		},
-		want: level1 + "1a completed (critique skipped, accepted: report: line 1: did not find expected node content)\n" +
-			"1b completed (critique skipped, accepted: report: line 1: did not find expected node content)\n" + level2,
-		files: "1a.txt 1b.txt",
+		want:  strings.TrimSuffix(level1, "\n"),
+		files: " missing",
+		err:   "level 1: its critique did not judge, so the level is not accepted: report: line 1: did not find expected node content",
+	}, {
+		name:   "a critique with no report stops the run",
+		critic: func(rv Review, dir string) (string, error) { return "", nil },
+		want:   strings.TrimSuffix(level1, "\n"),
+		files:  " missing",
+		err:    "level 1: its critique did not judge, so the level is not accepted: it wrote no report",
+	}, {
+		name: "a critique of an amendment round that did not judge stops the run",
+		critic: func(rv Review, dir string) (string, error) {
+			if rv.Round == 0 {
+				return needsWork("1b", "1b.txt must say fixed"), nil
+			}
+			return "", errors.New("dispatch 5 error: interrupted: timed out after 10m0s")
+		},
+		fixer: func(FixJob, string) string { return "fixed" },
+		want:  level1 + "1b fixing critique 1\n1b fixed 1\n" + strings.TrimSuffix(rebuilt1, "\n"),
+		files: " missing",
+		err:   "level 1: its critique did not judge, so the level is not accepted: dispatch 5 error: interrupted: timed out after 10m0s",
+	}, {
+		// The cost cap stopped the critique before it started: the run
+		// halts (the engine records the escalation), nothing accepted.
+		name:   "a critique halted before it started stops the run",
+		critic: func(Review, string) (string, error) { return "", fmt.Errorf("cost cap: %w", ErrHalted) },
+		want:   strings.TrimSuffix(level1, "\n"),
+		files:  " missing",
+		err:    "cost cap: " + ErrHalted.Error(),
 	}, {
 		name: "a critique's changes are discarded with a warning",
 		critic: func(rv Review, dir string) (string, error) {
@@ -370,5 +397,43 @@ func TestGateResumeChecks(t *testing.T) {
 	want := "1a fixing verification 2\n1a fixed 2\n1a committed\n1b committed\nlevel 1 round 2\n" + completed1 + level2
 	if got := resumed.lines(); got != want || read(".", "1a.txt") != "standalone" {
 		t.Fatalf("1a.txt %q, events\n%s\nwant\n%s", read(".", "1a.txt"), got, want)
+	}
+}
+
+// TestGateCritiqueRetried: a run stopped by a critique that did not judge
+// goes on, when run again, with the critique of the same level and round,
+// and accepts the level only once it has judged; no task runs again.
+func TestGateCritiqueRetried(t *testing.T) {
+	g, runner, plan, rec := newGateRun(t)
+	tries := 0
+	g.critic = func(rv Review, dir string) (string, error) {
+		if rv.Level == 1 {
+			tries++
+			if tries == 1 {
+				return "verdict: [", nil
+			}
+		}
+		return accepted, nil
+	}
+	_, err := runner.Run(context.Background(), plan)
+	var ce *CritiqueError
+	if !errors.As(err, &ce) || ce.Level != 1 || ce.Round != 0 {
+		t.Fatalf("error %v, want level 1's critique", err)
+	}
+	if head := gittest.Git(t, ".", "rev-parse", "main"); head != plan.Head {
+		t.Fatal("the branch moved past a level its critique did not judge")
+	}
+	if rec.m.Task("1a").Status != dag.Committed || rec.m.Task("1b").Status != dag.Committed {
+		t.Fatalf("tasks %s, %s: want committed, waiting for the critique", rec.m.Task("1a").Status, rec.m.Task("1b").Status)
+	}
+	resumed := resume(t, rec, &plan)
+	if _, err := runner.Run(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resumed.lines(), completed1+level2; got != want {
+		t.Fatalf("events\n%s\nwant\n%s", got, want)
+	}
+	if g.ran["critique 1/0"] != 2 || g.ran["1a"] != 1 || g.ran["1b"] != 1 {
+		t.Fatalf("ran %v: want level 1's critique twice, each task once", g.ran)
 	}
 }

@@ -147,11 +147,21 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 		if err != nil {
 			return head, err
 		}
+		var halted error
 		for _, res := range results {
 			if res.Report != nil {
 				p.Outputs[res.ID] = res.Report
 			}
-			if !res.Passed {
+			switch {
+			case res.Halted != nil:
+				// Never started: pending again (it may have been recorded dispatched).
+				halted = res.Halted
+				if m.Task(res.ID).Status != dag.Pending {
+					if err := record(Event{Task: res.ID, Status: dag.Pending}); err != nil {
+						return head, err
+					}
+				}
+			case !res.Passed:
 				if err := record(Event{Task: res.ID, Status: dag.Failed, Reason: res.Reason, Level: level}); err != nil {
 					return head, err
 				}
@@ -164,6 +174,9 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 		}
 		if head, err = r.commitLevel(ctx, p, record, level, head, next, commits); err != nil {
 			return head, err
+		}
+		if halted != nil {
+			return head, halted
 		}
 	}
 }

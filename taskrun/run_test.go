@@ -355,3 +355,84 @@ func TestRunBetween(t *testing.T) {
 		t.Fatalf("error %v, want Between's", err)
 	}
 }
+
+// TestRunHalted: once Halt says no more dispatches, a level's tasks not
+// started stay pending (one the engine refused after it was recorded
+// dispatched is put back), those that ran are committed and completed,
+// and the run stops with the halt; run again without it, it goes on
+// with the pending task and never runs a task twice.
+func TestRunHalted(t *testing.T) {
+	const manifest = `validation: {fast-gate: go vet ./...}
+tasks:
+  - {id: 1a, type: feature, agent: general, files: [1a.txt]}
+  - {id: 1b, type: feature, agent: general, files: [1b.txt]}
+  - {id: 1c, type: feature, agent: general, files: [1c.txt]}
+  - {id: 2a, type: feature, agent: general, files: [2a.txt], depends-on: [1a]}
+`
+	for _, refusedBy := range []string{"halt", "dispatcher"} {
+		t.Run(refusedBy, func(t *testing.T) {
+			r, base := repo(t, "sha1")
+			m, err := dag.Parse("dispatch.yaml", []byte(manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			halted := fmt.Errorf("the cost cap: %w", ErrHalted)
+			var mu sync.Mutex
+			runs := map[string]int{}
+			stop := false // once a task ran
+			runner := New(r, 1, func(ctx context.Context, job Job, dir string) ([]byte, error) {
+				mu.Lock()
+				if stop && refusedBy == "dispatcher" {
+					mu.Unlock()
+					return nil, halted
+				}
+				runs[job.Task.ID]++
+				stop = true
+				mu.Unlock()
+				return writer(completed)(ctx, job, dir)
+			})
+			runner.Halt = func() error {
+				mu.Lock()
+				defer mu.Unlock()
+				if stop && refusedBy == "halt" {
+					return halted
+				}
+				return nil
+			}
+			rec := &recorder{m: m}
+			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", WorkRef: "refs/crucible/work/test", Outputs: map[string][]byte{},
+				Record: rec.record, Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), " ") + "\n" }}
+			if _, err := runner.Run(context.Background(), plan); !errors.Is(err, halted) {
+				t.Fatalf("error %v, want the halt", err)
+			}
+			want := "1a dispatched\n1a committed\nlevel 1\n1a completed"
+			if refusedBy == "dispatcher" {
+				want = "1a dispatched\n1b dispatched\n1c dispatched\n1b pending\n1c pending\n1a committed\nlevel 1\n1a completed"
+			}
+			if got := rec.lines(); got != want {
+				t.Fatalf("events\n%s\nwant\n%s", got, want)
+			}
+			for id, st := range map[string]dag.TaskStatus{"1a": dag.Completed, "1b": dag.Pending, "1c": dag.Pending, "2a": dag.Pending} {
+				if got := m.Task(id).Status; got != st {
+					t.Fatalf("task %s %s, want %s", id, got, st)
+				}
+			}
+			if read(".", "1a.txt") != "1a.txt" || read(".", "1b.txt") != "" {
+				t.Fatal("the branch does not hold 1a's work alone")
+			}
+			// Run again, no longer halted.
+			mu.Lock()
+			refusedBy = "none"
+			mu.Unlock()
+			plan.Head = gittest.Git(t, ".", "rev-parse", "main")
+			if _, err := runner.Run(context.Background(), plan); err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range m.Tasks {
+				if task.Status != dag.Completed || runs[task.ID] != 1 {
+					t.Fatalf("task %s %s, ran %d times", task.ID, task.Status, runs[task.ID])
+				}
+			}
+		})
+	}
+}

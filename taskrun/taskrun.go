@@ -8,6 +8,7 @@ package taskrun
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -34,8 +35,13 @@ type Upstream struct {
 // Dispatcher runs job's agent with workdir as its work tree and returns
 // the report it wrote (nil when none). The build engine's is its durable
 // Dispatch, so a killed run resumes. An error is a dispatch that could
-// not run or record: the task fails with it.
+// not run or record: the task fails with it; unless it is ErrHalted (see
+// Runner.Halt), when the task's agent never started.
 type Dispatcher func(ctx context.Context, job Job, workdir string) (report []byte, err error)
+
+// ErrHalted is what a dispatch the engine would not start wraps (its cost
+// cap is reached): the run stops without failing anything, resumable.
+var ErrHalted = errors.New("the run is halted: no dispatch starts")
 
 // Runner runs levels of tasks.
 type Runner struct {
@@ -44,6 +50,12 @@ type Runner struct {
 	MaxParallel int
 	Dispatch    Dispatcher
 	Gate        *Gate // the critique gate of each level; nil: none
+	// Halt, when given, is asked before each task's agent starts: an
+	// error wrapping ErrHalted keeps the task pending, not started. The
+	// level's other tasks, running, finish and are committed; then the
+	// run stops with that error (after the level's critique, which is a
+	// dispatch too), resumable by running it again.
+	Halt func() error
 }
 
 // SlotsDir is where, in the work tree, the task worktrees are: outside
@@ -63,6 +75,7 @@ type Result struct {
 	ID      string
 	Passed  bool     // the seed's self-report-passed: its work is to be committed
 	Reason  string   // why it failed
+	Halted  error    // why its agent never started (wraps ErrHalted): it is neither passed nor failed
 	Report  []byte   // its output.yaml, nil when none
 	Tree    string   // its work tree at the end, all changes staged; "" when it did not run
 	Changed []string // the paths that differ from the base, sorted
@@ -130,6 +143,14 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 	if _, err := wt.GitLocking(ctx, "clean", "-fdq"); err != nil {
 		return res, fmt.Errorf("slot %d: %w", n, err)
 	}
+	if r.Halt != nil {
+		if err := r.Halt(); errors.Is(err, ErrHalted) {
+			res.Halted = err
+			return res, nil
+		} else if err != nil {
+			return res, err
+		}
+	}
 	if started != nil {
 		if err := started(job, slot.Dir); err != nil {
 			return res, err
@@ -138,6 +159,10 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 	report, dispatchErr := r.Dispatch(ctx, job, slot.Dir)
 	if ctx.Err() != nil {
 		return res, ctx.Err()
+	}
+	if errors.Is(dispatchErr, ErrHalted) {
+		res.Halted = dispatchErr
+		return res, nil
 	}
 	res.Report = report
 	if res.Tree, res.Changed, err = snapshot(ctx, wt, base); err != nil {

@@ -43,7 +43,7 @@ var exitStatuses = []struct {
 }{
 	{exitOK, "success"},
 	{exitRefused, "refused: a gate is blocked, a transition is illegal, or a check or verify found problems"},
-	{exitEscalated, "escalated: build stopped for a person to decide (a gate stagnated, regressed or raised an architectural concern, a RED test passed, a task's fast gate kept failing)"},
+	{exitEscalated, "escalated: build, replay or run stopped for a person to decide (a gate stagnated, regressed or raised an architectural concern, a RED test passed, a task's fast gate kept failing, a level's critique kept finding blocking issues, the cost cap was reached)"},
 	{exitFatal, "fatal: not a git repository, no such pipeline, or git failed"},
 	{exitUsage, "usage error"},
 }

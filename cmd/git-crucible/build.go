@@ -30,7 +30,7 @@ func buildCommand() *cli.Command {
 			"handoffs, checkpoints and the journal are recorded. It stops at the approval pause unless\n" +
 			"--yes, at a manual agent, at a failure, or at an escalation (exit status 2, health RED).\n" +
 			"A branch whose pipeline is not finished needs --resume (go on where it stopped, without\n" +
-			"running a finished dispatch again) or --fresh (abandon it and start anew).",
+			"running a finished dispatch again) or --fresh (abandon it and start anew).\n\n" + maxCostHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "yes", Usage: "approve the design: go on past the approval pause"},
 			&cli.BoolFlag{Name: "resume", Usage: "go on with the branch's unfinished pipeline"},
@@ -39,6 +39,7 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "spec", Usage: "walk the pipeline spec `FILE` instead of the work tree's or the built-in one"},
 			&cli.StringFlag{Name: "mode", Value: "feature", Usage: "pipeline `MODE`: feature or refactor"},
 			&cli.IntFlag{Name: "max-parallel", Usage: "run the implementers of up to `N` independent tasks at once, each in its own worktree (the spec's tasks step says how many otherwise)"},
+			maxCostFlag,
 		},
 		Action: buildAction,
 	}
@@ -56,10 +57,17 @@ func buildAction(c *cli.Context) error {
 	case c.IsSet("max-parallel") && (c.Int("max-parallel") < 1 || c.Int("max-parallel") > spec.MaxParallelLimit):
 		return usageErrorf("--max-parallel %d: want 1 to %d", c.Int("max-parallel"), spec.MaxParallelLimit)
 	}
+	if err := checkMaxCost(c); err != nil {
+		return err
+	}
 	return withRepo(c, func(s *session) error {
 		repo := s.svc.Repo
 		if repo.WorkTree == "" {
 			return &refused{Err: errors.New("build needs a work tree for its agents")}
+		}
+		limit, err := budget(c, s, nil)
+		if err != nil {
+			return err
 		}
 		sp, err := buildSpec(s, c.String("spec"))
 		if err != nil {
@@ -81,6 +89,7 @@ func buildAction(c *cli.Context) error {
 			return err
 		}
 		defer e.Close()
+		e.Budget = limit
 		templates, mutations, err := replay.Templates(c.Context, s.svc, id, repo.WorkTree)
 		if err != nil {
 			return err

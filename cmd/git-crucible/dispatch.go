@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -48,7 +50,23 @@ func dispatchCommand() *cli.Command {
 					&cli.StringFlag{Name: "output", Usage: "keep the agent's output read from `FILE` (- for stdin)"},
 					&cli.StringFlag{Name: "summary", Usage: "one-line `SUMMARY` of the result"},
 					&cli.IntFlag{Name: "tool-calls", DefaultText: "unknown", Usage: "tool calls the agent made"},
+					&cli.StringFlag{Name: "usage", Usage: "record what the agent's client reported it used, the JSON object read from `FILE` (- for stdin), as dispatch show prints it"},
+					&cli.StringFlag{Name: "client", Usage: "the `CLIENT` that reported the usage (claude, codex, claude-code, ...)"},
+					&cli.StringFlag{Name: "model", Usage: "the `MODEL` that answered, as the client names it"},
+					&cli.Int64Flag{Name: "input-tokens", Usage: "input tokens the client reported (`N`)"},
+					&cli.Int64Flag{Name: "output-tokens", Usage: "output tokens the client reported (`N`)"},
+					&cli.Int64Flag{Name: "cache-read-tokens", Usage: "cache read tokens the client reported (`N`)"},
+					&cli.Int64Flag{Name: "cache-creation-tokens", Usage: "cache creation tokens the client reported (`N`)"},
+					&cli.StringFlag{Name: "cost-usd", Usage: "the price the client gave, in US dollars (`USD`); none when it gave none"},
 				),
+				Description: "Records the dispatch's final entry. An orchestrator that runs its agents itself records what\n" +
+					"their clients reported they used with --client and --input-tokens, --output-tokens,\n" +
+					"--cache-read-tokens, --cache-creation-tokens, --cost-usd and --model, or with --usage FILE, the\n" +
+					"JSON object 'dispatch show' prints as \"usage\" (client, session_id, model, turns, input_tokens,\n" +
+					"output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, tool_uses, duration_ms); the\n" +
+					"options win over the file's fields. A client that gives no price (codex) is recorded without\n" +
+					"--cost-usd: a price is never made up. 'status' and 'metrics' sum them, and a build's or run's\n" +
+					"--max-cost counts the prices.",
 				Action: dispatchFinish,
 			},
 			{
@@ -156,10 +174,16 @@ func dispatchFinish(c *cli.Context) error {
 	if !pipeline.ValidDispatchStatus(r.Status) {
 		return usageErrorf("unknown status %q (want %s)", r.Status, strings.Join(pipeline.DispatchStatuses, ", "))
 	}
+	if c.String("output") == "-" && c.String("usage") == "-" {
+		return usageErrorf("--output and --usage cannot both read stdin")
+	}
 	if p := c.String("output"); p != "" {
 		if r.Output, err = readInput(c, p); err != nil {
 			return err
 		}
+	}
+	if r.Usage, err = usageOf(c); err != nil {
+		return err
 	}
 	return withPipeline(c, func(s *session, id string) error {
 		d, err := s.svc.FinishDispatch(c.Context, id, seq, r)
@@ -274,4 +298,62 @@ func countTrue(c *cli.Context, names ...string) int {
 		}
 	}
 	return n
+}
+
+// usageFlags are dispatch finish's options that say what a client
+// reported, besides --usage.
+var usageFlags = []string{"client", "model", "input-tokens", "output-tokens", "cache-read-tokens", "cache-creation-tokens", "cost-usd"}
+
+// usageOf is the usage dispatch finish records: --usage's object, the
+// options over it; nil when none is given.
+func usageOf(c *cli.Context) (*pipeline.Usage, error) {
+	var u pipeline.Usage
+	given := false
+	if path := c.String("usage"); path != "" {
+		b, err := readInput(c, path)
+		if err != nil {
+			return nil, err
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&u); err != nil {
+			return nil, usageErrorf("--usage %s: not a usage object: %v", path, err)
+		}
+		if dec.More() {
+			return nil, usageErrorf("--usage %s: more than one JSON value", path)
+		}
+		given = true
+	}
+	for _, name := range usageFlags {
+		given = given || c.IsSet(name)
+	}
+	if !given {
+		return nil, nil
+	}
+	if c.IsSet("client") {
+		u.Client = c.String("client")
+	}
+	if c.IsSet("model") {
+		u.Model = c.String("model")
+	}
+	for name, dst := range map[string]*int64{"input-tokens": &u.InputTokens, "output-tokens": &u.OutputTokens,
+		"cache-read-tokens": &u.CacheReadTokens, "cache-creation-tokens": &u.CacheCreationTokens} {
+		if c.IsSet(name) {
+			*dst = c.Int64(name)
+		}
+	}
+	if c.IsSet("cost-usd") {
+		v, err := strconv.ParseFloat(strings.TrimPrefix(c.String("cost-usd"), "$"), 64)
+		if err != nil {
+			return nil, usageErrorf("--cost-usd %s: want an amount of US dollars, like 0.42", c.String("cost-usd"))
+		}
+		u.CostUSD = &v
+	}
+	if strings.TrimSpace(u.Client) == "" {
+		return nil, withHints(usageErrorf("a usage needs the client that reported it"), "name it: --client claude (or codex, claude-code, ...)")
+	}
+	if err := u.Check(); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return &u, nil
 }

@@ -17,7 +17,16 @@ func metricsCommand() *cli.Command {
 			"estimated tokens (characters / 4), and where each quality gate stands, as 'status' says it:\n" +
 			"PASS, USER_SKIP (skipped and acknowledged), SKIPPED (not acknowledged), IN_PROGRESS, FAIL,\n" +
 			"INFERRED, NOT_REACHED, or MISSING (a later phase began without it). A WARNING names every gate\n" +
-			"that is neither passed, skipped with acknowledgement nor under way.",
+			"that is neither passed, skipped with acknowledgement nor under way.\n\n" +
+			"When agents' clients reported what their dispatches used (claude: tokens and a price; codex:\n" +
+			"tokens only), the estimates are of the other dispatches only, and the block adds the reported\n" +
+			"tokens and the cost, which says how much of it is known: \"Cost: $0.42 (claude, 12 of 14\n" +
+			"dispatches; 2 estimated by size)\". A price is never estimated: a client that gave tokens but no\n" +
+			"price is named as such. Then the cost by phase, by role and by task follows the block.\n" +
+			"--json adds \"cost\": the totals (dispatches, reported, priced, cost_usd, input_tokens, output_tokens,\n" +
+			"cache_read_tokens, cache_creation_tokens, estimated, est_input_chars, est_output_chars,\n" +
+			"est_input_tokens, est_output_tokens), \"clients\", \"by_phase\", \"by_role\" and \"by_task\"; the\n" +
+			"top-level est_input_tokens and est_output_tokens stay crucible's estimates of every dispatch.",
 		Flags: commonFlags(),
 		Action: func(c *cli.Context) error {
 			if err := wantArgs(c, 0); err != nil {
@@ -29,11 +38,21 @@ func metricsCommand() *cli.Command {
 					return err
 				}
 				r := pipeline.Summarize(st)
+				cost, err := s.svc.Cost(c.Context, st.ID)
+				if err != nil {
+					return err
+				}
+				r.Cost = &cost
 				if s.jsonOut() {
 					return s.printJSON(r)
 				}
-				_, err = s.out().Write(interop.RenderSummary(r))
-				return err
+				if _, err = s.out().Write(interop.RenderSummary(r)); err != nil {
+					return err
+				}
+				if cost.Reported > 0 {
+					writeCostTable(s.out(), &cost)
+				}
+				return nil
 			})
 		},
 	}

@@ -61,7 +61,8 @@ func replayCommand() *cli.Command {
 			"--archive puts a pipeline aside (a stale one, say) instead of replaying it: its ref is renamed to\n" +
 			"refs/crucible/archive/<id> in one transaction, never deleted, and it is no longer active on its\n" +
 			"branch. 'git crucible list --archived' shows it; fetch and sync do not bring it back from a clone\n" +
-			"that still has it, and push does not send it.",
+			"that still has it, and push does not send it.\n\n" + maxCostHelp + "\n" +
+			"A replay stopped at its cap goes on with 'git crucible build --resume --max-cost N'.",
 		Flags: commonFlags(
 			&cli.IntFlag{Name: "from-phase", Usage: "resume at the start of phase `N` (1-4) instead of the detected one"},
 			&cli.IntFlag{Name: "from-seq", Usage: "resume at the start of the phase of dispatch `N`"},
@@ -72,6 +73,7 @@ func replayCommand() *cli.Command {
 			&cli.StringFlag{Name: "template-ref", Usage: "read the templates of .crucible/templates at git revision `REV`"},
 			&cli.BoolFlag{Name: "diff", Usage: "after the replay, print its Replay Diff against the run it replaced"},
 			&cli.BoolFlag{Name: "archive", Usage: "put the pipeline aside instead: rename its ref to refs/crucible/archive/<id>"},
+			maxCostFlag,
 		),
 		Action: replayAction,
 		Subcommands: []*cli.Command{{
@@ -144,7 +146,7 @@ func replayAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("archive") {
-		for _, f := range []string{"from-phase", "from-seq", "dry-run", "yes", "current-tree", "mutate", "template-ref", "diff"} {
+		for _, f := range []string{"from-phase", "from-seq", "dry-run", "yes", "current-tree", "mutate", "template-ref", "diff", "max-cost"} {
 			if c.IsSet(f) {
 				return usageErrorf("--archive and --%s cannot be used together", f)
 			}
@@ -164,6 +166,9 @@ func replayAction(c *cli.Context) error {
 	case !c.Bool("dry-run") && !c.Bool("yes") && !c.Bool("current-tree") && !isTerminal(os.Stdin):
 		return withHints(usageErrorf("replay asks before it restores the work tree, and there is no terminal to ask on"),
 			"pass --yes to replay without asking, or --dry-run to see what it would do")
+	}
+	if err := checkMaxCost(c); err != nil {
+		return err
 	}
 	return withRepo(c, func(s *session) error {
 		sp, err := buildSpec(s, "")
@@ -429,6 +434,10 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	if err != nil {
 		return err
 	}
+	limit, err := budget(c, s, nil)
+	if err != nil {
+		return err
+	}
 	if manifest != "" {
 		// Read whole first: an import skips the lines it cannot read.
 		if _, err := replay.FromManifest(manifest); err != nil {
@@ -471,6 +480,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 		return err
 	}
 	defer e.Close()
+	e.Budget = limit
 	// An agent of the crashed run may still be running: it ends, or is
 	// ended, before the tree is restored under it.
 	// What it finds is recorded, whatever the answer to the restore, so it

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -47,8 +48,11 @@ func runCommand() *cli.Command {
 			"<task-id>/) or their output.yaml notes (notes), else the task's id, then the pipeline's trailers;\n" +
 			"the engine writes their provenance notes.\n\n" +
 			"Then one critique agent (role critique, or the manifest's critique.agent) reviews the level's tasks\n" +
-			"that need it (critique.enabled, a task's own setting first); one that crashes or writes no valid\n" +
-			"report accepts, with a warning, and files it changes are discarded. Tasks with blocking issues are\n" +
+			"that need it (critique.enabled, a task's own setting first); files it changes are discarded. A\n" +
+			"critique that did not judge (its agent failed, timed out or was stopped, or wrote no report or one\n" +
+			"that does not parse) never accepts: the run stops, the level's commits held on\n" +
+			"refs/crucible/work/<pipeline> and the branch where it was, and running it again runs the critique\n" +
+			"again, recorded as the failed one's retry. Tasks with blocking issues are\n" +
 			"fixed one at a time by their role's agent, the level rebuilt from its boundary with the fixes (each\n" +
 			"commit keeping its message), the fast gate run at each rebuilt commit (a failing one goes back to\n" +
 			"fixing) and the critique run again: amendment round 3 warns, round 4 escalates. Once accepted the\n" +
@@ -67,13 +71,20 @@ func runCommand() *cli.Command {
 			"never read back. A TOML manifest is not rewritten: no TOML library keeps its comments and layout.\n" +
 			"--json prints the result on stdout: pipeline, status, done, head, backup, and each task's id,\n" +
 			"level, status and commit.\n\n" +
-			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems, a task\n" +
-			"failed or the run was refused; 2 escalated: a level's critique still found blocking issues after\n" +
-			"three amendment rounds; 128 not a git repository, no manifest, or no agent; 129 usage error.",
+			"A manifest of more tasks than git config crucible.maxTasks (default 50; --max-tasks N for this\n" +
+			"run, 0 for no cap) is refused before anything starts, and --dry-run says so: a DAG's fan-out is\n" +
+			"its cost.\n\n" + maxCostHelp + "\n" +
+			"The tasks it kept from starting stay pending, and running it again with a higher cap goes on.\n\n" +
+			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems (or more\n" +
+			"tasks than the cap), a task failed, a critique did not judge or the run was refused; 2 escalated: a\n" +
+			"level's critique still found blocking issues after three amendment rounds, or the cost cap was\n" +
+			"reached; 128 not a git repository, no manifest, or no agent; 129 usage error.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the manifest and show its levels; run nothing"},
 			&cli.IntFlag{Name: "max-parallel", Usage: "run at most `N` agents at once (default: the manifest's max-parallel)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve the run's commits up front (commits.approval ask-once or ask-each)"},
+			&cli.IntFlag{Name: "max-tasks", Usage: "refuse a manifest of more than `N` tasks (0: no cap; default: git config " + maxTasksKey + ", else 50)"},
+			maxCostFlag,
 			jsonFlag,
 		},
 		Action: runAction,
@@ -86,6 +97,12 @@ func runAction(c *cli.Context) error {
 	}
 	if c.IsSet("max-parallel") && c.Int("max-parallel") < 1 {
 		return usageErrorf("--max-parallel %d: want at least 1", c.Int("max-parallel"))
+	}
+	if c.IsSet("max-tasks") && c.Int("max-tasks") < 0 {
+		return usageErrorf("--max-tasks %d: want 0 (no cap) or more", c.Int("max-tasks"))
+	}
+	if err := checkMaxCost(c); err != nil {
+		return err
 	}
 	return withRepo(c, func(s *session) error {
 		top := s.svc.Repo.WorkTree
@@ -127,9 +144,17 @@ func runAction(c *cli.Context) error {
 		if c.IsSet("max-parallel") {
 			m.MaxParallel = c.Int("max-parallel")
 		}
+		limit, from, err := maxTasks(c, s)
+		if err != nil {
+			return err
+		}
+		over := tooManyTasks(m, name, limit, from)
 		if c.Bool("dry-run") {
 			printLevels(s, name, m)
-			return nil
+			return over
+		}
+		if over != nil {
+			return over
 		}
 		return runTasks(c, s, m, name, dag.NewView(path, data))
 	})
@@ -166,6 +191,16 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 	if err != nil {
 		return err
 	}
+	limit, err := budget(c, s, func(maxCost string) string {
+		goOn := "git crucible run "
+		if c.Bool("yes") {
+			goOn += "--yes "
+		}
+		return goOn + "--max-cost " + maxCost + " " + shellQuote(name)
+	})
+	if err != nil {
+		return err
+	}
 	approve := func() error {
 		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
 			return nil
@@ -187,6 +222,7 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 		return err
 	}
 	defer e.Close()
+	e.Budget = limit
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if _, err := e.Recover(ctx); err != nil {
@@ -212,6 +248,15 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 		}
 	}
 	switch {
+	case res.Budget != nil:
+		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
+		fmt.Fprintf(s.err(), "hint: %s\n", res.Budget.Suggestion())
+		return &silentExit{Code: exitEscalated}
+	case res.Critique != nil:
+		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
+		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", build.WorkRef(id))
+		fmt.Fprintf(s.err(), "hint: once the critique's agent is fixed, run the critique again with: git crucible run %s\n", shellQuote(name))
+		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
 		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
 		fmt.Fprintf(s.err(), "hint: the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json\n", build.WorkRef(id))
@@ -326,4 +371,36 @@ func abbrev(sha string) string {
 		return "-"
 	}
 	return sha[:min(12, len(sha))]
+}
+
+// maxTasksKey is the git config key of the most tasks a run takes.
+const maxTasksKey = "crucible.maxTasks"
+
+// defaultMaxTasks is the most tasks a run takes when nothing says otherwise.
+const defaultMaxTasks = 50
+
+// maxTasks is the most tasks a run takes and where that was set:
+// --max-tasks, else crucible.maxTasks, else 50; 0 is no cap.
+func maxTasks(c *cli.Context, s *session) (int64, string, error) {
+	if c.IsSet("max-tasks") {
+		return int64(c.Int("max-tasks")), "--max-tasks", nil
+	}
+	limit, err := s.svc.Repo.ConfigInt(c.Context, maxTasksKey, defaultMaxTasks)
+	switch {
+	case err != nil:
+		return 0, "", err
+	case limit < 0:
+		return 0, "", usageErrorf("%s %d: want 0 (no cap) or more", maxTasksKey, limit)
+	}
+	return limit, maxTasksKey, nil
+}
+
+// tooManyTasks is the refusal of manifest m (name) when it has more
+// tasks than limit allows (from says who set it); nil when it has not.
+func tooManyTasks(m *dag.Manifest, name string, limit int64, from string) error {
+	if limit == 0 || int64(len(m.Tasks)) <= limit {
+		return nil
+	}
+	return withHints(&refused{Err: fmt.Errorf("%s: %d tasks, more than the cap of %d (%s): a run fans out to as many agents", name, len(m.Tasks), limit, from)},
+		"split it into smaller runs, or allow them: git crucible run --max-tasks "+strconv.Itoa(len(m.Tasks))+" "+shellQuote(name))
 }

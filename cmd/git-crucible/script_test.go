@@ -70,6 +70,8 @@ var sha1Only = map[string]bool{
 	"hooks_missing_binary": true, "hook_claude": true, "hook_claude_real": true, "hooks_claude": true, "help": true, "help_man": true, "import_unsafe": true, "marker": true, "handoff": true,
 	// long replays of whole builds, whose SHA-256 path the replay scenario takes
 	"replay_kill": true, "replay_ab": true,
+	// whole builds stopped at their cost cap and gone on with, whose SHA-256 path run_cost takes
+	"build_max_cost": true,
 }
 
 func scriptParams(dir string, files []string, setup func(*testscript.Env) error) testscript.Params {
@@ -92,6 +94,8 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 				return err
 			}
 			env.Setenv("CLAUDE_HOOKS", hooks) // real Claude Code hook payloads
+			// The scripted agent as claude would run it, reporting a price: see testdata/agent/README.md.
+			env.Setenv("FAKECLAUDE", filepath.Join(filepath.Dir(scripted), "fakeclaude"))
 			return setup(env)
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly},

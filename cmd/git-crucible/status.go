@@ -32,7 +32,12 @@ func statusCommand() *cli.Command {
 			"stagnation, an escalation or a failed phase. A quality gate that a later phase began without is\n" +
 			"marked MISSING, as 'metrics' and --markdown say. A task run (git crucible run) adds its section: the\n" +
 			"level, the tasks by status, the running tasks and their worktrees, the backup branch (\"task_run\"\n" +
-			"in --json). --watch redraws whenever the pipeline changes.",
+			"in --json). --watch redraws whenever the pipeline changes.\n\n" +
+			"Once agents' clients report what their dispatches used, status says what the pipeline cost and\n" +
+			"how much of that is known (Cost: $0.42 (claude, 12 of 14 dispatches; 2 estimated by size)), the\n" +
+			"tokens reported and those estimated by size (characters / 4) for the other dispatches, and the cost\n" +
+			"by phase, by role and by task; a client that gives tokens but no price (codex) is named as such,\n" +
+			"never priced. --json always has \"cost\", as 'metrics --json' has it.",
 		Flags: commonFlags(
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw when the pipeline changes (Ctrl-C ends it)"},
 			&cli.BoolFlag{Name: "markdown", Usage: "print crucible's pipeline-status.md"},
@@ -68,9 +73,13 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	if outlook != nil && build.Running(s.svc, st.ID) != 0 {
 		outlook = nil
 	}
+	cost, err := s.svc.Cost(ctx, st.ID)
+	if err != nil {
+		return err
+	}
 	if s.jsonOut() {
 		out := map[string]any{"state": st, "allowed": blocked == nil, "blocked": blockedJSON(blocked),
-			"status": interop.StatusOf(st, now)}
+			"status": interop.StatusOf(st, now), "cost": cost}
 		if outlook != nil {
 			out["resume"] = outlook
 		}
@@ -91,6 +100,9 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
 	fmt.Fprintf(w, "\nElapsed:  %s\n", interop.Duration(pipeline.Seconds(st.Created, now)))
+	if cost.Reported > 0 {
+		fmt.Fprintf(w, "Cost:     %s\nTokens:   %s\n", cost.Summary(), cost.Tokens())
+	}
 	switch {
 	case outlook != nil && outlook.Run != "":
 		fmt.Fprintf(w, "Resume:   no run is going on; it goes on with: git crucible run %s\n", outlook.Run)
@@ -146,6 +158,10 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		}
 	}
 	writeTasks(w, v.Tasks, now)
+	if cost.Reported > 0 {
+		fmt.Fprintln(w)
+		writeCostTable(w, &cost)
+	}
 	j := v.Journal
 	if len(j.Decisions)+len(j.Constraints)+len(j.NextSteps) > 0 {
 		fmt.Fprintf(w, "\nCompression state:\n")
