@@ -97,28 +97,26 @@ func Open(svc *pipeline.Service, id string, agents *agent.Config, workdir string
 		return nil, err
 	}
 	e.unlock = unlock
+	// Held, the pipeline changes only by this engine's appends, unless
+	// someone goes around the lock: each append checks.
+	if err := svc.Guard(id); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
-// Running returns the pid of the engine that holds pipeline id's lock, as
-// the owner record in it says, without taking the lock: a probe that took
-// it would turn away a build starting meanwhile. 0 when none is known to
-// run: Close empties the record, and one a killed engine left names a
-// process gone.
+// Running returns the pid of the engine that holds pipeline id's lock,
+// 0 when none is known to run (pipeline.HolderOf).
 func Running(svc *pipeline.Service, id string) int {
-	e := &Engine{Service: svc, ID: id}
-	b, err := os.ReadFile(e.lockPath())
-	if err != nil {
-		return 0
-	}
-	if pid, gone := gitext.OwnerGone(string(b)); !gone {
-		return pid
+	if h := pipeline.HolderOf(svc.Repo, id); h != nil {
+		return h.Pid
 	}
 	return 0
 }
 
 // lockPath is the engine lock's file.
-func (e *Engine) lockPath() string { return filepath.Join(e.runs(), "engine-lock") }
+func (e *Engine) lockPath() string { return pipeline.EngineLock(e.Service.Repo, e.ID) }
 
 // Close releases the engine lock.
 func (e *Engine) Close() {
@@ -128,6 +126,7 @@ func (e *Engine) Close() {
 		os.Truncate(e.lockPath(), 0)
 		e.unlock()
 		e.unlock = nil
+		e.Service.Unguard(e.ID)
 	}
 }
 

@@ -174,6 +174,11 @@ func (r *Repo) GitIndexInput(ctx context.Context, index string, stdin []byte, ar
 	return runEnv(ctx, r, "", []string{"GIT_INDEX_FILE=" + index}, stdin, args...)
 }
 
+// GitInput is Git with stdin on git's standard input.
+func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	return run(ctx, r, stdin, args...)
+}
+
 // IsAncestor reports whether commit a is reachable from commit b.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)

@@ -63,6 +63,10 @@ type DispatchStart struct {
 	// RetryOf is the dispatch of the same step this one runs again: one the
 	// engine could not settle when it resumed.
 	RetryOf *int `json:"retry_of,omitempty"`
+	// RecordedBy is "hook" for a dispatch a hook recorded (git crucible hook
+	// claude), possibly while an engine held the pipeline: an agent's own
+	// subagent, never the engine's.
+	RecordedBy string `json:"recorded_by,omitempty"`
 }
 
 // DispatchFinish is the payload of dispatch.finish.
@@ -287,7 +291,9 @@ func (s *Service) StartDispatch(ctx context.Context, id string, r DispatchReques
 	_, _, err = s.Update(ctx, id, func(st *State, _ string) (*Change, error) {
 		seq = st.Dispatch.Last + 1
 		c := &Change{Files: map[string][]byte{}}
-		c.Drafts = []Draft{{Type: TypeDispatchStart, Data: r.start(seq, template, c.Files)}}
+		start := r.start(seq, template, c.Files)
+		start.RecordedBy = s.recordedBy()
+		c.Drafts = []Draft{{Type: TypeDispatchStart, Data: start}}
 		return c, nil
 	})
 	return seq, err
@@ -374,7 +380,7 @@ func (s *Service) ReconstructDispatch(ctx context.Context, id string, r Dispatch
 		seq := st.Dispatch.Last + 1
 		c := &Change{Files: map[string][]byte{}}
 		start := r.start(seq, template, c.Files)
-		start.Reconstructed = true
+		start.Reconstructed, start.RecordedBy = true, s.recordedBy()
 		d = f.finish(seq, template, now, now, c.Files)
 		c.Drafts = []Draft{{Type: TypeDispatchStart, Data: start}, {Type: TypeDispatchFinish, Data: d}}
 		return c, nil
@@ -420,14 +426,15 @@ type ManifestEntry struct {
 	Template      string  `json:"template"`
 	Reconstructed bool    `json:"reconstructed,omitempty"` // its start was recorded from a later event
 	// What crucible's manifest has no field for, when known.
-	Background bool     `json:"background,omitempty"` // sent to run on in the background
-	ParentSeq  *int     `json:"parent_seq,omitempty"` // the dispatch whose agent made this one
-	Failure    string   `json:"failure,omitempty"`    // how a failed or errored agent failed
-	AgentType  string   `json:"agent_type,omitempty"` // the kind of agent its client says ran it
-	ExitCode   *int     `json:"exit_code,omitempty"`  // how the agent's process exited, when the engine saw it
-	Stderr     string   `json:"stderr,omitempty"`     // the tail of a failed agent's stderr
-	Denials    []string `json:"denials,omitempty"`    // what its client refused it
-	Usage      *Usage   `json:"usage,omitempty"`      // what its client says it cost
+	Background bool     `json:"background,omitempty"`  // sent to run on in the background
+	ParentSeq  *int     `json:"parent_seq,omitempty"`  // the dispatch whose agent made this one
+	RecordedBy string   `json:"recorded_by,omitempty"` // "hook": recorded by git crucible hook claude
+	Failure    string   `json:"failure,omitempty"`     // how a failed or errored agent failed
+	AgentType  string   `json:"agent_type,omitempty"`  // the kind of agent its client says ran it
+	ExitCode   *int     `json:"exit_code,omitempty"`   // how the agent's process exited, when the engine saw it
+	Stderr     string   `json:"stderr,omitempty"`      // the tail of a failed agent's stderr
+	Denials    []string `json:"denials,omitempty"`     // what its client refused it
+	Usage      *Usage   `json:"usage,omitempty"`       // what its client says it cost
 	Prompt     string   `json:"-"`
 	Output     string   `json:"-"`
 	// PromptFile: the kept prompt is crucible's whole dispatch file, header and all (an import).
@@ -471,7 +478,7 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 				InputChars: d.InputChars, ModelTier: Optional(d.ModelTier), ReplayOf: d.ReplayOf,
 				ReplaySession: Optional(d.ReplaySession), Mutation: Optional(d.Mutation),
 				Timestamp: e.Time, Template: d.Template, Reconstructed: d.Reconstructed, Prompt: d.Prompt,
-				Background: d.Background, ParentSeq: d.ParentSeq}
+				Background: d.Background, ParentSeq: d.ParentSeq, RecordedBy: d.RecordedBy}
 		case TypeDispatchFinish:
 			var d DispatchFinish
 			if err := DecodeData(e, &d); err != nil {

@@ -82,6 +82,12 @@ type Service struct {
 		id, commit string
 		st         *State
 	}
+	// Hook says this service records for a hook (git crucible hook
+	// claude): while an engine holds a pipeline, it may still record the
+	// dispatches of the agents' own subagents, marked as the hook's.
+	Hook bool
+	// guard is each pipeline an engine guards (Guard) -> its last append.
+	guard map[string]string
 	// enc renders state.json into buffers it reuses: a state grows with
 	// its pipeline, and an engine renders one for every append.
 	enc stateEncoder
@@ -244,6 +250,9 @@ func (s *Service) Update(ctx context.Context, id string, plan func(st *State, no
 	var st *State
 	var warnings []string
 	next, err := s.Store.Append(ctx, id, w.identity(), func(h *refs.Head) (*refs.Batch, error) {
+		if err := s.checkGuard(ctx, id, h.Commit); err != nil {
+			return nil, err
+		}
 		if h.Commit == "" {
 			return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
 		}
@@ -254,6 +263,9 @@ func (s *Service) Update(ctx context.Context, id string, plan func(st *State, no
 		st = cur
 		change, err := plan(cur, now)
 		if err != nil {
+			return nil, err
+		}
+		if err := s.mayAppend(id, change.Drafts); err != nil {
 			return nil, err
 		}
 		batch, warn, err := s.batch(w, st, now, change.Drafts)
@@ -269,6 +281,9 @@ func (s *Service) Update(ctx context.Context, id string, plan func(st *State, no
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if _, guarded := s.guard[id]; guarded {
+		s.guard[id] = next.Commit
 	}
 	s.remember(next, st)
 	return st, warnings, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
@@ -49,7 +50,53 @@ func (s *Service) Verify(ctx context.Context, id string) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.VerifyAt(ctx, id, tip)
+	problems, err := s.VerifyAt(ctx, id, tip)
+	if err != nil {
+		return nil, err
+	}
+	rewound, err := s.rewound(ctx, id, tip)
+	if rewound != nil {
+		problems = append(problems, *rewound)
+	}
+	return problems, err
+}
+
+// rewound reports a chain its reflog says was rewound: the newest tip
+// git-crucible moved it to (every move of a chain is logged, with a
+// "crucible: " reason: gitext.BeginRefs) that the chain no longer
+// contains, and how to put it back. A commit someone else put there and
+// took away again is not git-crucible's to miss.
+func (s *Service) rewound(ctx context.Context, id, tip string) (*Problem, error) {
+	ref := refs.PipelineRef(id)
+	out, err := s.Repo.Git(ctx, "reflog", "show", "--format=%H %gs", ref, "--")
+	if err != nil {
+		return nil, nil // no reflog: nothing to say
+	}
+	var logged []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if c, reason, _ := strings.Cut(line, " "); strings.HasPrefix(reason, "crucible: ") {
+			logged = append(logged, c)
+		}
+	}
+	if len(logged) == 0 {
+		return nil, nil
+	}
+	gone, err := s.Repo.GitInput(ctx, []byte(strings.Join(logged, "\n")+"\n"), "rev-list", "--stdin", "--not", tip, "--")
+	if err != nil {
+		return nil, err
+	}
+	lost := map[string]bool{}
+	for _, c := range strings.Fields(string(gone)) {
+		lost[c] = true
+	}
+	for _, c := range logged { // newest first
+		if lost[c] {
+			return &Problem{Pipeline: id, Commit: tip, Message: fmt.Sprintf(
+				"the chain lost commits git-crucible wrote: its reflog holds %s, which the chain no longer contains; put it back with: git update-ref %s %s %s",
+				c[:12], ref, c, tip)}, nil
+		}
+	}
+	return nil, nil
 }
 
 // VerifyKnown is Verify for audits that run often (pre-push, pre-receive,

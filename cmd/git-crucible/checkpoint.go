@@ -302,9 +302,7 @@ func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint
 	if err := sh.ResetBranch(c.Context, safety.Head, cp.Head); errors.As(err, &gone) {
 		return nil, withHints(fmt.Errorf("the work tree is restored to checkpoint %s (%s, %s changed), but the branch did not move: %w",
 			cp.ID[:12], cp.Reason, plural(len(changes), "path"), gone), "the branch stays where it was; undo the restore with: "+r.undo)
-	} else if killed := (*checkpoint.KilledRestoreError)(nil); errors.As(err, &killed) {
-		return nil, withHints(err, "the work tree is restored; the branch did not move", killed.Hint())
-	} else if err != nil {
+	} else if err != nil { // a *checkpoint.KilledRestoreError adds its own hint
 		return nil, withHints(err, "the work tree is restored; the branch did not move")
 	}
 	return r, nil

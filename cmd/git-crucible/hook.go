@@ -109,6 +109,7 @@ func recordHookEvent(c *cli.Context) error {
 		}
 	}
 	return withRepo(c, func(s *session) error {
+		s.svc.Hook = true // an engine holding the pipeline lets it record subagents' dispatches only
 		r := claudecode.Recorder{Svc: s.svc, Pipeline: id, Parent: parent}
 		o, err := r.Record(c.Context, e)
 		if o != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/outcome"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // Exit codes, as documented in the README and --help.
@@ -37,9 +38,12 @@ func Report(stderr io.Writer, err error) int {
 			hints = append(hints, h.Hints...)
 		}
 	}
-	var locked *gitext.LockedError
-	if errors.As(err, &locked) {
-		hints = append(hints, locked.Hint())
+	var hinter interface {
+		error
+		Hint() string
+	}
+	if errors.As(err, &hinter) {
+		hints = append(hints, hinter.Hint())
 	}
 	printHints := func() {
 		for _, h := range hints {
@@ -50,6 +54,8 @@ func Report(stderr io.Writer, err error) int {
 		silent *SilentExit
 		usage  *outcome.UsageError
 		rf     *outcome.Refused
+		held   *pipeline.HeldError
+		moved  *pipeline.ForeignChangeError
 		gerr   *gitext.Error
 		exit   interface {
 			error
@@ -65,6 +71,10 @@ func Report(stderr io.Writer, err error) int {
 		return ExitUsage
 	case errors.As(err, &rf):
 		fmt.Fprintf(stderr, "%s\n", prefixed("error: ", rf.Error()))
+		printHints()
+		return ExitRefused
+	case errors.As(err, &held), errors.As(err, &moved):
+		fmt.Fprintf(stderr, "error: %s\n", err)
 		printHints()
 		return ExitRefused
 	case errors.As(err, &gerr):
@@ -87,6 +97,7 @@ func Report(stderr io.Writer, err error) int {
 		return gerr.ExitCode
 	case errors.As(err, &exit):
 		fmt.Fprintf(stderr, "error: %s\n", exit.Error())
+		printHints()
 		return exit.ExitCode()
 	}
 	fmt.Fprintf(stderr, "fatal: %s\n", err)
