@@ -84,6 +84,9 @@ func (e *HeldError) Hint() string {
 // holds it; a hook's service (Service.Hook) may record dispatches, which
 // move no gate, and they are marked as the hook's.
 func (s *Service) mayAppend(id string, drafts []Draft) error {
+	if _, engine := s.guard[id]; engine {
+		return nil
+	}
 	h := HolderOf(s.Repo, id)
 	if h == nil || h.Pid == os.Getpid() {
 		return nil
