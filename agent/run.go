@@ -118,6 +118,7 @@ const (
 	BadOutput  FailureKind = "bad-output"  // claude printed no result it could be read from
 	AgentError FailureKind = "agent-error" // the client said the session failed (claude's is_error, codex's turn.failed)
 	APIError   FailureKind = "api-error"   // the client's model API refused it (a status such as 401, 429, 529)
+	Tampered   FailureKind = "tampered"    // it changed the repository's hooks or their config (put back)
 )
 
 // Failure is a dispatch that did not finish well. Result still holds all

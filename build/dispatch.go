@@ -157,6 +157,10 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	}
 	req.Prompt, req.Role, req.Template, req.Commands = d.Prompt, d.Role, d.Template, d.Commands
 	req.Phase, req.Task, req.Round = int(d.Point.Phase), d.Point.Task, d.Point.Round
+	hooksChanged, err := guardHooks(ctx, e.Service.Repo, filepath.Join(e.Service.Repo.CrucibleDir(), "hooks-kept", e.ID, strconv.Itoa(seq)))
+	if err != nil {
+		return engineError(out, err)
+	}
 	res, err := runner.Run(ctx, a, req)
 	var waiting *agent.Waiting
 	if errors.As(err, &waiting) {
@@ -171,6 +175,12 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		out.Output = res.Output
 	}
 	ex := checked(exitOf(res, err), d.Report, res)
+	if changed, err := hooksChanged(); err != nil {
+		return engineError(out, err)
+	} else if changed != "" {
+		ex.Status, ex.Failure = "failed", string(agent.Tampered)
+		ex.Summary = "it changed the repository's hooks, which were put back: " + changed
+	}
 	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
 	out.ExitCode, out.Stderr, out.Denials, out.Usage = ex.ExitCode, ex.Stderr, ex.Denials, ex.Usage
 	if err := keep(dir, res, ex); err != nil {

@@ -3,6 +3,7 @@ package build
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,5 +242,20 @@ func TestEngineLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Another pipeline's engine on the same branch is refused too: two
+	// pipelines' agents would share the work tree.
+	if _, _, err := e.Service.Start(t.Context(), pipeline.StartOptions{Goal: "beside", Mode: "feature", ID: "beside", Beside: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(e.Service, "beside", e.Agents, e.Workdir)
+	if !errors.As(err, &busy) || busy.Other != e.ID || err.Error() != fmt.Sprintf(
+		"branch 'main' is being built by another git-crucible (pid %d, pipeline %s): one engine works on a branch at a time", os.Getpid(), e.ID) {
+		t.Fatalf("an engine of another pipeline on the branch: %v", err)
+	}
 	second.Close()
+	third, err := Open(e.Service, "beside", e.Agents, e.Workdir)
+	if err != nil {
+		t.Fatalf("once the branch is free: %v", err)
+	}
+	third.Close()
 }

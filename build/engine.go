@@ -45,6 +45,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/git-crucible/git-crucible/agent"
@@ -70,21 +71,28 @@ type Engine struct {
 	chain sync.Mutex
 }
 
-// BusyError is a pipeline another engine is working on.
+// BusyError is a pipeline, or its branch, another engine is working on.
 type BusyError struct {
 	ID    string
 	Owner int // its pid, 0 when unknown
+	// Branch and Other: another pipeline's engine works on the branch.
+	Branch, Other string
 }
 
 func (e *BusyError) Error() string {
+	if e.Other != "" {
+		return fmt.Sprintf("branch '%s' is being built by another git-crucible (pid %d, pipeline %s): one engine works on a branch at a time", e.Branch, e.Owner, e.Other)
+	}
 	if e.Owner == 0 {
 		return fmt.Sprintf("pipeline %s is being built by another git-crucible", e.ID)
 	}
 	return fmt.Sprintf("pipeline %s is being built by another git-crucible (pid %d)", e.ID, e.Owner)
 }
 
-// Open takes pipeline id's engine lock and returns its engine. Another
-// engine holding it is a *BusyError.
+// Open takes pipeline id's engine lock, and that of the branch checked
+// out (one engine per branch: two pipelines' agents must not share a work
+// tree), and returns its engine. Another engine holding either is a
+// *BusyError.
 func Open(svc *pipeline.Service, id string, agents *agent.Config, workdir string) (*Engine, error) {
 	e := &Engine{Service: svc, ID: id, Agents: agents, Workdir: workdir}
 	unlock, err := fsutil.TryLock(e.lockPath(), []byte(gitext.Owner()))
@@ -97,6 +105,28 @@ func Open(svc *pipeline.Service, id string, agents *agent.Config, workdir string
 		return nil, err
 	}
 	e.unlock = unlock
+	if branch, err := svc.Repo.HeadBranch(); err != nil {
+		e.Close()
+		return nil, err
+	} else if branch != "" {
+		lock := pipeline.BranchLock(svc.Repo, branch)
+		unlockBranch, err := fsutil.TryLock(lock, []byte(gitext.Owner()+pipeline.BranchLockPipeline+id+"\n"))
+		if errors.As(err, &held) {
+			e.Close()
+			pid, _ := gitext.OwnerGone(held.Owner)
+			_, other, _ := strings.Cut(held.Owner, pipeline.BranchLockPipeline)
+			return nil, &BusyError{ID: id, Owner: pid, Branch: branch, Other: strings.TrimSpace(other)}
+		}
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.unlock = func() {
+			os.Truncate(lock, 0)
+			unlockBranch()
+			unlock()
+		}
+	}
 	// Held, the pipeline changes only by this engine's appends, unless
 	// someone goes around the lock: each append checks.
 	if err := svc.Guard(id); err != nil {
@@ -132,7 +162,7 @@ func (e *Engine) Close() {
 
 // runs is the directory of the pipeline's run directories and lock.
 func (e *Engine) runs() string {
-	return filepath.Join(e.Service.Repo.CrucibleDir(), "runs", e.ID)
+	return pipeline.RunsDir(e.Service.Repo, e.ID)
 }
 
 // RunDir is where dispatch seq keeps what a successor engine needs while

@@ -30,6 +30,12 @@ type Error struct {
 	ExitCode int
 }
 
+// IsExit reports whether err is git's exit with status code.
+func IsExit(err error, code int) bool {
+	var gerr *Error
+	return errors.As(err, &gerr) && gerr.ExitCode == code
+}
+
 func (e *Error) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" && e.ExitCode < 0 {

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,9 +16,21 @@ import (
 // verify-commits --fix) holds while it works on pipeline id, with an owner
 // record naming it (gitext.Owner): while it does, it is the pipeline's
 // only writer.
-func EngineLock(r *gitext.Repo, id string) string {
-	return filepath.Join(r.CrucibleDir(), "runs", id, "engine-lock")
+func EngineLock(r *gitext.Repo, id string) string { return filepath.Join(RunsDir(r, id), "engine-lock") }
+
+// RunsDir is where the engines of pipeline id keep their run directories
+// and lock.
+func RunsDir(r *gitext.Repo, id string) string { return filepath.Join(r.CrucibleDir(), "runs", id) }
+
+// BranchLock is the lock an engine holds on the branch it works on, its
+// owner record followed by BranchLockPipeline and the pipeline's id.
+func BranchLock(r *gitext.Repo, branch string) string {
+	sum := sha256.Sum256([]byte(branch))
+	return filepath.Join(r.CrucibleDir(), "runs", ".branches", hex.EncodeToString(sum[:8]))
 }
+
+// BranchLockPipeline starts the line of a branch lock naming its pipeline.
+const BranchLockPipeline = "pipeline "
 
 // Holder is the engine process holding a pipeline.
 type Holder struct {
@@ -35,8 +49,11 @@ func (h Holder) String() string {
 // the lock's owner record without taking the lock: a probe that took it
 // would turn away an engine starting meanwhile. A record a killed engine
 // left names a process gone, and an engine that stopped empties it.
-func HolderOf(r *gitext.Repo, id string) *Holder {
-	b, err := os.ReadFile(EngineLock(r, id))
+func HolderOf(r *gitext.Repo, id string) *Holder { return holderIn(EngineLock(r, id)) }
+
+// holderIn is the live engine whose owner record lock holds, or nil.
+func holderIn(lock string) *Holder {
+	b, err := os.ReadFile(lock)
 	if err != nil {
 		return nil
 	}

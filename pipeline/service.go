@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -437,6 +438,10 @@ func (s *Service) Start(ctx context.Context, o StartOptions) (*State, string, er
 	}
 	if stillOpen && !o.Fresh && !o.Beside {
 		return nil, "", &ActiveError{Branch: branch, ID: old}
+	}
+	// A fresh start must not pull the branch from under an engine at work.
+	if h := holderIn(BranchLock(s.Repo, branch)); stillOpen && o.Fresh && h != nil && h.Pid != os.Getpid() {
+		return nil, "", &HeldError{ID: old, Holder: *h, Types: []string{TypeAbandon}}
 	}
 	id := o.ID
 	if id == "" {
