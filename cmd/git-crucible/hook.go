@@ -69,18 +69,27 @@ func hookClaude(c *cli.Context) error {
 	if err := wantArgs(c, 0); err != nil {
 		return err
 	}
-	err := recordHookEvent(c)
+	payload, err := io.ReadAll(io.LimitReader(c.App.Reader, 64<<20))
+	if err == nil {
+		// Before any repository is looked for: crucible's users have only
+		// the markdown.
+		if w, ok := interop.ParseFileWrite(payload); ok {
+			home, _ := os.UserHomeDir()
+			if err := interop.GuardLedgerWrite(w, home); err != nil {
+				// Claude Code's blocking answer: exit 2, the reason on stderr.
+				fmt.Fprintf(c.App.ErrWriter, "error: %v\n", err)
+				return &silentExit{Code: exitBlocked}
+			}
+		}
+		err = recordHookEvent(c, payload)
+	}
 	if err != nil && !c.Bool("strict") {
 		return nil // never break the agent
 	}
 	return err
 }
 
-func recordHookEvent(c *cli.Context) error {
-	payload, err := io.ReadAll(io.LimitReader(c.App.Reader, 64<<20))
-	if err != nil {
-		return err
-	}
+func recordHookEvent(c *cli.Context, payload []byte) error {
 	e, err := interop.ParseHookPayload(payload)
 	if errors.Is(err, interop.ErrNotAgentCall) {
 		return &refused{Err: err}
