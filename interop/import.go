@@ -101,8 +101,10 @@ const checkpointList = "checkpoint-manifest.md"
 // manifest lines already taken), and what export writes for it now (a
 // directory it exported is imported back as nothing new). Malformed lines
 // and files are reported and skipped; a file that is not a regular file
-// directly inside dir (a symbolic link, a dispatch file named "../x")
-// refuses the whole import (ErrOutside) before anything is written.
+// directly inside dir, or in its quality-gate/ (a symbolic link, a
+// dispatch file named "../x") refuses the whole import (ErrOutside) before
+// anything is written. A phase the ledger says PASS without a PASS marker
+// of its pipeline and phase is imported INFERRED (inferUnverified).
 func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
 	r := &ImportReport{Problems: []string{}, Files: []string{}, Inferred: []ledger.Phase{}}
 	problem := func(name string, line int, msg string) {
