@@ -27,15 +27,19 @@ const ClaudeCommand = "git crucible hook claude"
 // as the Agent tool's).
 const ClaudeToolMatcher = "Agent|Task"
 
+// ClaudePreToolMatcher is PreToolUse's: the Agent tool's, and the Write and
+// Edit tools', whose writes of build-gate-ledger.md hook claude guards.
+const ClaudePreToolMatcher = ClaudeToolMatcher + "|Write|Edit"
+
 // ClaudeEntry is an event git-crucible's entries hook, and their matcher.
 type ClaudeEntry struct{ Event, Matcher string }
 
 // ClaudeEntries are the entries InstallClaude writes: the Agent tool's
-// calls, their failures, and what ends an agent sent to run on in the
-// background (its SubagentStop; else a turn's Stop that no longer lists
-// it, or the session's end).
+// calls (and the writes PreToolUse guards), their failures, and what ends
+// an agent sent to run on in the background (its SubagentStop; else a
+// turn's Stop that no longer lists it, or the session's end).
 var ClaudeEntries = []ClaudeEntry{
-	{"PreToolUse", ClaudeToolMatcher},
+	{"PreToolUse", ClaudePreToolMatcher},
 	{"PostToolUse", ClaudeToolMatcher},
 	{"PostToolUseFailure", ClaudeToolMatcher},
 	{"SubagentStop", ""},

@@ -144,6 +144,12 @@ func TestInstallClaude(t *testing.T) {
 			in: `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"git-crucible hook claude --strict"}]},{"hooks":[{"type":"command","command":"mine"}]},` +
 				`{"matcher":"","hooks":[{"type":"command","command":"git crucible hook claude"}]}]}}`,
 			action: Upgraded, changed: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "SubagentStop", "Stop", "SessionEnd"}},
+		{name: "installed before PreToolUse guarded Write and Edit",
+			in: `{"hooks":{"PreToolUse":[{"matcher":"Agent|Task","hooks":[{"type":"command","command":"git crucible hook claude"}]}],` +
+				`"PostToolUse":[` + string(claudeGroup(ClaudeEntries[1])) + `],"PostToolUseFailure":[` + string(claudeGroup(ClaudeEntries[2])) +
+				`],"SubagentStop":[` + string(claudeGroup(ClaudeEntries[3])) + `],"Stop":[` + string(claudeGroup(ClaudeEntries[4])) +
+				`],"SessionEnd":[` + string(claudeGroup(ClaudeEntries[5])) + `]}}`,
+			want: "{\n  \"hooks\": {\n" + oursJSON(2) + "\n  }\n}\n", action: Upgraded, changed: []string{"PreToolUse"}},
 		{name: "partly installed", in: "{\"hooks\":{\"Stop\":[" + string(claudeGroup(ClaudeEntries[4])) + "]}}",
 			action: Upgraded, changed: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "SubagentStop", "SessionEnd"}},
 		{name: "an entry of yours that runs the hook is kept, and none added beside it",
@@ -224,7 +230,7 @@ func TestInstallClaudeOutdatedInPlace(t *testing.T) {
 		}
 		got = append(got, v.Matcher)
 	}
-	if want := []string{"Bash", ClaudeToolMatcher, "Edit"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"Bash", ClaudePreToolMatcher, "Edit"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("PreToolUse matchers %q, want %q", got, want)
 	}
 }

@@ -63,8 +63,9 @@ func Export(ctx context.Context, svc *pipeline.Service, id, dir string) (map[str
 // exportManifest writes manifest.jsonl as crucible appends it (a
 // "dispatched" line when an agent is sent, its final line when it returns,
 // in event order), a dispatch file for every kept prompt, a
-// <seq>-<template>.output.md for every kept output, and the decision
-// journal.
+// <seq>-<template>.output.md for every kept output, the decision journal,
+// and a gate-verdict-<pipeline>-<seq>.md marker for every verdict (the
+// crucible marker it was recorded from, when it was).
 func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, files map[string][]byte) error {
 	events, err := svc.ChainEvents(ctx, id)
 	if err != nil {
@@ -127,6 +128,20 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 			}
 			journal = append(journal, Decision{Time: at, Type: d.Type, Choice: d.Choice, Reason: d.Reason,
 				Alternatives: d.Alternatives}.Render()...)
+			continue
+		case pipeline.TypeVerdict:
+			// As crucible's quality gate writes it, so that an import of the
+			// export finds each PASS verified.
+			var d pipeline.VerdictData
+			if err := pipeline.DecodeData(e, &d); err != nil {
+				return err
+			}
+			m := Marker{Verdict: d.Verdict, Phase: d.Phase, PipelineID: d.PipelineID, Rounds: d.Rounds, FinalScore: d.Score,
+				Timestamp: e.Time, RunID: fmt.Sprintf("%s-%d", id, e.Seq)}
+			for _, f := range d.Marker {
+				m.Fields = append(m.Fields, Field{Key: f.Key, Value: f.Value})
+			}
+			files["gate-verdict-"+m.RunID+".md"] = RenderMarker(m)
 			continue
 		case pipeline.TypeImportVerdict:
 			var d pipeline.ImportVerdictData

@@ -28,7 +28,13 @@ type ImportReport struct {
 	Outputs   int      `json:"outputs"`        // dispatch outputs taken
 	Decisions int      `json:"decisions"`      // decision-journal lines taken
 	Problems  []string `json:"problems"`       // "file:line: message", skipped
+	// Inferred is the phases the ledger says PASS without a PASS marker of
+	// the pipeline and phase: imported INFERRED.
+	Inferred []ledger.Phase `json:"inferred"`
 }
+
+// InferredReason is the Reason of a phase imported INFERRED.
+const InferredReason = "imported as PASS without a PASS gate-verdict marker"
 
 // Nothing reports an import that found nothing new.
 func (r *ImportReport) Nothing() bool {
@@ -95,10 +101,12 @@ const checkpointList = "checkpoint-manifest.md"
 // manifest lines already taken), and what export writes for it now (a
 // directory it exported is imported back as nothing new). Malformed lines
 // and files are reported and skipped; a file that is not a regular file
-// directly inside dir (a symbolic link, a dispatch file named "../x")
-// refuses the whole import (ErrOutside) before anything is written.
+// directly inside dir, or in its quality-gate/ (a symbolic link, a
+// dispatch file named "../x") refuses the whole import (ErrOutside) before
+// anything is written. A phase the ledger says PASS without a PASS marker
+// of its pipeline and phase is imported INFERRED (inferUnverified).
 func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
-	r := &ImportReport{Problems: []string{}, Files: []string{}}
+	r := &ImportReport{Problems: []string{}, Files: []string{}, Inferred: []ledger.Phase{}}
 	problem := func(name string, line int, msg string) {
 		r.Problems = append(r.Problems, fmt.Sprintf("%s:%d: %s", filepath.Join(dir, name), line, msg))
 	}
@@ -249,6 +257,11 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		}
 		r.Problems = append(r.Problems, otherLedger.Error())
 	}
+	// And this pipeline's in quality-gate/, where crucible's quality gate
+	// keeps every run's; export writes them beside the ledger.
+	if err := readMarkerDir(dir, id, docs, verdicts, fileProblem); err != nil {
+		return nil, err
+	}
 	st := &pipeline.State{}
 	create := id == ""
 	abs, _ := filepath.Abs(dir)
@@ -380,6 +393,7 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	for _, name := range r.Files {
 		switch {
 		case name == "build-gate-ledger.md":
+			r.Inferred = inferUnverified(gates, verdicts)
 			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportLedger, Data: pipeline.ImportLedgerData{Ledger: *gates}})
 			change.Files[pipeline.ImportPath(name)] = docs[name]
 		case handoffs[name].From != 0:
@@ -425,6 +439,69 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		return nil, err
 	}
 	return r, nil
+}
+
+// readMarkerDir reads the verdict markers for pipeline id in dir's
+// quality-gate/ into docs and verdicts, under their names, but for a name
+// read beside the ledger already. A quality-gate that is not a directory
+// is reported; a marker that is not a regular file refuses the import.
+func readMarkerDir(dir, id string, docs map[string][]byte, verdicts map[string]Marker, fileProblem func(string, error)) error {
+	sub := filepath.Join(dir, MarkerDir)
+	if fi, err := os.Lstat(sub); err != nil || id == "" {
+		return nil
+	} else if !fi.IsDir() {
+		fileProblem(MarkerDir, errors.New("not a directory: the verdict markers in it are not read"))
+		return nil
+	}
+	entries, err := os.ReadDir(sub)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if ok, _ := filepath.Match("gate-verdict-*.md", name); !ok || docs[name] != nil {
+			continue
+		}
+		b, err := readInside(sub, name)
+		if err != nil {
+			return err
+		}
+		m, perr := Marker{}, pipeline.CheckName("marker file", name)
+		if perr == nil {
+			m, perr = ParseMarker(b)
+		}
+		if perr != nil {
+			fileProblem(filepath.Join(MarkerDir, name), perr)
+			continue
+		}
+		if m.PipelineID == id {
+			docs[name], verdicts[name] = b, m
+		}
+	}
+	return nil
+}
+
+// inferUnverified makes INFERRED each phase l says PASS with no PASS marker
+// among markers for l's pipeline and that phase: a ledger says what a
+// model wrote in it, a marker what the quality gate found. It returns
+// those phases.
+func inferUnverified(l *ledger.Ledger, markers map[string]Marker) []ledger.Phase {
+	inferred := []ledger.Phase{}
+	for _, p := range ledger.Phases {
+		e := l.Entry(p)
+		if e.Status != ledger.Pass {
+			continue
+		}
+		verified := false
+		for _, m := range markers {
+			verified = verified || m.Verdict == "PASS" && m.PipelineID == l.PipelineID && m.Phase == p
+		}
+		if !verified {
+			e.Status, e.Reason = ledger.Inferred, InferredReason
+			inferred = append(inferred, p)
+		}
+	}
+	return inferred
 }
 
 // readDispatchFile reads a dispatch file or output that a manifest line

@@ -20,6 +20,8 @@ const (
 	exitUsage   = cliexit.ExitUsage
 	// exitEscalated: build stopped on an escalation, for a person to decide.
 	exitEscalated = 2
+	// exitBlocked: hook claude blocked a tool call, Claude Code's answer.
+	exitBlocked = 2
 )
 
 // The errors that choose an exit status, as packages return them too.

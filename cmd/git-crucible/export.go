@@ -18,10 +18,12 @@ func exportCommand() *cli.Command {
 		Description: "Writes the files the crucible skills read: manifest.jsonl (a 'dispatched' line per dispatch\n" +
 			"and its final line, in order), <seq>-<template>.md dispatch files for kept prompts and\n" +
 			"<seq>-<template>.output.md for kept outputs, crucible-decisions-<id>.log (the decision journal),\n" +
-			"build-gate-ledger.md, handoff-N-to-M.md, pipeline-status.md (as of the last event) and\n" +
-			".pipeline-active; imported files come back as they were read while the pipeline has not moved\n" +
-			"on since, and checkpoint-manifest.md always. Importing the directory back adds nothing. A file\n" +
-			"that already exists with other content is not overwritten without --force.",
+			"build-gate-ledger.md, a gate-verdict-<id>-<seq>.md marker per verdict (as crucible's quality\n" +
+			"gate writes it, so that an import finds each PASS verified), handoff-N-to-M.md,\n" +
+			"pipeline-status.md (as of the last event) and .pipeline-active. Imported markers and\n" +
+			"checkpoint-manifest.md come back as they were read, other imported files too while the\n" +
+			"pipeline has not moved on since. Importing the directory back adds nothing. A file that\n" +
+			"already exists with other content is not overwritten without --force.",
 		Flags: commonFlags(&cli.BoolFlag{Name: "force", Usage: "overwrite files of the same names"}),
 		Action: func(c *cli.Context) error {
 			var dir string

@@ -20,12 +20,22 @@ func hookCommand() *cli.Command {
 		Usage: "entry points for hooks: Claude Code's, and git's (see 'git crucible hooks')",
 		Subcommands: []*cli.Command{{
 			Name:      "claude",
-			Usage:     "record Agent tool calls from a Claude Code hook payload on stdin",
+			Usage:     "record Agent tool calls, and guard gate-ledger writes, from a Claude Code hook payload on stdin",
 			ArgsUsage: " ",
 			Description: "'git crucible hooks install --claude' configures it in Claude Code's settings, for the Agent tool's\n" +
-				"PreToolUse, PostToolUse and PostToolUseFailure, and for SubagentStop, Stop and SessionEnd. Each\n" +
-				"Agent call is then recorded as a dispatch, so the manifest is complete without the model writing\n" +
-				"a line:\n" +
+				"PreToolUse, PostToolUse and PostToolUseFailure, for the Write and Edit tools' PreToolUse, and for\n" +
+				"SubagentStop, Stop and SessionEnd.\n\n" +
+				"A Write or Edit of a file named build-gate-ledger.md (crucible's gate ledger) that gives a phase\n" +
+				"a PASS it did not have is blocked — exit 2, the reason on stderr, Claude Code's blocking\n" +
+				"answer, --strict or not — unless quality-gate/ beside the ledger holds a gate-verdict-*.md\n" +
+				"marker saying Verdict: PASS for the ledger's PipelineID and that phase (design, plan, code), as\n" +
+				"crucible's quality gate writes it. A Phase 3 PASS (Phase 3 ends COMPLETE) and a PASS in a ledger\n" +
+				"with no PipelineID are always blocked. The ledger is read as a person reads it (any header\n" +
+				"spacing, indented keys, trailing spaces), an Edit is judged on the file it would leave, and the\n" +
+				"older payload shape (tool, input) is read too: crucible's gate-ledger-guard hook, done by\n" +
+				"git-crucible. It needs no repository or pipeline and writes nothing.\n\n" +
+				"Each Agent call is recorded as a dispatch, so the manifest is complete without the model\n" +
+				"writing a line:\n" +
 				"   - PreToolUse: its start. Role and template are the subagent_type (Claude Code's general-purpose\n" +
 				"     when the call names none), the prompt is kept, the phase is the pipeline's, and a call with\n" +
 				"     run_in_background is marked background;\n" +
@@ -69,18 +79,27 @@ func hookClaude(c *cli.Context) error {
 	if err := wantArgs(c, 0); err != nil {
 		return err
 	}
-	err := recordHookEvent(c)
+	payload, err := io.ReadAll(io.LimitReader(c.App.Reader, 64<<20))
+	if err == nil {
+		// Before any repository is looked for: crucible's users have only
+		// the markdown.
+		if w, ok := interop.ParseFileWrite(payload); ok {
+			home, _ := os.UserHomeDir()
+			if err := interop.GuardLedgerWrite(w, home); err != nil {
+				// Claude Code's blocking answer: exit 2, the reason on stderr.
+				fmt.Fprintf(c.App.ErrWriter, "error: %v\n", err)
+				return &silentExit{Code: exitBlocked}
+			}
+		}
+		err = recordHookEvent(c, payload)
+	}
 	if err != nil && !c.Bool("strict") {
 		return nil // never break the agent
 	}
 	return err
 }
 
-func recordHookEvent(c *cli.Context) error {
-	payload, err := io.ReadAll(io.LimitReader(c.App.Reader, 64<<20))
-	if err != nil {
-		return err
-	}
+func recordHookEvent(c *cli.Context, payload []byte) error {
 	e, err := interop.ParseHookPayload(payload)
 	if errors.Is(err, interop.ErrNotAgentCall) {
 		return &refused{Err: err}

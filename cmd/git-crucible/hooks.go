@@ -50,9 +50,10 @@ func hooksCommand() *cli.Command {
 					"is. 'hooks uninstall' puts back what --chain and --force moved aside.\n\n" +
 					"--claude installs Claude Code's hook entries instead, in the work tree's .claude/settings.json\n" +
 					"(shared with the project), or with --claude-local in .claude/settings.local.json (yours alone):\n" +
-					"entries that run '" + hooks.ClaudeCommand + "' for PreToolUse, PostToolUse and PostToolUseFailure\n" +
-					"(matcher '" + hooks.ClaudeToolMatcher + "'), SubagentStop, Stop and SessionEnd, so that every Agent call of\n" +
-					"a session started at the work tree's top is recorded (see 'git crucible hook claude'). They go\n" +
+					"entries that run '" + hooks.ClaudeCommand + "' for PreToolUse (matcher '" + hooks.ClaudePreToolMatcher + "'),\n" +
+					"PostToolUse and PostToolUseFailure (matcher '" + hooks.ClaudeToolMatcher + "'), SubagentStop, Stop and SessionEnd,\n" +
+					"so that every Agent call of a session started at the work tree's top is recorded, and every\n" +
+					"write of build-gate-ledger.md guarded (see 'git crucible hook claude'). They go\n" +
 					"after the event's other entries, or in place of an older entry of ours; nothing else in the\n" +
 					"file changes but its indentation (two spaces), and a file with all of them is not written. An\n" +
 					"entry of yours that runs the hook already is kept, and none of ours is added beside it. A file\n" +

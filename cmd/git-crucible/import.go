@@ -22,10 +22,15 @@ func importCommand() *cli.Command {
 			"directory's name (crucible-dispatch-<id>, or a run id such as build-YYYYMMDD-HHMMSS), else a new\n" +
 			"id, printed; it is created when new (active on the branch unless another open one is), started\n" +
 			"when the run was: the ledger's Run line, else .pipeline-active's start_time, else the first\n" +
-			"dispatch file's Timestamp. Only regular files directly inside the directory are read: a\n" +
-			"symbolic link, or a dispatch file named outside it ('../x'), refuses the whole import.\n" +
-			"What the skills wrote is taken as given. Importing the same directory again adds nothing, nor\n" +
-			"does importing what 'git crucible export' wrote of the same pipeline; lines appended to the\n" +
+			"dispatch file's Timestamp. Only regular files directly inside the directory, and in its\n" +
+			"quality-gate/, are read: a symbolic link, or a dispatch file named outside it ('../x'),\n" +
+			"refuses the whole import.\n" +
+			"What the skills wrote is taken as given, but for a PASS: a phase the ledger says PASS with no\n" +
+			"gate-verdict marker saying Verdict: PASS for its PipelineID and phase (beside the ledger, or\n" +
+			"in quality-gate/ where crucible's quality gate keeps every run's: this pipeline's are taken\n" +
+			"from there too) is imported INFERRED, blocking until a fresh gate passes, as a model can\n" +
+			"write a ledger. Importing the same directory again adds nothing, nor does importing what\n" +
+			"'git crucible export' wrote of the same pipeline; lines appended to the\n" +
 			"manifest since are added. A malformed line or file is reported with its file and line and\n" +
 			"skipped; a directory with no valid manifest line is an error that changes nothing, and so is a\n" +
 			"ledger in the hook tests' shape ('pipeline-id:' lines) when nothing else names the pipeline.\n" +
@@ -83,6 +88,11 @@ func importCommand() *cli.Command {
 						fmt.Fprintf(s.out(), ", %s", strings.Join(r.Files, ", "))
 					}
 					fmt.Fprintln(s.out())
+				}
+				for _, p := range r.Inferred {
+					fmt.Fprintf(s.err(), "warning: Phase %d (%s) says PASS with no PASS gate-verdict marker of %s: imported as INFERRED; it blocks until a fresh gate passes\n",
+						p, p.Name(), r.Pipeline)
+					fmt.Fprintf(s.err(), "hint: run the phase's quality gate; when it passes: git crucible gate verdict %d --verdict PASS && git crucible ledger pass %d\n", p, p)
 				}
 				return nil
 			})

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -25,6 +26,9 @@ func verifyCommand() *cli.Command {
 			"pipeline's state at the ledger head its note records). Commits made with --no-verify are\n" +
 			"listed as warnings. --rules push also applies what pre-push does (no pipeline FAIL, INFERRED,\n" +
 			"in conflict or with an unacknowledged skip); --rules protected adds Phase 4 PASS.\n\n" +
+			"A sound chain prints 'ok <pipeline>', unless its ledger has a phase INFERRED (imported as PASS\n" +
+			"without its verdict marker, or inferred): then 'unverified <pipeline>: ...' names it, as no gate\n" +
+			"passed there (--json lists them as 'inferred').\n\n" +
 			"Exits 0 only when everything checked is sound, 1 otherwise.",
 		Flags: commonFlags(&cli.BoolFlag{Name: "all", Usage: "verify every pipeline"},
 			&cli.StringFlag{Name: "range", Usage: "audit the commits of `A..B` (any rev-list range)"},
@@ -64,6 +68,7 @@ func verifyCommand() *cli.Command {
 					ids = []string{id}
 				}
 				problems := []pipeline.Problem{}
+				var unverified []inferredPhase
 				for _, id := range ids {
 					found, err := s.svc.Verify(c.Context, id)
 					if err != nil {
@@ -71,12 +76,41 @@ func verifyCommand() *cli.Command {
 						continue
 					}
 					problems = append(problems, found...)
-					if len(found) == 0 && !s.jsonOut() {
-						fmt.Fprintf(s.out(), "ok %s\n", id)
+					if len(found) > 0 {
+						continue
 					}
+					// A sound chain whose ledger holds an INFERRED phase is
+					// not verified: no gate passed there.
+					st, _, err := s.svc.Load(c.Context, id)
+					if err != nil {
+						return err
+					}
+					inferred := inferredPhases(st)
+					unverified = append(unverified, inferred...)
+					if s.jsonOut() {
+						continue
+					}
+					if len(inferred) == 0 {
+						fmt.Fprintf(s.out(), "ok %s\n", id)
+						continue
+					}
+					var what []string
+					for _, p := range inferred {
+						w := fmt.Sprintf("Phase %d (%s) INFERRED", p.Phase, p.Phase.Name())
+						if p.Reason != "" {
+							w += " (" + p.Reason + ")"
+						}
+						what = append(what, w)
+					}
+					fmt.Fprintf(s.out(), "unverified %s: sound, but %s: no gate passed there; it blocks until a fresh gate passes\n",
+						id, strings.Join(what, ", "))
 				}
 				if s.jsonOut() {
-					if err := s.printJSON(map[string]any{"pipelines": ids, "ok": len(problems) == 0, "problems": problems}); err != nil {
+					out := map[string]any{"pipelines": ids, "ok": len(problems) == 0, "problems": problems}
+					if len(unverified) > 0 {
+						out["inferred"] = unverified
+					}
+					if err := s.printJSON(out); err != nil {
 						return err
 					}
 				} else {
@@ -94,6 +128,23 @@ func verifyCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// inferredPhase is a phase of a pipeline that is INFERRED, and why.
+type inferredPhase struct {
+	Pipeline string       `json:"pipeline"`
+	Phase    ledger.Phase `json:"phase"`
+	Reason   string       `json:"reason"`
+}
+
+func inferredPhases(st *pipeline.State) []inferredPhase {
+	var out []inferredPhase
+	for _, p := range ledger.Phases {
+		if e := st.Gates.Ledger.Entry(p); e.Status == ledger.Inferred {
+			out = append(out, inferredPhase{Pipeline: st.ID, Phase: p, Reason: e.Reason})
+		}
+	}
+	return out
 }
 
 // auditRange is verify --range/--branch: a per-commit report.
