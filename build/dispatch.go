@@ -157,7 +157,7 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 	}
 	req.Prompt, req.Role, req.Template, req.Commands = d.Prompt, d.Role, d.Template, d.Commands
 	req.Phase, req.Task, req.Round = int(d.Point.Phase), d.Point.Task, d.Point.Round
-	hooksChanged, err := guardHooks(ctx, e.Service.Repo, filepath.Join(e.Service.Repo.CrucibleDir(), "hooks-kept", e.ID, strconv.Itoa(seq)))
+	hooksChanged, err := e.guardHooks(ctx, filepath.Join(e.Service.Repo.CrucibleDir(), "hooks-kept", e.ID, strconv.Itoa(seq)))
 	if err != nil {
 		return engineError(out, err)
 	}

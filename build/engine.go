@@ -47,6 +47,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/gitext"
@@ -66,6 +67,8 @@ type Engine struct {
 	// Dispatch starts none once the recorded cost has reached it.
 	Budget *Budget
 	unlock func()
+	// hooks are the repository's hooks as the last dispatch left them.
+	hooks atomic.Pointer[hookSet]
 	// chain serializes Dispatch's records: the tasks of a parallel level
 	// dispatch from several goroutines, and the Service is for one.
 	chain sync.Mutex

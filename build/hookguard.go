@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -25,8 +26,32 @@ const hookConfig = `^(core\.hookspath|hook\..*|include\..*|includeif\..*)$`
 // files.
 type hookSet struct {
 	config map[string][]string // key -> its values, in order
-	dir    string              // the hooks directory git runs from
-	files  map[string]hookFile
+	// configFiles is what the config files looked like when config was
+	// read: while they look the same, config is not read again.
+	configFiles []fileStamp
+	dir         string // the hooks directory git runs from
+	files       map[string]hookFile
+}
+
+// fileStamp tells a file changed without reading it.
+type fileStamp struct {
+	ino, size, mtime int64
+}
+
+// stamps are the repository's config files' (and the per-worktree one's).
+func stamps(r *gitext.Repo) []fileStamp {
+	var out []fileStamp
+	for _, p := range []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")} {
+		var st fileStamp
+		if fi, err := os.Stat(p); err == nil {
+			st.size, st.mtime = fi.Size(), fi.ModTime().UnixNano()
+			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+				st.ino = int64(sys.Ino)
+			}
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 type hookFile struct {
@@ -35,16 +60,24 @@ type hookFile struct {
 }
 
 // hooksOf reads the repository's hooks as they are now, from the hooks
-// directory dir ("" for the one git runs them from now).
-func hooksOf(ctx context.Context, r *gitext.Repo, dir string) (*hookSet, error) {
-	h := &hookSet{config: map[string][]string{}, files: map[string]hookFile{}}
-	out, err := r.Git(ctx, "config", "--local", "--null", "--get-regexp", hookConfig)
-	if err != nil && !gitext.IsExit(err, 1) { // 1: none set
-		return nil, err
-	}
-	for _, kv := range strings.Split(string(out), "\x00") {
-		if k, v, ok := strings.Cut(kv, "\n"); ok {
-			h.config[k] = append(h.config[k], v)
+// directory dir ("" for the one git runs them from now). The config is
+// prev's while the config files look as they did for prev.
+func hooksOf(ctx context.Context, r *gitext.Repo, dir string, prev *hookSet) (*hookSet, error) {
+	h := &hookSet{config: map[string][]string{}, configFiles: stamps(r), files: map[string]hookFile{}}
+	if prev != nil && slices.Equal(prev.configFiles, h.configFiles) {
+		h.config = prev.config
+		if dir == "" {
+			dir = prev.dir
+		}
+	} else {
+		out, err := r.Git(ctx, "config", "--local", "--null", "--get-regexp", hookConfig)
+		if err != nil && !gitext.IsExit(err, 1) { // 1: none set
+			return nil, err
+		}
+		for _, kv := range strings.Split(string(out), "\x00") {
+			if k, v, ok := strings.Cut(kv, "\n"); ok {
+				h.config[k] = append(h.config[k], v)
+			}
 		}
 	}
 	if h.dir = dir; dir == "" {
@@ -192,17 +225,21 @@ func putHook(path string, f hookFile) error {
 
 // guardHooks reads the hooks before a dispatch; the function it returns
 // checks them after it, puts back what changed, and says what that was
-// ("" for nothing). A hook file added is kept in keep.
-func guardHooks(ctx context.Context, r *gitext.Repo, keep string) (func() (string, error), error) {
-	before, err := hooksOf(ctx, r, "")
+// ("" for nothing). A hook file added is kept in keep. The engine keeps
+// the hooks it read last, so that a dispatch runs git only when a config
+// file changed.
+func (e *Engine) guardHooks(ctx context.Context, keep string) (func() (string, error), error) {
+	r := e.Service.Repo
+	before, err := hooksOf(ctx, r, "", e.hooks.Load())
 	if err != nil {
 		return nil, err
 	}
+	e.hooks.Store(before)
 	// Checked after the agent even when ctx ended: a cancelled agent
 	// had its chance to change them too.
 	ctx = context.WithoutCancel(ctx)
 	return func() (string, error) {
-		now, err := hooksOf(ctx, r, before.dir)
+		now, err := hooksOf(ctx, r, before.dir, before)
 		if err != nil {
 			return "", err
 		}
@@ -210,6 +247,8 @@ func guardHooks(ctx context.Context, r *gitext.Repo, keep string) (func() (strin
 		if len(changed) == 0 {
 			return "", nil
 		}
+		e.hooks.Store(nil) // what is put back is read again
+
 		if err := before.restore(ctx, r, now, keep); err != nil {
 			return "", fmt.Errorf("the agent changed the repository's hooks (%s), and they could not be put back: %w", strings.Join(changed, "; "), err)
 		}
