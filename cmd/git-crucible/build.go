@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/replay"
 	"github.com/git-crucible/git-crucible/spec"
@@ -155,7 +156,8 @@ func resolveRoles(sp *spec.Spec, agents *agent.Config, workdir string) error {
 }
 
 // checkDesign checks build --design's file before anything starts: a
-// regular file of the work tree, named relative to its top.
+// regular file of the work tree, named relative to its top, of a size an
+// agent can read.
 func checkDesign(work, file string) error {
 	if file == "" {
 		return nil
@@ -163,16 +165,16 @@ func checkDesign(work, file string) error {
 	if !filepath.IsLocal(file) {
 		return usageErrorf("--design %s: want a path inside the work tree, relative to its top", file)
 	}
-	fi, err := os.Stat(filepath.Join(work, file))
+	err := flagFileError("--design "+file, fsutil.CheckFile(filepath.Join(work, file), maxSmallFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("--design %s: no such file in the work tree", file)
 	case err != nil:
-		return fmt.Errorf("--design %s: %w", file, err)
-	case fi.IsDir():
-		return fmt.Errorf("--design %s: is a directory, not a design document", file)
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("--design %s: not a regular file", file)
+		var usage *usageError
+		if !errors.As(err, &usage) {
+			err = fmt.Errorf("--design %s: %w", file, err)
+		}
+		return err
 	}
 	return nil
 }
@@ -180,16 +182,12 @@ func checkDesign(work, file string) error {
 // buildSpec is the spec to walk: a work tree's own override runs only in
 // the content the user trusted, for its run steps are commands.
 func buildSpec(s *session, file string) (*spec.Spec, error) {
-	work := s.svc.Repo.WorkTree
-	if file == "" {
-		override := filepath.Join(work, spec.OverridePath)
-		if content, err := os.ReadFile(override); err == nil {
-			if err := trust.Check(s.svc.Repo, spec.OverridePath, content); err != nil {
-				return nil, withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+spec.OverridePath)
-			}
+	return effectiveSpec(s.svc.Repo.WorkTree, file, func(content []byte) error {
+		if err := trust.Check(s.svc.Repo, spec.OverridePath, content); err != nil {
+			return withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+spec.OverridePath)
 		}
-	}
-	return effectiveSpec(work, file)
+		return nil
+	})
 }
 
 // buildPipeline is the pipeline to walk: the branch's unfinished one with

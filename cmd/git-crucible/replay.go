@@ -238,8 +238,11 @@ func replayTemplates(c *cli.Context, s *session) (*templates, error) {
 		case !base.Has(name):
 			return nil, withHints(usageErrorf("--mutate %s: no template %q", m, name), "templates: "+strings.Join(base.Names(), ", "))
 		}
-		text, err := os.ReadFile(repl)
-		if err != nil {
+		text, err := readFlagFile("--mutate "+m, repl, prompt.MaxTemplateBytes)
+		var usage *usageError
+		if errors.As(err, &usage) {
+			return nil, err
+		} else if err != nil {
 			return nil, withHints(&refused{Err: fmt.Errorf("--mutate %s: %w", m, err)}, "REPL is the file holding the template to dispatch instead")
 		}
 		overrides[name] = prompt.Override{Source: repl, Text: string(text)}
