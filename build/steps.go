@@ -62,13 +62,17 @@ func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.Pla
 	return done(headPrefix + r.Head), nil
 }
 
-// dispatchStep runs a dispatch step: skipped when its outputs exist (or
-// --design supplies them), else its agent's report must say completed.
+// dispatchStep runs a dispatch step: skipped when its outputs existed
+// before any dispatch of it (or --design supplies them), else its agent's
+// report must say completed.
 func (w *walker) dispatchStep(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	if w.opts.Design != "" && w.sp.Producer("design") == st {
 		return done(designGiven + w.opts.Design), nil
 	}
-	if st.SkipIfExists && len(st.Outputs) > 0 && w.outputsExist(st) {
+	// Once the step dispatched, its outputs may be what a dispatch that
+	// failed or was cut short left: that one runs again (or its finished
+	// work is adopted), its files never taken for its output.
+	if st.SkipIfExists && len(st.Outputs) > 0 && len(w.view.at(p)) == 0 && w.outputsExist(st) {
 		return done("skipped: its outputs exist"), nil
 	}
 	d, err := w.data(ctx, p, st, task)
