@@ -13,10 +13,11 @@ import (
 
 // TestWalkConsentFastGate: a plan's fast gate that is not the project's
 // test command is an agent's: with no approval pause before it (the spec's
-// pause and RED run taken out) the walk stops at the task's check before
-// running it, listing it and the acceptance command unapproved, as often as
-// it is walked (recording nothing again); the config's
-// consent runs it, recorded once with the exact command.
+// pause and RED run taken out; a run step of its own added, which needs no
+// consent) the walk stops at the task's check before running it, listing it
+// and the acceptance command unapproved, as often as it is walked
+// (recording nothing again); the config's consent runs it, recorded once
+// with the exact command.
 func TestWalkConsentFastGate(t *testing.T) {
 	dir := t.TempDir()
 	happy, err := os.ReadFile("../testdata/agent/scenarios/happy")
@@ -26,7 +27,10 @@ func TestWalkConsentFastGate(t *testing.T) {
 	const gate = "sh ./test/unit.sh"
 	write(t, filepath.Join(dir, "happy"), strings.ReplaceAll(string(happy), "fast-gate: sh test/unit.sh", "fast-gate: "+gate))
 	e, _ := sampleEngine(t, filepath.Join(dir, "happy"))
-	sp, err := spec.Parse(spec.DefaultTOML(), "default.toml", nil) // its own: Default's is shared
+	// A run step's own command is the spec's, not an agent's: it runs.
+	text := strings.Replace(string(spec.DefaultTOML()), "  exports = [\"acceptance-command\"]\n",
+		"  exports = [\"acceptance-command\"]\n\n  [[phases.steps]]\n  id = \"lint\"\n  kind = \"run\"\n  command = \"true\"\n", 1)
+	sp, err := spec.Parse([]byte(text), "default.toml", nil) // its own: Default's is shared
 	if err != nil {
 		t.Fatal(err)
 	}
