@@ -62,13 +62,17 @@ func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.Pla
 	return done(headPrefix + r.Head), nil
 }
 
-// dispatchStep runs a dispatch step: skipped when its outputs exist (or
-// --design supplies them), else its agent's report must say completed.
+// dispatchStep runs a dispatch step: skipped when its outputs existed
+// before any dispatch of it (or --design supplies them), else its agent's
+// report must say completed.
 func (w *walker) dispatchStep(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	if w.opts.Design != "" && w.sp.Producer("design") == st {
 		return done(designGiven + w.opts.Design), nil
 	}
-	if st.SkipIfExists && len(st.Outputs) > 0 && w.outputsExist(st) {
+	// Once the step dispatched, its outputs may be what a dispatch that
+	// failed or was cut short left: that one runs again (or its finished
+	// work is adopted), its files never taken for its output.
+	if st.SkipIfExists && len(st.Outputs) > 0 && len(w.view.at(p)) == 0 && w.outputsExist(st) {
 		return done("skipped: its outputs exist"), nil
 	}
 	d, err := w.data(ctx, p, st, task)
@@ -280,6 +284,13 @@ func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *rep
 		return stopped(p, pipeline.StepFailed, WalkFailed,
 			fmt.Sprintf("%s: no test command: set [project] test beside the agents, or git config crucible.test", st.ID)), nil
 	}
+	// The acceptance command and a fast gate are agents' (a spec's own
+	// command is the trusted spec's).
+	if st.Command == spec.CommandAcceptance || st.Command == spec.CommandFastGate {
+		if end, err := w.consent(ctx, p, st, command); end != nil || err != nil {
+			return deref(end), err
+		}
+	}
 	if st.Command == spec.CommandFastGate && st.Expect == spec.ExpectPass {
 		return w.taskCheck(ctx, p, st, task, command)
 	}
@@ -333,21 +344,29 @@ func (w *walker) runCommand(ctx context.Context, st *spec.Step, task *report.Pla
 	return cmd.ProcessState.ExitCode(), log, nil
 }
 
-// approve records the approval with Yes; without it the walk waits.
+// approve records the approval with Yes, and the consent to the commands
+// agents wrote so far; without it the walk waits, listing them.
 func (w *walker) approve(ctx context.Context, p spec.Point, st *spec.Step) (stepEnd, error) {
+	commands := w.agentCommands(ctx)
 	if !w.opts.Yes {
 		end := stopped(p, pipeline.StepWaiting, WalkWaiting, "waiting for approval")
-		end.stop.Message = st.Message
+		end.stop.Message, end.stop.Commands = st.Message, commands
 		if w.stepStatus(p) == pipeline.StepWaiting {
 			end.status = "" // recorded already: stop without recording it again
 		}
 		return end, nil
 	}
+	// One append: the approval and the exact commands it approves.
+	var drafts []pipeline.Draft
 	d := pipeline.DecisionData{Type: "approval", Choice: fmt.Sprintf("Phase %d approved: %s", p.Phase, st.ID), Reason: "build --yes"}
-	if w.view.journalledSince(p, d.Type, d.Choice) {
-		return done("approved"), nil // before the engine was killed
+	if !w.view.journalledSince(p, d.Type, d.Choice) { // else approved before the engine was killed
+		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeDecision, Data: d})
 	}
-	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: d}); err != nil {
+	var exact []string
+	for _, c := range commands {
+		exact = append(exact, c.Command)
+	}
+	if err := w.decide(ctx, append(drafts, w.commandDrafts("approved at "+st.ID, exact)...)); err != nil {
 		return stepEnd{}, err
 	}
 	return done("approved"), nil

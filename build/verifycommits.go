@@ -56,6 +56,11 @@ func (w *walker) verifyPhase(ctx context.Context, p spec.Point, tasks []report.P
 	if command == "" || base == "" {
 		return nil
 	}
+	// The plan's fast gate is an agent's: without consent its tasks' checks
+	// did not run it, nor does this.
+	if ok, err := w.mayRun(ctx, command); !ok || err != nil {
+		return err
+	}
 	_, err := w.verifyCommits(ctx, base, command, fmt.Sprintf("Phase %d", p.Phase),
 		"Repair the failing commits in place: git crucible verify-commits --fix "+base[:12]+"..HEAD")
 	return err

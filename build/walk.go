@@ -16,9 +16,13 @@ import (
 type WalkOptions struct {
 	// Spec is the pipeline spec to walk; the goal is the pipeline's own.
 	Spec *spec.Spec
-	// Yes approves the approval pause (build --yes); without it the walk
-	// stops there, waiting.
+	// Yes approves the approval pause (build --yes), and the commands
+	// agents wrote as the walk meets them; without it the walk stops
+	// there, waiting.
 	Yes bool
+	// TrustAgentCommands runs the commands agents wrote without a person's
+	// consent (git config crucible.trustAgentCommands).
+	TrustAgentCommands bool
 	// Design is a design document the user supplies (build --design FILE):
 	// the artifact "design" is at this work-tree path and the step that
 	// produces it is skipped.
@@ -45,6 +49,7 @@ const (
 	WalkWaiting   = "waiting"   // for a person: the approval, a manual agent
 	WalkEscalated = "escalated" // a gate or loop escalated, or a RED test is GREEN
 	WalkFailed    = "failed"    // a step failed: an agent, a run
+	WalkConsent   = "consent"   // a command an agent wrote waits for a person's consent
 )
 
 // WalkResult is where a walk stopped, and why.
@@ -59,6 +64,9 @@ type WalkResult struct {
 	Waiting *Outcome
 	// Message is the approval step's message, when it waits for approval.
 	Message string
+	// Commands are the commands agents wrote that the walk knows, when it
+	// waits for approval or for consent to run one.
+	Commands []AgentCommand
 }
 
 // stepEnd is how one step ended: done lets the walk go on.

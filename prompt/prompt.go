@@ -37,9 +37,10 @@ import (
 // OverrideDir is where a work tree overrides or adds templates.
 const OverrideDir = ".crucible/templates"
 
-// Limits on what is read from OverrideDir: prompts are kilobytes.
+// Limits on what is read from OverrideDir, and of any template given
+// elsewhere (replay --mutate's): prompts are kilobytes.
 const (
-	maxTemplateBytes = 64 << 10
+	MaxTemplateBytes = 64 << 10
 	maxTemplates     = 100
 )
 
@@ -104,8 +105,8 @@ func LoadWith(workdir string, overrides map[string]Override) (*Set, error) {
 		if !validName.MatchString(name) {
 			return nil, fmt.Errorf("%s: %q is not a template name (lower-case letters, digits and dashes)", o.Source, name)
 		}
-		if len(o.Text) > maxTemplateBytes {
-			return nil, fmt.Errorf("%s: larger than %d bytes", o.Source, maxTemplateBytes)
+		if len(o.Text) > MaxTemplateBytes {
+			return nil, fmt.Errorf("%s: larger than %d bytes", o.Source, MaxTemplateBytes)
 		}
 		files[name] = file{o.Source, o.Text}
 	}
@@ -144,7 +145,7 @@ func readOverrides(workdir string, files map[string]file) error {
 		if n++; n > maxTemplates {
 			return fmt.Errorf("%s: more than %d templates", OverrideDir, maxTemplates)
 		}
-		b, err := fsutil.ReadRegular(filepath.Join(dir, e.Name()), maxTemplateBytes, ErrRefused)
+		b, err := fsutil.ReadRegular(filepath.Join(dir, e.Name()), MaxTemplateBytes, ErrRefused)
 		if err != nil {
 			return err
 		}

@@ -245,7 +245,7 @@ func TestOverrideRefused(t *testing.T) {
 	})
 	t.Run("too large", func(t *testing.T) {
 		work := t.TempDir()
-		writeOverride(t, work, "red-team.md", strings.Repeat("x", maxTemplateBytes+1))
+		writeOverride(t, work, "red-team.md", strings.Repeat("x", MaxTemplateBytes+1))
 		if _, err := Load(work); err == nil || !strings.Contains(err.Error(), "over the 65536-byte limit") {
 			t.Errorf("Load: %v, want the size limit", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -14,6 +15,17 @@ import (
 
 // ManifestName is crucible's dispatch manifest.
 const ManifestName = "manifest.jsonl"
+
+// maxSourceFile bounds what is read of a crucible file, as import bounds
+// it: they are kilobytes, a device or a hostile directory could offer
+// anything.
+const maxSourceFile = 64 << 20
+
+// readBeside reads crucible's file name beside a manifest in dir: a regular
+// file, never through a symbolic link.
+func readBeside(dir, name string) ([]byte, error) {
+	return fsutil.ReadRegular(filepath.Join(dir, name), maxSourceFile, interop.ErrOutside)
+}
 
 // NoManifestError is a source path where no manifest is found.
 type NoManifestError struct{ Path string }
@@ -60,7 +72,7 @@ func Locate(path string) (string, error) {
 			return dirs[len(dirs)-1], nil // the newest session: names sort by time
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(path, ".pipeline-active")); err == nil {
+	if b, err := readBeside(path, ".pipeline-active"); err == nil {
 		if a, err := interop.ParseActive(b); err == nil && a.DispatchDir != "" {
 			dir := a.DispatchDir
 			if !filepath.IsAbs(dir) {
@@ -97,9 +109,12 @@ var crucibleBoundaries = map[ledger.Phase]string{2: "pre-design-gate", 3: "pre-w
 
 // FromManifest reads a crucible manifest and the files beside it
 // (.pipeline-active, build-gate-ledger.md, checkpoint-manifest.md, the
-// dispatch outputs) without importing anything.
+// dispatch outputs) without importing anything. The manifest, which the
+// user names, is read as fsutil.ReadFile reads (a device, a FIFO, a
+// directory refused before any read); the files beside it only when
+// regular.
 func FromManifest(path string) (*Source, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := fsutil.ReadFile(path, maxSourceFile)
 	if err != nil {
 		return nil, err
 	}
@@ -113,13 +128,13 @@ func FromManifest(path string) (*Source, error) {
 	dir := filepath.Dir(path)
 	src := &Source{Path: path, Pipeline: interop.IDFromDir(dir), Skill: SkillBuild,
 		Boundaries: map[ledger.Phase]Boundary{}, Replaced: map[int]bool{}}
-	if b, err := os.ReadFile(filepath.Join(dir, ".pipeline-active")); err == nil {
+	if b, err := readBeside(dir, ".pipeline-active"); err == nil {
 		if a, err := interop.ParseActive(b); err == nil {
 			src.Pipeline, src.Started, src.Branch, src.Baseline = first(a.PipelineID, src.Pipeline), a.StartTime, a.Branch, a.BaselineSHA
 			src.Skill = first(a.Skill, src.Skill)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "build-gate-ledger.md")); err == nil {
+	if b, err := readBeside(dir, "build-gate-ledger.md"); err == nil {
 		if l, err := ledger.Parse(b); err == nil {
 			src.Ledger = &l
 			src.Pipeline, src.Started = first(l.PipelineID, src.Pipeline), first(src.Started, l.Run)
@@ -128,7 +143,7 @@ func FromManifest(path string) (*Source, error) {
 	for p, reason := range crucibleBoundaries {
 		src.Boundaries[p] = Boundary{Reason: reason}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "checkpoint-manifest.md")); err == nil {
+	if b, err := readBeside(dir, "checkpoint-manifest.md"); err == nil {
 		rows, _ := interop.ParseCheckpoints(b)
 		for _, r := range rows { // newest last: a retried wave's latest wins
 			for p, reason := range crucibleBoundaries {

@@ -17,8 +17,8 @@ import (
 	"github.com/git-crucible/git-crucible/prompt"
 )
 
-// maxSpecBytes bounds a spec file: the default is a few kilobytes.
-const maxSpecBytes = 1 << 20
+// MaxBytes bounds a spec file: the default is a few kilobytes.
+const MaxBytes = 1 << 20
 
 // Problem is one thing wrong with a spec, at a line (0: the whole file).
 type Problem struct {
@@ -52,9 +52,14 @@ func (e *Error) Error() string {
 var ErrNotRegular = errors.New("a spec must be a regular file")
 
 // Load reads and parses the spec file at path (a regular file, never read
-// through a symbolic link); see Parse.
-func Load(path string, templates *prompt.Set) (*Spec, error) {
-	data, err := fsutil.ReadRegular(path, maxSpecBytes, ErrNotRegular)
+// through a symbolic link); see Parse. accept, unless nil, judges the
+// content read before it is parsed: the file is read once, so what is
+// accepted is what runs.
+func Load(path string, templates *prompt.Set, accept func(content []byte) error) (*Spec, error) {
+	data, err := fsutil.ReadRegular(path, MaxBytes, ErrNotRegular)
+	if err == nil && accept != nil {
+		err = accept(data)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pipeline.toml")
 	os.WriteFile(path, DefaultTOML(), 0o644)
-	sp, err := Load(path, templates(t))
+	sp, err := Load(path, templates(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,20 +54,20 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load: source %q, %d steps", sp.Source, len(sp.Walk()))
 	}
 	os.WriteFile(path, []byte(strings.Replace(string(DefaultTOML()), `template = "implementer"`, `template = "builder"`, 1)), 0o644)
-	if _, err := Load(path, templates(t)); err == nil || !strings.HasPrefix(err.Error(), path+":123: unknown template \"builder\"") {
+	if _, err := Load(path, templates(t), nil); err == nil || !strings.HasPrefix(err.Error(), path+":123: unknown template \"builder\"") {
 		t.Errorf("Load of a broken spec: %v", err)
 	}
-	os.WriteFile(path, make([]byte, maxSpecBytes+1), 0o644)
-	if _, err := Load(path, templates(t)); err == nil || !strings.Contains(err.Error(), "over the 1048576-byte limit") {
+	os.WriteFile(path, make([]byte, MaxBytes+1), 0o644)
+	if _, err := Load(path, templates(t), nil); err == nil || !strings.Contains(err.Error(), "over the 1048576-byte limit") {
 		t.Errorf("Load of a huge spec: %v", err)
 	}
-	if _, err := Load(filepath.Join(dir, "none.toml"), templates(t)); !os.IsNotExist(err) {
+	if _, err := Load(filepath.Join(dir, "none.toml"), templates(t), nil); !os.IsNotExist(err) {
 		t.Errorf("Load of a missing file: %v", err)
 	}
 	link := filepath.Join(dir, "link.toml")
 	os.WriteFile(path, DefaultTOML(), 0o644)
 	os.Symlink(path, link)
-	if _, err := Load(link, templates(t)); !errors.Is(err, ErrNotRegular) {
+	if _, err := Load(link, templates(t), nil); !errors.Is(err, ErrNotRegular) {
 		t.Errorf("Load of a symbolic link: %v", err)
 	}
 }

@@ -65,7 +65,9 @@
 // required.
 //
 // A dispatch with skip-if-exists = true is skipped when all its output
-// files exist already (the existing design doc). `build --design FILE` is
+// files exist already (the existing design doc) and no dispatch of the
+// step was recorded: files a failed dispatch left are never taken as its
+// output, the step dispatches again. `build --design FILE` is
 // an engine option, not a spec feature: it supplies the artifact "design"
 // at FILE and skips the step that produces it (Producer).
 //

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/replay"
 	"github.com/git-crucible/git-crucible/spec"
@@ -30,9 +32,15 @@ func buildCommand() *cli.Command {
 			"handoffs, checkpoints and the journal are recorded. It stops at the approval pause unless\n" +
 			"--yes, at a manual agent, at a failure, or at an escalation (exit status 2, health RED).\n" +
 			"A branch whose pipeline is not finished needs --resume (go on where it stopped, without\n" +
-			"running a finished dispatch again) or --fresh (abandon it and start anew).\n\n" + maxCostHelp,
+			"running a finished dispatch again) or --fresh (abandon it and start anew).\n\n" +
+			"Commands agents wrote (the test writer's acceptance command, the plan's fast gates) are\n" +
+			"listed at the approval pause and run only once approved: with --yes, recorded in the chain\n" +
+			"command by command, or by git config " + build.TrustAgentCommandsKey + " true. Without consent\n" +
+			"the walk stops before one runs (exit status 2). --json prints where the walk stopped, with\n" +
+			"the agents' commands, as JSON.\n\n" + maxCostHelp,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "yes", Usage: "approve the design: go on past the approval pause"},
+			jsonFlag,
+			&cli.BoolFlag{Name: "yes", Usage: "approve the design and the commands agents wrote: go on past the approval pause"},
 			&cli.BoolFlag{Name: "resume", Usage: "go on with the branch's unfinished pipeline"},
 			&cli.BoolFlag{Name: "fresh", Usage: "abandon the branch's unfinished pipeline and start anew"},
 			&cli.StringFlag{Name: "design", Usage: "use the design document `FILE` (a work-tree path) instead of writing one"},
@@ -128,6 +136,11 @@ func walk(c *cli.Context, s *session, e *build.Engine, opts build.WalkOptions) e
 	// resumable: its dispatch is finished as cancelled, to run again.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	trusted, err := s.svc.Repo.ConfigBool(ctx, build.TrustAgentCommandsKey, false)
+	if err != nil {
+		return err
+	}
+	opts.TrustAgentCommands = trusted
 	res, err := e.Walk(ctx, opts)
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
@@ -155,7 +168,8 @@ func resolveRoles(sp *spec.Spec, agents *agent.Config, workdir string) error {
 }
 
 // checkDesign checks build --design's file before anything starts: a
-// regular file of the work tree, named relative to its top.
+// regular file of the work tree, named relative to its top, of a size an
+// agent can read.
 func checkDesign(work, file string) error {
 	if file == "" {
 		return nil
@@ -163,16 +177,16 @@ func checkDesign(work, file string) error {
 	if !filepath.IsLocal(file) {
 		return usageErrorf("--design %s: want a path inside the work tree, relative to its top", file)
 	}
-	fi, err := os.Stat(filepath.Join(work, file))
+	err := flagFileError("--design "+file, fsutil.CheckFile(filepath.Join(work, file), maxSmallFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("--design %s: no such file in the work tree", file)
 	case err != nil:
-		return fmt.Errorf("--design %s: %w", file, err)
-	case fi.IsDir():
-		return fmt.Errorf("--design %s: is a directory, not a design document", file)
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("--design %s: not a regular file", file)
+		var usage *usageError
+		if !errors.As(err, &usage) {
+			err = fmt.Errorf("--design %s: %w", file, err)
+		}
+		return err
 	}
 	return nil
 }
@@ -180,16 +194,12 @@ func checkDesign(work, file string) error {
 // buildSpec is the spec to walk: a work tree's own override runs only in
 // the content the user trusted, for its run steps are commands.
 func buildSpec(s *session, file string) (*spec.Spec, error) {
-	work := s.svc.Repo.WorkTree
-	if file == "" {
-		override := filepath.Join(work, spec.OverridePath)
-		if content, err := os.ReadFile(override); err == nil {
-			if err := trust.Check(s.svc.Repo, spec.OverridePath, content); err != nil {
-				return nil, withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+spec.OverridePath)
-			}
+	return effectiveSpec(s.svc.Repo.WorkTree, file, func(content []byte) error {
+		if err := trust.Check(s.svc.Repo, spec.OverridePath, content); err != nil {
+			return withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+spec.OverridePath)
 		}
-	}
-	return effectiveSpec(work, file)
+		return nil
+	})
 }
 
 // buildPipeline is the pipeline to walk: the branch's unfinished one with
@@ -230,27 +240,69 @@ func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, erro
 	return st.ID, nil
 }
 
-// printWalk says where the walk stopped and how to go on.
+// walkJSON is where a walk stopped, as build --json prints it.
+type walkJSON struct {
+	Pipeline      string               `json:"pipeline"`
+	Status        string               `json:"status"`
+	Phase         int                  `json:"phase,omitempty"`
+	Step          string               `json:"step,omitempty"`
+	Task          string               `json:"task,omitempty"`
+	Reason        string               `json:"reason,omitempty"`
+	Suggestion    string               `json:"suggestion,omitempty"`
+	Message       string               `json:"message,omitempty"`
+	AgentCommands []build.AgentCommand `json:"agent_commands"`
+}
+
+// printWalk says where the walk stopped and how to go on: on stdout, or
+// as JSON there with --json (the hints stay on stderr).
 func printWalk(s *session, id string, res build.WalkResult) error {
+	out := s.out()
+	if s.jsonOut() {
+		p := res.Point
+		if err := s.printJSON(walkJSON{Pipeline: id, Status: res.Status, Phase: int(p.Phase), Step: p.Step, Task: p.Task, Reason: res.Reason,
+			Suggestion: res.Suggestion, Message: res.Message, AgentCommands: append([]build.AgentCommand{}, res.Commands...)}); err != nil {
+			return err
+		}
+		out = io.Discard
+	}
 	at := fmt.Sprintf("Phase %d, step %s", res.Point.Phase, res.Point.Step)
 	if res.Point.Task != "" {
 		at += ", task " + res.Point.Task
 	}
+	listCommands := func() {
+		if len(res.Commands) > 0 {
+			fmt.Fprintln(out, "Commands the agents wrote, run only once approved:")
+		}
+		for _, c := range res.Commands {
+			state := "not approved"
+			if c.Approved {
+				state = "approved"
+			}
+			fmt.Fprintf(out, "  %s  (%s; %s)\n", c.Command, c.From, state)
+		}
+	}
 	switch res.Status {
 	case build.WalkDone:
-		fmt.Fprintf(s.out(), "Pipeline %s: the four phases are closed\n", id)
+		fmt.Fprintf(out, "Pipeline %s: the four phases are closed\n", id)
 		return nil
 	case build.WalkWaiting:
-		fmt.Fprintf(s.out(), "Pipeline %s waits at %s: %s\n", id, at, res.Reason)
+		fmt.Fprintf(out, "Pipeline %s waits at %s: %s\n", id, at, res.Reason)
 		if res.Message != "" {
-			fmt.Fprintln(s.out(), res.Message)
+			fmt.Fprintln(out, res.Message)
+			listCommands()
 			fmt.Fprintln(s.err(), "hint: approve and go on with: git crucible build --resume --yes")
 		}
 		if w := res.Waiting; w != nil && w.Waiting != nil {
-			fmt.Fprintf(s.out(), "The prompt is %s; write the report to %s, then run:\n  %s\n", w.Waiting.PromptFile, w.Waiting.Output, shellJoin(w.Waiting.Finish))
+			fmt.Fprintf(out, "The prompt is %s; write the report to %s, then run:\n  %s\n", w.Waiting.PromptFile, w.Waiting.Output, shellJoin(w.Waiting.Finish))
 			fmt.Fprintln(s.err(), "hint: then go on with: git crucible build --resume")
 		}
 		return nil
+	case build.WalkConsent:
+		fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
+		listCommands()
+		fmt.Fprintln(s.err(), "hint: approve them and go on with: git crucible build --resume --yes")
+		fmt.Fprintf(s.err(), "hint: or accept every command agents write: git config %s true\n", build.TrustAgentCommandsKey)
+		return &silentExit{Code: exitEscalated}
 	case build.WalkEscalated:
 		fmt.Fprintf(s.err(), "error: pipeline %s escalated at %s: %s\n", id, at, res.Reason)
 		if res.Suggestion != "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -95,14 +94,6 @@ func dispatchCommand() *cli.Command {
 	}
 }
 
-// readInput reads a file, or stdin for "-".
-func readInput(c *cli.Context, path string) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(c.App.Reader)
-	}
-	return os.ReadFile(path)
-}
-
 // optionalInt is the value of an int flag, or nil when it was not given.
 func optionalInt(c *cli.Context, name string) *int {
 	if !c.IsSet(name) {
@@ -145,7 +136,7 @@ func dispatchStart(c *cli.Context) error {
 		return usageErrorf("%v", err)
 	}
 	if p := c.String("prompt"); p != "" {
-		if r.Prompt, err = readInput(c, p); err != nil {
+		if r.Prompt, err = readInput(c, "prompt", p, maxKeptInput); err != nil {
 			return err
 		}
 	}
@@ -178,7 +169,7 @@ func dispatchFinish(c *cli.Context) error {
 		return usageErrorf("--output and --usage cannot both read stdin")
 	}
 	if p := c.String("output"); p != "" {
-		if r.Output, err = readInput(c, p); err != nil {
+		if r.Output, err = readInput(c, "output", p, maxKeptInput); err != nil {
 			return err
 		}
 	}
@@ -310,7 +301,7 @@ func usageOf(c *cli.Context) (*pipeline.Usage, error) {
 	var u pipeline.Usage
 	given := false
 	if path := c.String("usage"); path != "" {
-		b, err := readInput(c, path)
+		b, err := readInput(c, "usage", path, maxKeptInput)
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -84,7 +83,7 @@ func verdictAction(c *cli.Context) error {
 // readMarker reads the verdict on phase p of pipeline id from a crucible
 // marker file, which must be for them.
 func readMarker(path, id string, p ledger.Phase) (pipeline.VerdictData, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFlagFile("--marker "+path, path, maxSmallFile)
 	if err != nil {
 		return pipeline.VerdictData{}, err
 	}

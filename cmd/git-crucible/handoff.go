@@ -73,7 +73,7 @@ func handoffWrite(c *cli.Context) error {
 		if c.IsSet("input") || c.IsSet("decision") || c.IsSet("constraint") || c.IsSet("shed") {
 			return usageErrorf("--file and the content options cannot be used together")
 		}
-		b, err := readInput(c, f)
+		b, err := readInput(c, "file", f, maxKeptInput)
 		if err != nil {
 			return err
 		}

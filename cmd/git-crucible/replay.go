@@ -238,8 +238,11 @@ func replayTemplates(c *cli.Context, s *session) (*templates, error) {
 		case !base.Has(name):
 			return nil, withHints(usageErrorf("--mutate %s: no template %q", m, name), "templates: "+strings.Join(base.Names(), ", "))
 		}
-		text, err := os.ReadFile(repl)
-		if err != nil {
+		text, err := readFlagFile("--mutate "+m, repl, prompt.MaxTemplateBytes)
+		var usage *usageError
+		if errors.As(err, &usage) {
+			return nil, err
+		} else if err != nil {
 			return nil, withHints(&refused{Err: fmt.Errorf("--mutate %s: %w", m, err)}, "REPL is the file holding the template to dispatch instead")
 		}
 		overrides[name] = prompt.Override{Source: repl, Text: string(text)}
@@ -306,7 +309,7 @@ func replaySource(c *cli.Context, s *session) (id, manifest string, err error) {
 func readSource(c *cli.Context, s *session, sp *spec.Spec, id, manifest string) (*replay.Source, *pipeline.State, error) {
 	if manifest != "" {
 		src, err := replay.FromManifest(manifest)
-		return src, nil, sourceError(err)
+		return src, nil, sourceError(flagFileError(manifest, err))
 	}
 	st, _, err := s.svc.Load(c.Context, id)
 	if err != nil {
@@ -441,7 +444,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	if manifest != "" {
 		// Read whole first: an import skips the lines it cannot read.
 		if _, err := replay.FromManifest(manifest); err != nil {
-			return sourceError(err)
+			return sourceError(flagFileError(manifest, err))
 		}
 		if !c.Bool("current-tree") {
 			return withHints(&refused{Err: errors.New("a crucible run's checkpoints are in crucible's own shadow repository: replay has none to restore")},

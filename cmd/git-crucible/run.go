@@ -116,7 +116,7 @@ func runAction(c *cli.Context) error {
 		if path, err = filepath.Abs(path); err != nil {
 			return err
 		}
-		data, err := os.ReadFile(path)
+		data, err := readFlagFile(path, path, dag.MaxSize)
 		if err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ func specCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			sp, err := effectiveSpec(repo.WorkTree, c.String("spec"))
+			sp, err := effectiveSpec(repo.WorkTree, c.String("spec"), nil)
 			var invalid *spec.Error
 			if errors.As(err, &invalid) {
 				// One "error: FILE:LINE: ..." line per problem.
@@ -65,27 +65,32 @@ func specCommand() *cli.Command {
 }
 
 // effectiveSpec is the spec build would run in workTree: file, else the
-// work tree's override, else the default; with the work tree's templates.
-func effectiveSpec(workTree, file string) (*spec.Spec, error) {
+// work tree's override (read once: accept, unless nil, judges what was
+// read), else the default; with the work tree's templates.
+func effectiveSpec(workTree, file string, accept func(content []byte) error) (*spec.Spec, error) {
 	set, err := prompt.Load(workTree)
 	if err != nil {
 		return nil, err
 	}
 	if file != "" {
 		// The user's own file: a symbolic link to it is theirs too.
-		if file, err = filepath.EvalSymlinks(file); err != nil {
+		path, err := filepath.EvalSymlinks(file)
+		if err != nil {
 			return nil, err
 		}
-	} else if workTree != "" {
+		data, err := readFlagFile("--spec "+file, path, spec.MaxBytes)
+		if err != nil {
+			return nil, err
+		}
+		return spec.Parse(data, path, set)
+	}
+	if workTree != "" {
 		override := filepath.Join(workTree, spec.OverridePath)
 		if _, err := os.Lstat(override); err == nil {
-			file = override
+			return spec.Load(override, set, accept)
 		}
 	}
-	if file == "" {
-		return spec.Default()
-	}
-	return spec.Load(file, set)
+	return spec.Default()
 }
 
 func printSpec(w io.Writer, sp *spec.Spec) {

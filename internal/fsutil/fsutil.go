@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -51,19 +52,118 @@ func ReadRegular(path string, limit int64, refusal error) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	b, err := readOpened(f, path, limit)
+	var other *NotRegularError
+	if errors.As(err, &other) {
+		return nil, fmt.Errorf("%s: is not a regular file; %w", path, refusal)
+	}
+	return b, err
+}
+
+// ReadFile reads the file a person named (on the command line, say),
+// following symbolic links as any command does: a regular file of at most
+// limit bytes, read once. Anything else is a *NotRegularError and an
+// oversize file a *TooLargeError, both judged on the opened file before
+// any of its content is read. A missing file is os.ErrNotExist.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readOpened(f, path, limit)
+}
+
+// CheckFile opens path as ReadFile does and reads nothing: for a file that
+// only its name is taken of (a document agents read themselves).
+func CheckFile(path string, limit int64) error {
+	f, err := open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = check(f, path, limit)
+	return err
+}
+
+// open opens path for reading without blocking on a FIFO; a socket, which
+// cannot be opened, is refused as what it is.
+func open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+			return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+		}
+	}
+	return f, err
+}
+
+// NotRegularError refuses a file that is not a regular file: reading a
+// device, a FIFO or a socket might never end, and a directory has no text.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return e.Path + ": not a regular file (" + e.Kind() + ")"
+}
+
+// Kind names the kind of file.
+func (e *NotRegularError) Kind() string {
+	switch m := e.Mode; {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "another kind of file"
+}
+
+// TooLargeError refuses a file over a size limit.
+type TooLargeError struct {
+	Path        string
+	Size, Limit int64
+	Grew        bool // it grew over the limit while read
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Grew {
+		return fmt.Sprintf("%s: grew over the %d-byte limit while read", e.Path, e.Limit)
+	}
+	return fmt.Sprintf("%s: is %d bytes, over the %d-byte limit", e.Path, e.Size, e.Limit)
+}
+
+// check refuses an opened file that is not regular or is over limit.
+func check(f *os.File, path string, limit int64) (fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: is not a regular file; %w", path, refusal)
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: is %d bytes, over the %d-byte limit", path, fi.Size(), limit)
+		return nil, &TooLargeError{Path: path, Size: fi.Size(), Limit: limit}
+	}
+	return fi, nil
+}
+
+// readOpened reads an opened file that check accepts, never more than
+// limit bytes (it may grow while read).
+func readOpened(f *os.File, path string, limit int64) ([]byte, error) {
+	if _, err := check(f, path, limit); err != nil {
+		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s: grew over the %d-byte limit while read", path, limit)
+		return nil, &TooLargeError{Path: path, Size: int64(len(b)), Limit: limit, Grew: true}
 	}
 	return b, err
 }

@@ -1,10 +1,14 @@
 package fsutil
 
 import (
+	"errors"
+	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -84,5 +88,63 @@ func TestTryLock(t *testing.T) {
 	defer unlock()
 	if got, _ := os.ReadFile(path); string(got) != "second\n" {
 		t.Fatalf("record %q", got)
+	}
+}
+
+// TestReadFileRefuses: a device, a FIFO, a socket and a directory are
+// refused as what they are, and an oversize file by its size, before
+// anything is read: /dev/zero under a limit no reader could fill returns
+// at once, a FIFO with no writer does not block.
+func TestReadFileRefuses(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, 11), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path, kind string
+		limit      int64
+	}{
+		{"/dev/zero", "a character device", math.MaxInt64},
+		{fifo, "a FIFO", math.MaxInt64},
+		{sock, "a socket", math.MaxInt64},
+		{dir, "a directory", math.MaxInt64},
+	} {
+		_, err := ReadFile(c.path, c.limit)
+		var nr *NotRegularError
+		if !errors.As(err, &nr) || nr.Kind() != c.kind || err.Error() != c.path+": not a regular file ("+c.kind+")" {
+			t.Errorf("ReadFile(%s): %v", c.path, err)
+		}
+		if err := CheckFile(c.path, c.limit); !errors.As(err, &nr) {
+			t.Errorf("CheckFile(%s): %v", c.path, err)
+		}
+	}
+	_, err = ReadFile(big, 10)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || err.Error() != big+": is 11 bytes, over the 10-byte limit" {
+		t.Errorf("ReadFile(big): %v", err)
+	}
+	if b, err := ReadFile(big, 11); err != nil || len(b) != 11 {
+		t.Errorf("ReadFile(big, 11): %d bytes, %v", len(b), err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(big, link); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFile(link, 11); err != nil || len(b) != 11 {
+		t.Errorf("ReadFile(link): %d bytes, %v", len(b), err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "none"), 10); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile(none): %v", err)
 	}
 }
