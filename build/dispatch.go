@@ -179,7 +179,7 @@ func (e *Engine) run(ctx context.Context, seq int, a agent.Agent, d DispatchSpec
 		return engineError(out, err)
 	} else if changed != "" {
 		ex.Status, ex.Failure = "failed", string(agent.Tampered)
-		ex.Summary = "it changed the repository's hooks, which were put back: " + changed
+		ex.Summary = "it changed the repository's hooks or git-crucible's config, which were put back: " + changed
 	}
 	out.Status, out.Summary, out.Failure = ex.Status, ex.Summary, ex.Failure
 	out.ExitCode, out.Stderr, out.Denials, out.Usage = ex.ExitCode, ex.Stderr, ex.Denials, ex.Usage

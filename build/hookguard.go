@@ -15,11 +15,13 @@ import (
 	"github.com/git-crucible/git-crucible/gitext"
 )
 
-// hookConfig matches the repository's config that decides which hooks
-// run: core.hooksPath, config-based hooks, and includes that could set
-// either. (Claude Code is reported to rewrite core.hooksPath when it
-// makes a worktree: an agent can switch the gates off unmeant.)
-const hookConfig = `^(core\.hookspath|hook\..*|include\..*|includeif\..*)$`
+// guardedConfig matches the repository's config an agent must not
+// change: what decides which hooks run (core.hooksPath, config-based
+// hooks, includes that could set either) and git-crucible's own (which
+// agent plays a role and how, consent to agents' commands). Claude Code is
+// reported to rewrite core.hooksPath when it makes a worktree: an agent
+// can switch the gates off unmeant.
+const guardedConfig = `^(core\.hookspath|hook\..*|include\..*|includeif\..*|crucible\..*)$`
 
 // hookSet is what makes the repository's hooks run, as a dispatch found
 // them: the repository's own config of them and the hooks directory's
@@ -70,7 +72,7 @@ func hooksOf(ctx context.Context, r *gitext.Repo, dir string, prev *hookSet) (*h
 			dir = prev.dir
 		}
 	} else {
-		out, err := r.Git(ctx, "config", "--local", "--null", "--get-regexp", hookConfig)
+		out, err := r.Git(ctx, "config", "--local", "--null", "--get-regexp", guardedConfig)
 		if err != nil && !gitext.IsExit(err, 1) { // 1: none set
 			return nil, err
 		}
