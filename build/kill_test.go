@@ -384,6 +384,17 @@ func TestResumeRefusedWhileBuilding(t *testing.T) {
 func TestCommitWaitsForIndexLock(t *testing.T) {
 	e := newEngine(t, shAgent("true"))
 	w := &walker{e: e, taskNumbers: map[string]int{"1": 1}}
+	release, err := w.holdWorkTree(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := w.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.beforeDispatch(t.Context()); err != nil { // new.txt is its agent's
+		t.Fatal(err)
+	}
 	write(t, filepath.Join(e.Workdir, "new.txt"), "new\n")
 	lock := filepath.Join(e.Service.Repo.GitDir, "index.lock")
 	write(t, lock, "")

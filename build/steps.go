@@ -22,6 +22,7 @@ import (
 // step runs the step st at p (task is the plan task inside a tasks step,
 // nil elsewhere).
 func (w *walker) step(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+	w.at = p
 	switch st.Kind {
 	case spec.Checkpoint:
 		return w.checkpoint(ctx, st, task)
@@ -174,6 +175,9 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		out = adopted
 	}
 	if last == nil || retry != nil {
+		if err := w.beforeDispatch(ctx); err != nil {
+			return out, nil, err
+		}
 		ad, err := w.e.NewAgentDir("")
 		if err != nil {
 			return out, nil, err
@@ -199,6 +203,11 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 			return out, &end, err
 		}
 		if err != nil {
+			return out, nil, err
+		}
+	}
+	if out.Status != StatusWaiting {
+		if err := w.settle(ctx); err != nil {
 			return out, nil, err
 		}
 	}

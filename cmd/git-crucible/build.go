@@ -80,6 +80,11 @@ func buildAction(c *cli.Context) error {
 		if err := checkDesign(repo.WorkTree, c.String("design")); err != nil {
 			return err
 		}
+		if !resume {
+			if err := checkClean(c, s); err != nil {
+				return err
+			}
+		}
 		id, err := buildPipeline(c, s, resume, fresh)
 		if err != nil {
 			return err
@@ -97,6 +102,17 @@ func buildAction(c *cli.Context) error {
 		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design"),
 			Templates: templates, Mutations: mutations, MaxParallel: c.Int("max-parallel")})
 	})
+}
+
+// checkClean refuses a new pipeline in a work tree with changes to
+// tracked files, as git rebase does: its commits would take them.
+func checkClean(c *cli.Context, s *session) error {
+	err := build.CheckClean(c.Context, s.svc.Repo)
+	var dirty *build.DirtyTreeError
+	if errors.As(err, &dirty) {
+		return withHints(&refused{Err: err}, "commit or stash them, then build again; untracked files may stay: the build never commits them")
+	}
+	return err
 }
 
 // loadAgents is the agents' configuration, refused unless every role sp
@@ -131,6 +147,9 @@ func walk(c *cli.Context, s *session, e *build.Engine, opts build.WalkOptions) e
 	res, err := e.Walk(ctx, opts)
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.err(), "warning: %s\n", w)
 	}
 	if err != nil {
 		return err
