@@ -168,6 +168,8 @@ func TestKilledEngineResumes(t *testing.T) {
 	const tasks, kills = 80, 30
 	dir := gittest.Init(t)
 	repo, svc := startedIn(t, dir, "kill test")
+	const notes = "the user's, untracked\n"
+	write(t, filepath.Join(dir, "MYNOTES.txt"), notes)
 	log := filepath.Join(t.TempDir(), "agent.log")
 	rng := rand.New(rand.NewPCG(11, 12))
 	killed, busy := 0, 0
@@ -258,6 +260,9 @@ func TestKilledEngineResumes(t *testing.T) {
 		t.Fatalf("verify: %v %v", problems, err)
 	}
 	assertNothingLeft(t, repo, testID)
+	if b, err := os.ReadFile(filepath.Join(dir, "MYNOTES.txt")); string(b) != notes {
+		t.Errorf("the user's MYNOTES.txt: %q, %v", b, err)
+	}
 }
 
 // TestKilledEngineAdoptsClaude: an engine killed while its claude works

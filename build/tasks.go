@@ -275,7 +275,11 @@ func (w *walker) commitWork(ctx context.Context, msg string, a enforce.Agent, am
 	if amend {
 		args = append(args, "--amend")
 	}
-	if err := git(spec, args...); err != nil {
+	err = git(spec, args...)
+	if rerr := os.Remove(file); err == nil {
+		err = rerr
+	}
+	if err != nil {
 		return err
 	}
 	head, err := repo.HeadCommit()

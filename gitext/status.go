@@ -9,13 +9,15 @@ import (
 	"syscall"
 )
 
-// Dirty is what `git status` shows of the work tree whose top is dir: each path that
-// differs from HEAD or the index, untracked ones each on its own (ignored
-// ones not), with a fingerprint that changes when the file does: its
-// status and what lstat says of it (size, modification time, mode, inode).
-// Paths are relative to dir.
+// Dirty is what `git status` shows of the work tree whose top is dir:
+// each path that differs from HEAD or the index, untracked ones each on
+// its own (ignored ones not), with a fingerprint that changes when the
+// file does: its status and what lstat says of it (size, modification
+// time, mode, inode). Paths are relative to dir.
 func (r *Repo) Dirty(ctx context.Context, dir string) (map[string]string, error) {
-	out, err := runEnv(ctx, r, dir, nil, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	// No optional locks: a status killed with its caller must not leave
+	// index.lock behind, which would stop every later commit.
+	out, err := runEnv(ctx, r, dir, nil, nil, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return nil, err
 	}
