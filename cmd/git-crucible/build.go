@@ -30,7 +30,12 @@ func buildCommand() *cli.Command {
 			"handoffs, checkpoints and the journal are recorded. It stops at the approval pause unless\n" +
 			"--yes, at a manual agent, at a failure, or at an escalation (exit status 2, health RED).\n" +
 			"A branch whose pipeline is not finished needs --resume (go on where it stopped, without\n" +
-			"running a finished dispatch again) or --fresh (abandon it and start anew).\n\n" + maxCostHelp,
+			"running a finished dispatch again) or --fresh (abandon it and start anew).\n\n" +
+			"A new build refuses a work tree whose tracked files differ from HEAD (commit or stash\n" +
+			"them); untracked files may stay, and no commit takes them: the engine commits only what\n" +
+			"its dispatches changed, with its trailers and provenance note, hooks or none. While it\n" +
+			"runs, the pre-commit hook refuses anyone else's commit in the work tree; a commit made\n" +
+			"where no hook runs stops the build (exit status 2), the branch as it is.\n\n" + maxCostHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "yes", Usage: "approve the design: go on past the approval pause"},
 			&cli.BoolFlag{Name: "resume", Usage: "go on with the branch's unfinished pipeline"},
