@@ -35,6 +35,8 @@ type workState struct {
 type workTree struct {
 	state workState
 	head  string // HEAD where the engine left it
+	// branch is the branch HEAD names, which the engine commits on.
+	branch string
 	token string // EnvEngineCommit of the engine's own commits
 	// warnings are what the walk says besides its result: an agent
 	// changed a file of the user's.
@@ -47,9 +49,15 @@ type workTree struct {
 type ForeignCommitError struct {
 	Commit, Subject string
 	Was             string // HEAD where the engine left it
+	// Branch is the branch HEAD names when it is not the engine's.
+	Branch string
 }
 
 func (e *ForeignCommitError) Error() string {
+	if e.Branch != "" {
+		return fmt.Sprintf("HEAD is on %s at %s (%s), not on the branch git-crucible works on: it stops here",
+			e.Branch, short(e.Commit), e.Subject)
+	}
 	return fmt.Sprintf("HEAD moved from %s to %s (%s), a commit git-crucible did not make: it stops here, the branch as it is",
 		short(e.Was), short(e.Commit), e.Subject)
 }
@@ -112,6 +120,9 @@ func (w *walker) holdWorkTree(ctx context.Context) (release func(), err error) {
 		}
 	}
 	if wt.head, err = w.headNow(); err != nil {
+		return nil, err
+	}
+	if wt.branch, err = w.e.Service.Repo.ReadSymref("HEAD"); err != nil {
 		return nil, err
 	}
 	token, digest, err := enforce.NewEngineToken()
@@ -197,14 +208,27 @@ func (w *walker) headNow() (string, error) {
 	return h, err
 }
 
-// checkHead stops the walk when HEAD is not where the engine left it.
+// checkHead stops the walk when HEAD is not where the engine left it: on
+// its branch, at its commit.
 func (w *walker) checkHead(ctx context.Context) error {
 	now, err := w.headNow()
-	if err != nil || now == w.wt.head {
+	if err != nil {
 		return err
 	}
+	branch, err := w.e.Service.Repo.ReadSymref("HEAD")
+	if err != nil || (now == w.wt.head && branch == w.wt.branch) {
+		return err
+	}
+	moved := &ForeignCommitError{Commit: now, Was: w.wt.head}
+	if branch != w.wt.branch {
+		moved.Branch = strings.TrimPrefix(branch, "refs/heads/")
+		if branch == "" {
+			moved.Branch = "no branch (detached)"
+		}
+	}
 	subject, _ := w.e.Service.Repo.Git(ctx, "log", "-1", "--format=%s", now)
-	return &ForeignCommitError{Commit: now, Subject: strings.TrimSpace(string(subject)), Was: w.wt.head}
+	moved.Subject = strings.TrimSpace(string(subject))
+	return moved
 }
 
 // beforeDispatch is the work tree as a dispatch in it starts: HEAD where

@@ -1,0 +1,94 @@
+package build
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/internal/gittest"
+)
+
+// TestWorkTreeOwnership: a path dirty before the walk, or made dirty
+// between two dispatches, is the user's; what a dispatch changes is the
+// engine's, but a user's file, which it leaves with a warning; a resumed
+// walk knows it all; the marker is there while the walk holds the work
+// tree; HEAD moved by a commit, or put on another branch, stops the walk.
+func TestWorkTreeOwnership(t *testing.T) {
+	e := newEngine(t, shAgent("true"))
+	dir, ctx := e.Workdir, t.Context()
+	write(t, filepath.Join(dir, "tracked.txt"), "v1\n")
+	gittest.Git(t, dir, "add", "tracked.txt")
+	gittest.Git(t, dir, "commit", "-q", "-m", "tracked")
+	write(t, filepath.Join(dir, "before.txt"), "mine\n")
+
+	hold := func() (*walker, func()) {
+		t.Helper()
+		w := &walker{e: e}
+		release, err := w.holdWorkTree(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w, release
+	}
+	w, release := hold()
+	if m, err := enforce.ReadEngineMarker(e.Service.Repo.GitDir); err != nil || m == nil || !m.Admits(w.wt.token) {
+		t.Fatalf("no marker admitting the walk's token while it holds the work tree: %+v, %v", m, err)
+	}
+	// A dispatch: its agent adds new.txt, edits tracked.txt and the user's before.txt.
+	if err := w.beforeDispatch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "new.txt"), "new\n")
+	write(t, filepath.Join(dir, "tracked.txt"), "v2\n")
+	write(t, filepath.Join(dir, "before.txt"), "the agent's\n")
+	if err := w.settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Between dispatches the user makes between.txt; the next dispatch changes nothing.
+	write(t, filepath.Join(dir, "between.txt"), "mine too\n")
+	if err := w.beforeDispatch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.wt.warnings) != 1 || !strings.Contains(w.wt.warnings[0], "changed before.txt, which was yours") {
+		t.Errorf("warnings %q", w.wt.warnings)
+	}
+	release()
+	if m, _ := enforce.ReadEngineMarker(e.Service.Repo.GitDir); m != nil {
+		t.Errorf("the marker outlives the walk: %+v", m)
+	}
+
+	w, release = hold() // a resumed walk
+	defer release()
+	got, err := w.engineChanges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"new.txt", "tracked.txt"}; !slices.Equal(got, want) {
+		t.Errorf("the engine's changes %q, want %q", got, want)
+	}
+	if users := slices.Sorted(maps.Keys(w.wt.state.User)); !slices.Equal(users, []string{"before.txt", "between.txt"}) {
+		t.Errorf("the user's paths %q", users)
+	}
+
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "another's")
+	var moved *ForeignCommitError
+	if err := w.checkHead(ctx); !errors.As(err, &moved) || moved.Subject != "another's" || moved.Branch != "" {
+		t.Errorf("after another's commit: %v", err)
+	}
+	w.wt.head = gittest.Git(t, dir, "rev-parse", "HEAD")
+	gittest.Git(t, dir, "checkout", "-q", "-b", "other")
+	if err := w.checkHead(ctx); !errors.As(err, &moved) || moved.Branch != "other" {
+		t.Errorf("on another branch: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "between.txt")); string(b) != "mine too\n" {
+		t.Errorf("between.txt: %q, %v", b, err)
+	}
+}
