@@ -37,7 +37,7 @@ type workTree struct {
 	head  string // HEAD where the engine left it
 	// branch is the branch HEAD names, which the engine commits on.
 	branch string
-	token string // EnvEngineCommit of the engine's own commits
+	token  string // EnvEngineCommit of the engine's own commits
 	// warnings are what the walk says besides its result: an agent
 	// changed a file of the user's.
 	warnings []string
