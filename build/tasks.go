@@ -264,6 +264,18 @@ func (w *walker) commitWork(ctx context.Context, msg string, a enforce.Agent, am
 	if err != nil {
 		return err
 	}
+	line, err := w.e.provenance(phase, a, w.tip)
+	if err != nil {
+		return err
+	}
+	was, parent := w.wt.head, w.wt.head
+	if amend {
+		parent = w.parent(ctx, was)
+	}
+	w.wt.state.Note = &pendingNote{Was: was, Parent: parent, Line: string(line)}
+	if err := writeJSON(w.workFile(), w.wt.state); err != nil {
+		return err
+	}
 	spec := pathspecs(paths)
 	if err := git(spec, "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
 		return err
@@ -283,10 +295,6 @@ func (w *walker) commitWork(ctx context.Context, msg string, a enforce.Agent, am
 		return err
 	}
 	head, err := repo.HeadCommit()
-	if err != nil {
-		return err
-	}
-	line, err := w.e.provenance(phase, a, w.tip)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/notes"
 )
 
 // workFile keeps, beside the pipeline's run directories, whose the work
@@ -29,6 +30,16 @@ type workState struct {
 	User   map[string]string `json:"user"` // path -> its fingerprint (gitext.Dirty) when it became the user's
 	Engine []string          `json:"engine,omitempty"`
 	Before map[string]string `json:"before,omitempty"`
+	// Note is the provenance note of the engine's commit under way, kept
+	// until it is written: a walk killed in between writes it as it
+	// resumes.
+	Note *pendingNote `json:"note,omitempty"`
+}
+
+// pendingNote is the note line of the commit the engine makes on Parent,
+// HEAD at Was before it.
+type pendingNote struct {
+	Was, Parent, Line string
 }
 
 // workTree is the walker's hold on the work tree it dispatches in.
@@ -114,8 +125,11 @@ func (w *walker) holdWorkTree(ctx context.Context) (release func(), err error) {
 	if wt.state, err = w.e.workState(ctx); err != nil {
 		return nil, err
 	}
+	if err := w.notePending(ctx, &wt.state); err != nil {
+		return nil, err
+	}
 	if w.opts.Restored {
-		if err := wt.state.take(ctx, w.e, false); err != nil {
+		if err := w.e.takeNow(ctx, &wt.state, false); err != nil {
 			return nil, err
 		}
 	}
@@ -167,13 +181,9 @@ func (e *Engine) workState(ctx context.Context) (workState, error) {
 	return st, writeJSON(e.workFile(), st)
 }
 
-// take takes every dirty path that is neither the user's nor the
+// take takes every path dirty now that is neither the user's nor the
 // engine's as the user's, or the engine's.
-func (st *workState) take(ctx context.Context, e *Engine, users bool) error {
-	now, err := e.Service.Repo.Dirty(ctx, e.Workdir)
-	if err != nil {
-		return err
-	}
+func (st *workState) take(now map[string]string, users bool) {
 	for p, fp := range now {
 		_, mine := st.User[p]
 		switch {
@@ -185,6 +195,15 @@ func (st *workState) take(ctx context.Context, e *Engine, users bool) error {
 		}
 	}
 	slices.Sort(st.Engine)
+}
+
+// takeNow is take of the work tree as it is now, kept.
+func (e *Engine) takeNow(ctx context.Context, st *workState, users bool) error {
+	now, err := e.Service.Repo.Dirty(ctx, e.Workdir)
+	if err != nil {
+		return err
+	}
+	st.take(now, users)
 	return writeJSON(e.workFile(), st)
 }
 
@@ -196,7 +215,35 @@ func (e *Engine) TakeUserFiles(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return st.take(ctx, e, true)
+	return e.takeNow(ctx, &st, true)
+}
+
+// notePending writes the note of the commit a killed walk made and did
+// not note: HEAD moved from where it was, onto the commit's parent to be.
+func (w *walker) notePending(ctx context.Context, st *workState) error {
+	if st.Note == nil {
+		return nil
+	}
+	head, err := w.headNow()
+	if err != nil {
+		return err
+	}
+	if head != st.Note.Was && w.parent(ctx, head) == st.Note.Parent {
+		if err := notes.Append(ctx, w.e.Service.Repo, notes.ProvenanceRef, head, []byte(st.Note.Line)); err != nil {
+			return err
+		}
+	}
+	st.Note = nil
+	return writeJSON(w.workFile(), st)
+}
+
+// parent is commit's first parent, "" when it has none.
+func (w *walker) parent(ctx context.Context, commit string) string {
+	out, err := w.e.Service.Repo.Git(ctx, "rev-parse", "--verify", "-q", commit+"^")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // headNow is HEAD's commit, "" on a branch with none yet.
@@ -243,13 +290,12 @@ func (w *walker) beforeDispatch(ctx context.Context) error {
 		return err
 	}
 	st := &w.wt.state
-	if err := st.take(ctx, w.e, true); err != nil {
+	now, err := w.e.Service.Repo.Dirty(ctx, w.e.Workdir)
+	if err != nil {
 		return err
 	}
-	var err error
-	if st.Before, err = w.e.Service.Repo.Dirty(ctx, w.e.Workdir); err != nil {
-		return err
-	}
+	st.take(now, true)
+	st.Before = now
 	return writeJSON(w.workFile(), st)
 }
 
@@ -301,10 +347,11 @@ func (w *walker) engineChanges(ctx context.Context) ([]string, error) {
 	}), nil
 }
 
-// committed forgets the engine's paths, which its commit at head took.
+// committed forgets the engine's paths, which its commit at head took,
+// and its note, written.
 func (w *walker) committed(head string) error {
 	w.wt.head = head
-	w.wt.state.Engine = nil
+	w.wt.state.Engine, w.wt.state.Note = nil, nil
 	return writeJSON(w.workFile(), w.wt.state)
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -90,5 +91,39 @@ func TestWorkTreeOwnership(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "between.txt")); string(b) != "mine too\n" {
 		t.Errorf("between.txt: %q, %v", b, err)
+	}
+}
+
+// TestPendingNote: a walk killed between the engine's commit and its note
+// writes the note as it resumes; one killed before the commit writes none.
+func TestPendingNote(t *testing.T) {
+	e := newEngine(t, shAgent("true"))
+	dir, ctx := e.Workdir, t.Context()
+	for _, committed := range []bool{false, true} {
+		w := &walker{e: e}
+		release, err := w.holdWorkTree(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := w.wt.head
+		w.wt.state.Note = &pendingNote{Was: base, Parent: base, Line: `{"pipeline":"` + testID + `"}`}
+		if err := writeJSON(w.workFile(), w.wt.state); err != nil {
+			t.Fatal(err)
+		}
+		if committed {
+			gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "the engine's")
+		}
+		release() // killed
+
+		w = &walker{e: e}
+		release, err = w.holdWorkTree(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		note, _ := exec.Command("git", "-C", dir, "notes", "--ref=crucible/provenance", "show", "HEAD").Output()
+		if got := strings.Contains(string(note), testID); got != committed || w.wt.state.Note != nil {
+			t.Errorf("committed %v: HEAD's note %q, pending %+v", committed, note, w.wt.state.Note)
+		}
 	}
 }

@@ -51,6 +51,17 @@ func tokenDigest(token string) string {
 // ReadEngineMarker is the marker in gitDir of an engine that runs: nil
 // when there is none, or its engine is gone (killed: it is stale).
 func ReadEngineMarker(gitDir string) (*EngineMarker, error) {
+	m, err := readMarker(gitDir)
+	if m != nil {
+		if _, gone := gitext.OwnerGone(m.Owner); gone {
+			return nil, nil
+		}
+	}
+	return m, err
+}
+
+// readMarker is the marker in gitDir, whether its engine runs or not.
+func readMarker(gitDir string) (*EngineMarker, error) {
 	b, err := os.ReadFile(EngineMarkerPath(gitDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -61,9 +72,6 @@ func ReadEngineMarker(gitDir string) (*EngineMarker, error) {
 	var m EngineMarker
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", EngineMarkerPath(gitDir), err)
-	}
-	if _, gone := gitext.OwnerGone(m.Owner); gone {
-		return nil, nil
 	}
 	return &m, nil
 }
@@ -79,14 +87,15 @@ func (m *EngineMarker) Name() string {
 	return fmt.Sprintf("git crucible %s (pid %d)", m.Command, pid)
 }
 
-// EngineCommitting reports whether the engine running in the work tree of
-// gitDir makes the commit under way: its token is in this process's
-// environment. Then the hooks leave its trailers and note to it.
+// EngineCommitting reports whether the engine of the work tree of gitDir
+// makes the commit under way: its token is in this process's
+// environment. Then the hooks leave its trailers and note to it, also
+// when the engine was killed meanwhile: it notes the commit as it resumes.
 func EngineCommitting(gitDir string) bool {
 	token := os.Getenv(EnvEngineCommit)
 	if token == "" {
 		return false
 	}
-	m, err := ReadEngineMarker(gitDir)
+	m, err := readMarker(gitDir)
 	return err == nil && m != nil && m.Admits(token)
 }

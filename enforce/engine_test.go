@@ -13,7 +13,8 @@ import (
 
 // TestEngineMarker: a marker is read only while its engine runs (one an
 // engine of an earlier boot left is stale), and admits the engine's own
-// token alone, not its digest, another token, or none.
+// token alone, not its digest, another token, or none; a commit with the
+// token is the engine's, stale marker or not.
 func TestEngineMarker(t *testing.T) {
 	token, digest, err := NewEngineToken()
 	if err != nil {
@@ -53,6 +54,15 @@ func TestEngineMarker(t *testing.T) {
 			if got := m.Admits(tok); got != want {
 				t.Errorf("%s: admits %q: %v, want %v", c.name, tok, got, want)
 			}
+		}
+		// Its own commit is the engine's, even when it was killed meanwhile.
+		t.Setenv(EnvEngineCommit, token)
+		if got := EngineCommitting(dir); got != (c.owner != "") {
+			t.Errorf("%s: its token's commit is the engine's: %v", c.name, got)
+		}
+		t.Setenv(EnvEngineCommit, other)
+		if EngineCommitting(dir) {
+			t.Errorf("%s: another token's commit is the engine's", c.name)
 		}
 		if m != nil && m.Name() != fmt.Sprintf("git crucible build (pid %d)", os.Getpid()) {
 			t.Errorf("%s: named %q", c.name, m.Name())

@@ -130,6 +130,7 @@ func TestKilledBuildResumes(t *testing.T) {
 	}
 
 	assertTasksCommittedOnce(t, dir)
+	assertTasksNoted(t, dir)
 	assertUserFiles(t, dir)
 	assertNoLocks(t, dir)
 	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
@@ -208,6 +209,22 @@ func assertTasksCommittedOnce(t *testing.T, dir string) {
 	}
 	if count["1"] != 1 || count["2"] != 1 || len(count) != 2 {
 		t.Errorf("task commits by Crucible-Task: %v, want one each of 1 and 2", count)
+	}
+}
+
+// assertTasksNoted fails unless every task commit has a provenance note
+// naming its task, however the engine was killed around the commit.
+func assertTasksNoted(t *testing.T, dir string) {
+	t.Helper()
+	for _, l := range strings.Split(gittest.Git(t, dir, "log", "--format=%H %(trailers:key=Crucible-Task,valueonly,separator=)"), "\n") {
+		commit, task, _ := strings.Cut(l, " ")
+		if task == "" {
+			continue
+		}
+		note, err := exec.Command("git", "-C", dir, "notes", "--ref=crucible/provenance", "show", commit).Output()
+		if err != nil || !strings.Contains(string(note), `"task":`+task+",") {
+			t.Errorf("task %s's commit %s has the note %q (%v)", task, commit, note, err)
+		}
 	}
 }
 
@@ -404,5 +421,6 @@ func TestKilledBuildMidCommit(t *testing.T) {
 		t.Fatalf("the resume exited %d:\n%s", code, out)
 	}
 	assertTasksCommittedOnce(t, dir)
+	assertTasksNoted(t, dir)
 	assertUserFiles(t, dir)
 }
