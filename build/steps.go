@@ -197,6 +197,9 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if rerr := w.refresh(ctx); err == nil {
 			err = rerr
 		}
+		if out.Status != StatusWaiting { // a person works on for one that waits
+			err = errors.Join(err, w.settle(ctx))
+		}
 		var budget *BudgetError
 		if errors.As(err, &budget) {
 			end, err := w.budgetStop(ctx, p, budget)
@@ -206,7 +209,7 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 			return out, nil, err
 		}
 	}
-	if out.Status != StatusWaiting {
+	if out.Status != StatusWaiting { // adopted, it ended while no engine ran
 		if err := w.settle(ctx); err != nil {
 			return out, nil, err
 		}

@@ -184,6 +184,9 @@ func (e *Engine) workState(ctx context.Context) (workState, error) {
 // take takes every path dirty now that is neither the user's nor the
 // engine's as the user's, or the engine's.
 func (st *workState) take(now map[string]string, users bool) {
+	if st.User == nil {
+		st.User = map[string]string{}
+	}
 	for p, fp := range now {
 		_, mine := st.User[p]
 		switch {

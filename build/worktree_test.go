@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,6 +125,39 @@ func TestPendingNote(t *testing.T) {
 		note, _ := exec.Command("git", "-C", dir, "notes", "--ref=crucible/provenance", "show", "HEAD").Output()
 		if got := strings.Contains(string(note), testID); got != committed || w.wt.state.Note != nil {
 			t.Errorf("committed %v: HEAD's note %q, pending %+v", committed, note, w.wt.state.Note)
+		}
+	}
+}
+
+// BenchmarkWorkTreeGuard is what the engine adds to a dispatch in the work
+// tree to keep the user's files apart: HEAD checked, the work tree's
+// state kept before it (git status, lstat of what is dirty) and compared
+// after it, in a work tree of 200 tracked files and 20 untracked ones.
+// Compare it with BenchmarkDispatch, the engine's own cost of a dispatch.
+func BenchmarkWorkTreeGuard(b *testing.B) {
+	e := newEngine(b, shAgent("true"))
+	dir := e.Workdir
+	for i := range 220 {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), []byte("x\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if i == 199 {
+			gittest.Git(b, dir, "add", "-A")
+			gittest.Git(b, dir, "commit", "-q", "-m", "tracked")
+		}
+	}
+	w := &walker{e: e}
+	release, err := w.holdWorkTree(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer release()
+	for b.Loop() {
+		if err := w.beforeDispatch(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.settle(b.Context()); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
