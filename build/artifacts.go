@@ -38,6 +38,10 @@ type walker struct {
 	taskNumbers map[string]int
 	// waiting are the manual dispatches Recover left waiting, by seq.
 	waiting map[int]Outcome
+	// wt is the walk's hold on the work tree.
+	wt *workTree
+	// at is the step the walk is at.
+	at spec.Point
 }
 
 // keptInMemory bounds the events.jsonl blobs a refresh holds while it

@@ -168,6 +168,8 @@ func TestKilledEngineResumes(t *testing.T) {
 	const tasks, kills = 80, 30
 	dir := gittest.Init(t)
 	repo, svc := startedIn(t, dir, "kill test")
+	const notes = "the user's, untracked\n"
+	write(t, filepath.Join(dir, "MYNOTES.txt"), notes)
 	log := filepath.Join(t.TempDir(), "agent.log")
 	rng := rand.New(rand.NewPCG(11, 12))
 	killed, busy := 0, 0
@@ -258,6 +260,9 @@ func TestKilledEngineResumes(t *testing.T) {
 		t.Fatalf("verify: %v %v", problems, err)
 	}
 	assertNothingLeft(t, repo, testID)
+	if b, err := os.ReadFile(filepath.Join(dir, "MYNOTES.txt")); string(b) != notes {
+		t.Errorf("the user's MYNOTES.txt: %q, %v", b, err)
+	}
 }
 
 // TestKilledEngineAdoptsClaude: an engine killed while its claude works
@@ -384,6 +389,17 @@ func TestResumeRefusedWhileBuilding(t *testing.T) {
 func TestCommitWaitsForIndexLock(t *testing.T) {
 	e := newEngine(t, shAgent("true"))
 	w := &walker{e: e, taskNumbers: map[string]int{"1": 1}}
+	release, err := w.holdWorkTree(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := w.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.beforeDispatch(t.Context()); err != nil { // new.txt is its agent's
+		t.Fatal(err)
+	}
 	write(t, filepath.Join(e.Workdir, "new.txt"), "new\n")
 	lock := filepath.Join(e.Service.Repo.GitDir, "index.lock")
 	write(t, lock, "")

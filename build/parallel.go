@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
@@ -46,7 +47,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 	// task run begins: after, a change there is a fix's, whose task
 	// commits it.
 	if !w.view.dagRun {
-		if err := w.commitWork(ctx, fmt.Sprintf("Phase 3 of pipeline %s begins\n\nThe work tree as the phases before left it, which the tasks start from.", w.e.ID)); err != nil {
+		if err := w.commitWork(ctx, fmt.Sprintf("Phase 3 of pipeline %s begins\n\nThe work tree as the phases before left it, which the tasks start from.", w.e.ID), enforce.Agent{}, false); err != nil {
 			return err
 		}
 	}
@@ -64,7 +65,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 	res, err := w.e.RunTasks(ctx, TaskRun{Manifest: m, MaxParallel: x.MaxParallel, Templates: w.opts.Templates,
 		Template: impl.Template, Role: impl.Role, Step: impl.ID, Test: w.opts.Test, Retry: true, Titles: titles,
 		Prompt:  func(job taskrun.Job) prompt.Data { return prompts[job.Task.ID] },
-		Between: func(string) (string, error) { return ts.between(ctx, m, k) }})
+		Between: func(head string) (string, error) { return ts.between(ctx, m, k, head) }})
 	if rerr := w.refresh(ctx); err == nil {
 		err = rerr
 	}
@@ -112,9 +113,11 @@ func (ts *Tasks) at(step *spec.Step, id string) spec.Point {
 // between runs between the levels of a task run: each completed task's
 // implement step (the k-th) is done, and its steps after it are walked;
 // then the steps before it of the next level's tasks. It returns the
-// branch's head, which the steps' fixes may have moved.
-func (ts *Tasks) between(ctx context.Context, m *dag.Manifest, k int) (string, error) {
+// branch's head, which the steps' fixes may have moved; head is where
+// the task run left it.
+func (ts *Tasks) between(ctx context.Context, m *dag.Manifest, k int, head string) (string, error) {
 	w := ts.w
+	w.wt.head = head
 	if err := w.refresh(ctx); err != nil {
 		return "", err
 	}

@@ -22,6 +22,7 @@ import (
 // step runs the step st at p (task is the plan task inside a tasks step,
 // nil elsewhere).
 func (w *walker) step(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+	w.at = p
 	switch st.Kind {
 	case spec.Checkpoint:
 		return w.checkpoint(ctx, st, task)
@@ -178,6 +179,9 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		out = adopted
 	}
 	if last == nil || retry != nil {
+		if err := w.beforeDispatch(ctx); err != nil {
+			return out, nil, err
+		}
 		ad, err := w.e.NewAgentDir("")
 		if err != nil {
 			return out, nil, err
@@ -197,12 +201,20 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 		if rerr := w.refresh(ctx); err == nil {
 			err = rerr
 		}
+		if out.Status != StatusWaiting { // a person works on for one that waits
+			err = errors.Join(err, w.settle(ctx))
+		}
 		var budget *BudgetError
 		if errors.As(err, &budget) {
 			end, err := w.budgetStop(ctx, p, budget)
 			return out, &end, err
 		}
 		if err != nil {
+			return out, nil, err
+		}
+	}
+	if out.Status != StatusWaiting { // adopted, it ended while no engine ran
+		if err := w.settle(ctx); err != nil {
 			return out, nil, err
 		}
 	}

@@ -34,20 +34,15 @@ func (p *provenance) saw(ctx context.Context, ev taskrun.Event) error {
 	case ev.Task != "" || len(p.made) == 0:
 		return nil
 	}
-	repo := p.e.Service.Repo
 	h, err := p.e.Service.Store.Head(ctx, p.e.ID)
 	if err != nil {
 		return err
-	}
-	writer := ""
-	if w, err := pipeline.LoadWriter(repo); err == nil && w != nil {
-		writer = w.ID
 	}
 	var batch []notes.Lines
 	for sha, tasks := range p.made {
 		b := notes.Lines{Object: sha}
 		for _, n := range tasks {
-			line, err := enforce.Provenance(p.e.ID, p.phase, enforce.Agent{Task: n, Role: p.role}, h.Commit, writer).Encode()
+			line, err := p.e.provenance(p.phase, enforce.Agent{Task: n, Role: p.role}, h.Commit)
 			if err != nil {
 				return err
 			}
@@ -56,5 +51,15 @@ func (p *provenance) saw(ctx context.Context, ev taskrun.Event) error {
 		batch = append(batch, b)
 	}
 	clear(p.made)
-	return notes.AppendEach(ctx, repo, notes.ProvenanceRef, batch)
+	return notes.AppendEach(ctx, p.e.Service.Repo, notes.ProvenanceRef, batch)
+}
+
+// provenance is the note line of a commit agent a made for the engine in
+// phase, the pipeline's chain at ledgerHead.
+func (e *Engine) provenance(phase int, a enforce.Agent, ledgerHead string) ([]byte, error) {
+	writer := ""
+	if w, err := pipeline.LoadWriter(e.Service.Repo); err == nil && w != nil {
+		writer = w.ID
+	}
+	return enforce.Provenance(e.ID, phase, a, ledgerHead, writer).Encode()
 }

@@ -1,12 +1,12 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/spec"
@@ -139,6 +140,7 @@ func (w *walker) tasksBegun(st *spec.Step, order []report.PlanTask) bool {
 // named by st.From, from the newest report carrying it) through st's
 // steps, then COMPLETE in the ledger with every task done.
 func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEnd, error) {
+	w.at = p
 	plan, err := w.plan(ctx, st)
 	if err != nil {
 		return stopped(p, pipeline.StepFailed, WalkFailed, err.Error()), nil
@@ -154,6 +156,11 @@ func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEn
 		end := deref(ts.stop)
 		end.status = "" // the task's step recorded it: the tasks step goes on
 		return end, err
+	}
+	// The phase's commits are verified by a rebase of the branch: never
+	// one under a commit of another's.
+	if err := w.checkHead(ctx); err != nil {
+		return stepEnd{}, err
 	}
 	if err := w.verifyPhase(ctx, p, order); err != nil {
 		return stepEnd{}, err
@@ -189,22 +196,26 @@ func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
 	return plan, nil
 }
 
-// commitTask commits what the agent of dispatch seq changed in the work
-// tree for task, with CRUCIBLE_TASK (the task's 1-based position in the
-// plan's order: the hooks' trailers want a positive integer) and
-// CRUCIBLE_SEQ set, so that the commit-msg and post-commit hooks add the
-// trailers and provenance. Nothing to commit (the agent committed itself,
-// or changed nothing) is fine.
+// commitTask commits what the agents of the engine changed in the work
+// tree for task, last the one of dispatch seq, as task's commit: its
+// trailers name the task by its 1-based position in the plan's order (a
+// positive integer, as the hooks' are). Nothing to commit (its agent
+// changed nothing) is fine.
 func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int, role string) error {
 	msg := fmt.Sprintf("%s (task %s)\n\n%s dispatch %d of pipeline %s.", task.Title, task.ID, role, seq, w.e.ID)
-	return w.commitWork(ctx, msg, enforce.EnvTask+"="+strconv.Itoa(w.taskNumbers[task.ID]),
-		enforce.EnvSeq+"="+strconv.Itoa(seq), enforce.EnvRole+"="+role)
+	return w.commitWork(ctx, msg, enforce.Agent{Task: w.taskNumbers[task.ID], Seq: seq, Role: role}, false)
 }
 
-// commitWork commits everything the work tree has that HEAD has not,
-// with msg, the hooks run with env added; nothing to commit is fine.
-func (w *walker) commitWork(ctx context.Context, msg string, env ...string) error {
-	git := func(args ...string) ([]byte, error) {
+// commitWork commits, with msg and the trailers of a commit a (the
+// engine's agent) made in the pipeline's current phase, what the engine's
+// dispatches changed in the work tree and no commit took yet, and writes
+// its provenance note: hooks or none. Nothing else is staged or committed:
+// not a file of the user's, nor what the user staged. With amend it
+// replaces HEAD, the engine's own commit, its note carried over. Nothing
+// to commit is fine. HEAD moved by another's commit is a
+// *ForeignCommitError.
+func (w *walker) commitWork(ctx context.Context, msg string, a enforce.Agent, amend bool) error {
+	git := func(stdin []byte, args ...string) error {
 		// Another's ref lock (HEAD, the branch) is waited for as the engine's own ref updates do.
 		// Not ended with ctx either: a git killed mid-commit leaves the
 		// index and HEAD locked, and a commit takes moments.
@@ -214,26 +225,83 @@ func (w *walker) commitWork(ctx context.Context, msg string, env ...string) erro
 		// group and ends as it would have, rather than dying with HEAD and
 		// the branch locked, which would stop every later commit.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Env = append(os.Environ(), env...)
+		// The token lets the engine's commit past the hooks, which leave
+		// its trailers and note to it; paths are paths, never patterns.
+		cmd.Env = append(os.Environ(), enforce.EnvEngineCommit+"="+w.wt.token, "GIT_LITERAL_PATHSPECS=1")
+		cmd.Stdin = bytes.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return out, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
 		}
-		return out, nil
+		return nil
 	}
 	// A resume may start while the git commit of the engine it follows,
 	// killed, still runs in its own group, holding the index: wait for it.
 	if err := waitGone(ctx, filepath.Join(w.e.Service.Repo.GitDir, "index.lock"), gitext.LockWait); err != nil {
 		return err
 	}
-	if _, err := git("add", "-A"); err != nil {
+	if err := w.checkHead(ctx); err != nil {
 		return err
 	}
-	if _, err := git("diff", "--cached", "--quiet"); err == nil {
-		return nil
+	if err := w.settle(ctx); err != nil {
+		return err
 	}
-	_, err := git("commit", "-q", "-m", msg)
-	return err
+	paths, err := w.engineChanges(ctx)
+	if err != nil || len(paths) == 0 {
+		return err
+	}
+	repo := w.e.Service.Repo
+	phase := int(w.state.Gates.Ledger.Current())
+	style, err := enforce.ReadStyle(ctx, repo)
+	if err != nil {
+		return err
+	}
+	text, _, err := enforce.WriteTrailers(ctx, repo, []byte(msg+"\n"), enforce.CommitTrailers(w.e.ID, phase, a), style)
+	if err != nil {
+		return err
+	}
+	file, err := w.messageFile(text)
+	if err != nil {
+		return err
+	}
+	line, err := w.e.provenance(phase, a, w.tip)
+	if err != nil {
+		return err
+	}
+	was, parent := w.wt.head, w.wt.head
+	if amend {
+		parent = w.parent(ctx, was)
+	}
+	w.wt.state.Note = &pendingNote{Was: was, Parent: parent, Line: string(line)}
+	if err := writeJSON(w.workFile(), w.wt.state); err != nil {
+		return err
+	}
+	spec := pathspecs(paths)
+	if err := git(spec, "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+		return err
+	}
+	// Only the engine's paths (--only), whatever else is staged; the
+	// message as it is, its trailers in it.
+	args := append(append([]string{}, notes.RewriteArgs...), "commit", "-q", "--cleanup=verbatim", "-F", file,
+		"--only", "--pathspec-from-file=-", "--pathspec-file-nul")
+	if amend {
+		args = append(args, "--amend")
+	}
+	err = git(spec, args...)
+	if rerr := os.Remove(file); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return err
+	}
+	head, err := repo.HeadCommit()
+	if err != nil {
+		return err
+	}
+	if err := notes.Append(ctx, repo, notes.ProvenanceRef, head, line); err != nil {
+		return err
+	}
+	return w.committed(head)
 }
 
 // waitGone waits until path does not exist, at most limit: then git meets

@@ -41,6 +41,12 @@ type WalkOptions struct {
 	// gives, each as crucible's manifest records it ("orig.md -> repl.md"):
 	// a replay's A/B experiment.
 	Mutations map[string]string
+	// Command is the command walking (build, replay), named to whoever
+	// commits in the work tree meanwhile; "" is build.
+	Command string
+	// Restored says the engine has restored the work tree (a replay):
+	// what differs from HEAD there, but the user's files, is the engine's.
+	Restored bool
 }
 
 // Walk statuses.
@@ -67,6 +73,9 @@ type WalkResult struct {
 	// Commands are the commands agents wrote that the walk knows, when it
 	// waits for approval or for consent to run one.
 	Commands []AgentCommand
+	// Warnings are what the walk saw on its way: an agent changed a file
+	// of the user's, which no commit took.
+	Warnings []string
 }
 
 // stepEnd is how one step ended: done lets the walk go on.
@@ -83,11 +92,28 @@ func done(result string) stepEnd { return stepEnd{status: pipeline.StepDone, res
 // failure, an escalation. Every step ends with RecordStep, and each checks
 // what the chain has already, so a walk killed anywhere resumes with Walk
 // without dispatching a finished step again: Walk runs Recover first.
-func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (WalkResult, error) {
+//
+// The walk holds the work tree while it runs (holdWorkTree): commits
+// there are the engine's alone, and one by another that it finds stops
+// it, escalated, the branch left as it is.
+func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (res WalkResult, err error) {
 	if opts.Spec == nil {
 		return WalkResult{}, errors.New("a walk needs a spec")
 	}
 	w := &walker{e: e, opts: opts, sp: opts.Spec}
+	release, err := w.holdWorkTree(ctx)
+	if err != nil {
+		return WalkResult{}, err
+	}
+	defer release()
+	defer func() {
+		var foreign *ForeignCommitError
+		if errors.As(err, &foreign) {
+			res, err = WalkResult{Status: WalkEscalated, Point: w.at, Reason: foreign.Error(),
+				Suggestion: fmt.Sprintf("see it (git show %s), keep it or take it back, then go on with --resume", short(foreign.Commit))}, nil
+		}
+		res.Warnings = w.wt.warnings
+	}()
 	if w.opts.Templates == nil {
 		set, err := prompt.Embedded()
 		if err != nil {

@@ -145,13 +145,6 @@ func (s *Store) backup(ctx context.Context, ref, head string) (bool, error) {
 	return false, err
 }
 
-// rewriteNotes makes git carry provenance notes over to amended and
-// rebased commits, as the hooks' notes.rewriteRef does, whatever the
-// user's configuration; the post-rewrite hook's union of the same lines
-// is idempotent.
-var rewriteNotes = []string{"-c", "notes.rewriteRef=" + notes.ProvenanceRef, "-c", "notes.rewriteMode=cat_sort_uniq",
-	"-c", "notes.rewrite.amend=true", "-c", "notes.rewrite.rebase=true"}
-
 // fixAt fixes rep's commit i: a rebase stops at edit on it, then rounds
 // of fix, amend and gate until it passes and the rebase goes on, or the
 // rounds run out (the commit still failing, the rebase aborted).
@@ -188,15 +181,19 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 	if err := m.write(s.repo); err != nil {
 		return Fixed{}, nil, err
 	}
-	if err := s.rebaseTodo(ctx, o.Base, todoFile, rewriteNotes...); err != nil {
+	if err := s.rebaseTodo(ctx, o.Base, todoFile, notes.RewriteArgs...); err != nil {
 		return Fixed{}, nil, s.abort(ctx, fmt.Errorf("git rebase: %w", err))
 	}
 	broken := Broken{Commit: bad, Rounds: FixRounds, Command: o.Gate.Command, Exit: bad.Exit, Log: bad.Log}
 	for broken.Round = 1; broken.Round <= FixRounds; broken.Round++ {
+		before, err := s.repo.Dirty(ctx, s.repo.WorkTree)
+		if err != nil {
+			return Fixed{}, nil, s.abort(ctx, err)
+		}
 		if err := fix(ctx, broken); err != nil {
 			return Fixed{}, nil, s.abort(ctx, err)
 		}
-		tree, err := s.amend(ctx)
+		tree, err := s.amend(ctx, before)
 		if err != nil {
 			return Fixed{}, nil, s.abort(ctx, err)
 		}
@@ -212,7 +209,7 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 			if err != nil {
 				return Fixed{}, nil, s.abort(ctx, err)
 			}
-			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), rewriteNotes...), "rebase", "--continue")...); err != nil {
+			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
 				return Fixed{}, nil, s.abort(ctx, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
 			}
 			return Fixed{Old: bad.Commit, New: head, Subject: bad.Subject, Rounds: broken.Round}, nil, nil
@@ -224,16 +221,31 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 }
 
 // amend commits what the fixer changed into the commit the rebase stopped
-// at, its message (and so its trailers) kept, and returns its tree.
-func (s *Store) amend(ctx context.Context) (string, error) {
-	if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "add", "-A"); err != nil {
+// at, its message (and so its trailers) kept, and returns its tree. What
+// it changed are the paths dirty now that were not before it ran (the
+// work tree as git status showed it then): a file that was there
+// untracked is the user's, never staged, whatever the fixer did to it.
+func (s *Store) amend(ctx context.Context, before map[string]string) (string, error) {
+	now, err := s.repo.Dirty(ctx, s.repo.WorkTree)
+	if err != nil {
 		return "", err
 	}
-	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--cached", "--quiet", "HEAD", "--")
+	var spec []byte
+	for p := range now {
+		if _, users := before[p]; !users {
+			spec = append(append(spec, p...), 0)
+		}
+	}
+	if spec != nil {
+		if _, err := s.repo.GitEnvInput(ctx, s.repo.WorkTree, []string{"GIT_LITERAL_PATHSPECS=1"}, spec, "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+			return "", err
+		}
+	}
+	_, err = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--cached", "--quiet", "HEAD", "--")
 	var gerr *gitext.Error
 	switch {
 	case errors.As(err, &gerr) && gerr.ExitCode == 1:
-		args := append(append(append([]string{}, pinned...), rewriteNotes...), "commit", "-q", "--amend", "--no-edit")
+		args := append(append(append([]string{}, pinned...), notes.RewriteArgs...), "commit", "-q", "--amend", "--no-edit")
 		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, args...); err != nil {
 			return "", err
 		}

@@ -139,6 +139,11 @@ func (r *Repo) GitEnv(ctx context.Context, dir string, extra []string, args ...s
 	return runEnv(ctx, r, dir, extra, nil, args...)
 }
 
+// GitEnvInput is GitEnv with stdin on git's standard input.
+func (r *Repo) GitEnvInput(ctx context.Context, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
+	return runEnv(ctx, r, dir, extra, stdin, args...)
+}
+
 // GitGroup is GitEnv for a git that runs programs of its own (rebase
 // --exec): in a process group of its own, which an ended ctx asks to stop
 // as a whole, so that none of them outlives the command.

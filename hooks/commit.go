@@ -3,6 +3,7 @@ package hooks
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -15,16 +16,36 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
-// preCommit refuses a commit while the active pipeline's current phase may
-// not go on.
+// preCommit refuses a commit while an engine dispatches in the work tree,
+// unless it is the engine's own, and while the active pipeline's current
+// phase may not go on.
 func preCommit(ctx context.Context) error {
-	p, err := activePipeline(ctx)
+	repo, err := gitext.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	if err := engineAlone(repo); err != nil {
+		return err
+	}
+	p, err := pipelineOf(ctx, repo)
 	if err != nil || p == nil {
 		return err
 	}
 	defer p.svc.Close()
 	_, refusal := p.gates.Check(p.id, 0)
 	return refusal
+}
+
+// engineAlone refuses a commit in a work tree an engine works in, unless
+// the engine makes it: the engine commits its agents' work there itself,
+// and another's commit would sweep that work up, or be rebased under it.
+func engineAlone(repo *gitext.Repo) error {
+	m, err := enforce.ReadEngineMarker(repo.GitDir)
+	if err != nil || m == nil || m.Admits(os.Getenv(enforce.EnvEngineCommit)) {
+		return err
+	}
+	return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("%s is working in this work tree on pipeline %s: it makes the commits here while it runs", m.Name(), m.Pipeline)},
+		"commit when it has stopped, or stop it (Ctrl-C) and go on later with --resume")
 }
 
 // commitMsg adds the Crucible-* trailers to a commit made inside a
@@ -39,8 +60,8 @@ func commitMsg(ctx context.Context, args []string) error {
 		return err
 	}
 	defer p.svc.Close()
-	if p.svc.Repo.Operation() != "" {
-		return nil
+	if p.svc.Repo.Operation() != "" || enforce.EngineCommitting(p.svc.Repo.GitDir) {
+		return nil // the engine writes its commit's trailers itself
 	}
 	trailers := enforce.CommitTrailers(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv))
 	msg, err := os.ReadFile(args[0])
@@ -64,8 +85,8 @@ func postCommit(ctx context.Context, out *Outcome) {
 	p, err := activePipeline(ctx)
 	if err == nil && p != nil {
 		defer p.svc.Close()
-		if p.svc.Repo.Operation() != "" {
-			return // replayed commits keep their notes through post-rewrite
+		if p.svc.Repo.Operation() != "" || enforce.EngineCommitting(p.svc.Repo.GitDir) {
+			return // replayed commits keep their notes through post-rewrite; an engine writes its own
 		}
 		err = writeProvenance(ctx, p)
 	}

@@ -66,6 +66,11 @@ func activePipeline(ctx context.Context) (*inPipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	return pipelineOf(ctx, repo)
+}
+
+// pipelineOf is activePipeline in repo.
+func pipelineOf(ctx context.Context, repo *gitext.Repo) (*inPipeline, error) {
 	svc := pipeline.Open(repo)
 	p, err := activeGates(ctx, svc)
 	if err != nil || p == nil {

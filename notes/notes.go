@@ -20,6 +20,13 @@ import (
 // pipeline (see Provenance).
 const ProvenanceRef = "refs/notes/crucible/provenance"
 
+// RewriteArgs make a git command carry provenance notes over to the
+// commits it amends or rebases, as the hooks' notes.rewriteRef does,
+// whatever the user's configuration; the post-rewrite hook's union of the
+// same lines is idempotent.
+var RewriteArgs = []string{"-c", "notes.rewriteRef=" + ProvenanceRef, "-c", "notes.rewriteMode=cat_sort_uniq",
+	"-c", "notes.rewrite.amend=true", "-c", "notes.rewrite.rebase=true"}
+
 // Who signs notes commits.
 const (
 	authorName  = "git-crucible"

@@ -37,7 +37,12 @@ func buildCommand() *cli.Command {
 			"listed at the approval pause and run only once approved: with --yes, recorded in the chain\n" +
 			"command by command, or by git config " + build.TrustAgentCommandsKey + " true. Without consent\n" +
 			"the walk stops before one runs (exit status 2). --json prints where the walk stopped, with\n" +
-			"the agents' commands, as JSON.\n\n" + maxCostHelp,
+			"the agents' commands, as JSON.\n\n" +
+			"A new build refuses a work tree whose tracked files differ from HEAD (commit or stash\n" +
+			"them); untracked files may stay, and no commit takes them: the engine commits only what\n" +
+			"its dispatches changed, with its trailers and provenance note, hooks or none. While it\n" +
+			"runs, the pre-commit hook refuses anyone else's commit in the work tree; a commit made\n" +
+			"where no hook runs stops the build (exit status 2), the branch as it is.\n\n" + maxCostHelp,
 		Flags: []cli.Flag{
 			jsonFlag,
 			&cli.BoolFlag{Name: "yes", Usage: "approve the design and the commands agents wrote: go on past the approval pause"},
@@ -88,6 +93,11 @@ func buildAction(c *cli.Context) error {
 		if err := checkDesign(repo.WorkTree, c.String("design")); err != nil {
 			return err
 		}
+		if !resume {
+			if err := checkClean(c, s); err != nil {
+				return err
+			}
+		}
 		id, err := buildPipeline(c, s, resume, fresh)
 		if err != nil {
 			return err
@@ -105,6 +115,17 @@ func buildAction(c *cli.Context) error {
 		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design"),
 			Templates: templates, Mutations: mutations, MaxParallel: c.Int("max-parallel")})
 	})
+}
+
+// checkClean refuses a new pipeline in a work tree with changes to
+// tracked files, as git rebase does: its commits would take them.
+func checkClean(c *cli.Context, s *session) error {
+	err := build.CheckClean(c.Context, s.svc.Repo)
+	var dirty *build.DirtyTreeError
+	if errors.As(err, &dirty) {
+		return withHints(&refused{Err: err}, "commit or stash them, then build again; untracked files may stay: the build never commits them")
+	}
+	return err
 }
 
 // loadAgents is the agents' configuration, refused unless every role sp
@@ -144,6 +165,9 @@ func walk(c *cli.Context, s *session, e *build.Engine, opts build.WalkOptions) e
 	res, err := e.Walk(ctx, opts)
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.err(), "warning: %s\n", w)
 	}
 	if err != nil {
 		return err

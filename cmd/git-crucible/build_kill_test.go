@@ -130,6 +130,8 @@ func TestKilledBuildResumes(t *testing.T) {
 	}
 
 	assertTasksCommittedOnce(t, dir)
+	assertTasksNoted(t, dir)
+	assertUserFiles(t, dir)
 	assertNoLocks(t, dir)
 	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
 		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
@@ -210,6 +212,22 @@ func assertTasksCommittedOnce(t *testing.T, dir string) {
 	}
 }
 
+// assertTasksNoted fails unless every task commit has a provenance note
+// naming its task, however the engine was killed around the commit.
+func assertTasksNoted(t *testing.T, dir string) {
+	t.Helper()
+	for _, l := range strings.Split(gittest.Git(t, dir, "log", "--format=%H %(trailers:key=Crucible-Task,valueonly,separator=)"), "\n") {
+		commit, task, _ := strings.Cut(l, " ")
+		if task == "" {
+			continue
+		}
+		note, err := exec.Command("git", "-C", dir, "notes", "--ref=crucible/provenance", "show", commit).Output()
+		if err != nil || !strings.Contains(string(note), `"task":`+task+",") {
+			t.Errorf("task %s's commit %s has the note %q (%v)", task, commit, note, err)
+		}
+	}
+}
+
 // settled waits, a little, for a git that a killed build left moving
 // crucible's refs in its own process group to finish, so that the next
 // run sees whether the pipeline started.
@@ -245,6 +263,14 @@ func sampleProjectPlaying(t *testing.T, scenario string) (dir, log string) {
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "sample")
 	gitCrucible(t, dir, "hooks", "install")
+	for name, content := range userFiles {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	scripted, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "scripted"))
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +285,35 @@ func sampleProjectPlaying(t *testing.T, scenario string) (dir, log string) {
 		t.Fatal(err)
 	}
 	return dir, log
+}
+
+// userFiles are the user's untracked files sampleProject leaves in its
+// work tree, some where agents write: an engine never commits them.
+var userFiles = map[string]string{".env": "SECRET=not-for-commits\n", "MYNOTES.txt": "my notes\n", "docs/mine.md": "# mine\n"}
+
+// notUserFiles are pathspecs that leave out userFiles.
+func notUserFiles() []string {
+	out := []string{"."}
+	for name := range userFiles {
+		out = append(out, ":!"+name)
+	}
+	return out
+}
+
+// assertUserFiles fails unless every one of userFiles is in dir's work
+// tree as it was written, untracked, and in no commit of a branch.
+func assertUserFiles(t *testing.T, dir string) {
+	t.Helper()
+	for name, content := range userFiles {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != content {
+			t.Errorf("the user's %s: %q, %v; want %q", name, b, err, content)
+		}
+	}
+	for _, name := range strings.Fields(gittest.Git(t, dir, "log", "--branches", "--format=", "--name-only")) {
+		if _, mine := userFiles[name]; mine {
+			t.Errorf("the user's %s was committed", name)
+		}
+	}
 }
 
 // pipelineID is the id of dir's pipeline, "" before one starts.
@@ -366,4 +421,6 @@ func TestKilledBuildMidCommit(t *testing.T) {
 		t.Fatalf("the resume exited %d:\n%s", code, out)
 	}
 	assertTasksCommittedOnce(t, dir)
+	assertTasksNoted(t, dir)
+	assertUserFiles(t, dir)
 }

@@ -44,9 +44,10 @@ func TestKilledParallelBuildResumes(t *testing.T) {
 		t.Errorf("verify: %s", v)
 	}
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
-	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
+	if st := gittest.Git(t, dir, append([]string{"status", "--porcelain", "--"}, notUserFiles()...)...); st != "" {
 		t.Errorf("the work tree is not the branch's:\n%s", st)
 	}
+	assertUserFiles(t, dir)
 	starts, finishes := dispatches(t, dir)
 	for seq, s := range starts {
 		if n := finishes[seq]; len(n) != 1 {

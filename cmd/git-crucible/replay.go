@@ -500,6 +500,10 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 		return err
 	}
 	if !current {
+		// The files there are the user's: the restore's are the engine's.
+		if err := e.TakeUserFiles(c.Context); err != nil {
+			return err
+		}
 		if d.Checkpoint, err = restoreBoundary(c, s, r); err != nil {
 			return err
 		}
@@ -518,7 +522,8 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	if _, err := s.out().Write(state); err != nil {
 		return err
 	}
-	err = walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations})
+	err = walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations,
+		Command: "replay", Restored: !current})
 	if err != nil || !c.Bool("diff") {
 		return err
 	}

@@ -158,9 +158,10 @@ func assertRunConverged(t *testing.T, dir, log, base, tree string) {
 		t.Errorf("the branch's tree %s, the clean run's %s:\n%s", got, tree, gittest.Git(t, dir, "diff", "--stat", tree, got))
 	}
 	// The manifest is the run's view, rewritten as it goes: changed, and only it.
-	if st := gittest.Git(t, dir, "status", "--porcelain", "--", ".", ":!"+sampleDAG+"/dispatch.yaml"); st != "" {
+	if st := gittest.Git(t, dir, append([]string{"status", "--porcelain", "--", ":!" + sampleDAG + "/dispatch.yaml"}, notUserFiles()...)...); st != "" {
 		t.Errorf("the work tree does not match the branch:\n%s", st)
 	}
+	assertUserFiles(t, dir)
 
 	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+id) {
 		t.Errorf("verify: %s", v)
@@ -198,7 +199,7 @@ func runProject(t *testing.T) (dir, log string) {
 	if err := os.WriteFile(filepath.Join(dir, sampleDAG, "dispatch.yaml"), manifest, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "add", sampleDAG)
 	gittest.Git(t, dir, "commit", "-q", "-m", "the task run's manifest")
 	scenario, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agent", "scenarios", "dag"))
 	if err != nil {
