@@ -345,6 +345,7 @@ func TestLooseNeedsNoGit(t *testing.T) {
 }
 
 // onlyUpdateRef puts a git first on PATH that runs git update-ref --stdin
+// (as BeginRefs runs it)
 // and refuses anything else.
 func onlyUpdateRef(t *testing.T) {
 	t.Helper()
@@ -353,7 +354,7 @@ func onlyUpdateRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
-	script := "#!/bin/sh\ncase \" $* \" in *' update-ref --stdin '*) exec " + real + " \"$@\";; esac\necho \"git $* refused\" >&2\nexit 1\n"
+	script := "#!/bin/sh\ncase \" $* \" in *' update-ref --create-reflog --stdin '*) exec " + real + " \"$@\";; esac\necho \"git $* refused\" >&2\nexit 1\n"
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
