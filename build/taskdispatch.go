@@ -19,12 +19,16 @@ import (
 // one level run at once; the chain gives them distinct seqs. A dispatch
 // that failed returns its report (if any) with the failure; a manual
 // agent, which would wait for a person, is refused. titles are the
-// tasks' titles, for status; a task without one is its id.
-func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskrun.Job, report string) (rendered, error)) taskrun.Dispatcher {
+// tasks' titles, for status; a task without one is its id. retry, when
+// given, is the finished dispatch a task's dispatch runs again, and why.
+func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskrun.Job, report string) (rendered, error), retry func(task string) (*int, string)) taskrun.Dispatcher {
 	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
 		d := as
 		d.Point = spec.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
 		d.Title, d.Report, d.Workdir = titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
+		if retry != nil {
+			d.RetryOf, d.RetryReason = retry(job.Task.ID)
+		}
 		return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return render(job, report) })
 	}
 }
