@@ -6,12 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -197,12 +195,12 @@ func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
 // or changed nothing) is fine.
 func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int, role string) error {
 	msg := fmt.Sprintf("%s (task %s)\n\n%s dispatch %d of pipeline %s.", task.Title, task.ID, role, seq, w.e.ID)
-	return w.commitWork(ctx, msg, enforce.EnvTask+"="+strconv.Itoa(w.taskNumbers[task.ID]),
-		enforce.EnvSeq+"="+strconv.Itoa(seq), enforce.EnvRole+"="+role)
+	return w.commitWork(ctx, msg, w.taskEnv(task, seq, role)...)
 }
 
 // commitWork commits everything the work tree has that HEAD has not,
-// with msg, the hooks run with env added; nothing to commit is fine.
+// with msg, the hooks run with env added; nothing to commit is fine. msg
+// "" amends HEAD, its message kept: a fix round's change (commitFix).
 func (w *walker) commitWork(ctx context.Context, msg string, env ...string) error {
 	git := func(args ...string) ([]byte, error) {
 		// Another's ref lock (HEAD, the branch) is waited for as the engine's own ref updates do.
@@ -232,7 +230,11 @@ func (w *walker) commitWork(ctx context.Context, msg string, env ...string) erro
 	if _, err := git("diff", "--cached", "--quiet"); err == nil {
 		return nil
 	}
-	_, err := git("commit", "-q", "-m", msg)
+	commit := []string{"commit", "-q", "-m", msg}
+	if msg == "" {
+		commit = []string{"commit", "-q", "--amend", "--no-edit"}
+	}
+	_, err := git(commit...)
 	return err
 }
 
