@@ -48,9 +48,10 @@ func (w *walker) commitFix(ctx context.Context, task *report.PlanTask, seq int, 
 }
 
 // taskCommit is the task's base (HEAD when its checkpoint was taken) and
-// HEAD when HEAD is the task's one commit on it, or HEAD is the base
-// (the task committed nothing); "" and "" otherwise: the task's commits
-// are not what HEAD's history ends with, and neither is to be touched.
+// HEAD when HEAD is the task's one commit on it, by its parent and its
+// subject, or HEAD is the base (the task committed nothing); "" and ""
+// otherwise: HEAD's history does not end with the task's commit (a task
+// of a parallel level committed after it), and neither is to be touched.
 func (w *walker) taskCommit(ctx context.Context, task *report.PlanTask) (base, head string, err error) {
 	base = w.view.taskBase[task.ID]
 	if base == "" {
@@ -60,10 +61,21 @@ func (w *walker) taskCommit(ctx context.Context, task *report.PlanTask) (base, h
 	if err != nil || head == base {
 		return base, head, err
 	}
-	if parent, err := w.e.Service.Repo.Git(ctx, "rev-parse", "--verify", "-q", head+"^"); err == nil && strings.TrimSpace(string(parent)) == base {
+	out, err := w.e.Service.Repo.Git(ctx, "log", "-1", "--format=%P%n%s", head)
+	if err != nil {
+		return "", "", err
+	}
+	parents, subject, _ := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\n")
+	if parents == base && subject == taskSubject(task.Title, task.ID) {
 		return base, head, nil
 	}
 	return "", "", nil
+}
+
+// taskSubject is the subject of the commit of the task with title and
+// id, the serial walk's and the task run's alike.
+func taskSubject(title, id string) string {
+	return fmt.Sprintf("%s (task %s)", title, id)
 }
 
 // setAside takes task's failing commit off the branch: in one ref

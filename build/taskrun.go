@@ -488,7 +488,7 @@ func (e *Engine) unitMessage(tr TaskRun, u taskrun.Unit, number map[string]int, 
 // top is the work tree's top.
 func taskText(tr TaskRun, top string, r taskrun.Result) string {
 	if title := tr.Titles[r.ID]; title != "" {
-		return fmt.Sprintf("%s (task %s)", title, r.ID)
+		return taskSubject(title, r.ID)
 	}
 	if tr.Manifest.Commits.MessageSource == "notes" {
 		t, err := report.ParseTask(r.Report)
