@@ -24,7 +24,7 @@ func TestLeftOf(t *testing.T) {
 	c = c.add(t, pipeline.TypeDAGTask, dispatched("b", "/s/slot-2"))
 	c = c.add(t, pipeline.TypeDispatchStart, start(2, "task", "b"))
 	c = c.add(t, pipeline.TypeDispatchStart, start(3, "critique", "")) // another step's
-	c = c.add(t, pipeline.TypeDAGTask, dispatched("c", "/s/slot-1"))  // a's slot, taken
+	c = c.add(t, pipeline.TypeDAGTask, dispatched("c", "/s/slot-1"))   // a's slot, taken
 	c = c.add(t, pipeline.TypeDispatchStart, start(4, "task", "c"))
 	c = c.add(t, pipeline.TypeDAGTask, pipeline.DAGTaskData{Task: "b", Status: "pending", Reason: "dispatch 2 completed, but its worktree /s/slot-2 is gone"})
 	c = c.add(t, pipeline.TypeDAGTask, pipeline.DAGTaskData{Task: "c", Status: "pending"})
