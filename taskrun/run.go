@@ -108,9 +108,10 @@ type Finished struct {
 //
 // A resumed run goes on from what a killed one recorded: a task left
 // dispatched whose dispatch completed has its work taken from its slot
-// (Plan.Finished), else it runs again (it had not committed); one left committed is
-// completed if the branch holds its commit, and if the branch is still at
-// the level's boundary it is moved there first; otherwise it runs again.
+// (Plan.Finished), else it runs again (it had not committed); one left
+// committed is completed if the branch holds its commit, and if the
+// branch is still at the level's boundary it is moved there first;
+// otherwise it runs again.
 func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 	m := p.Manifest
 	if p.Amend == nil {
