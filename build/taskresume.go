@@ -21,8 +21,9 @@ type taskLeft struct {
 type leftTask struct {
 	worktree string // its newest dispatched record's
 	seq      int    // its newest dispatch at the step since that record, 0 for none
+	last     int    // its newest dispatch at the step
 	reused   string // the task dispatched in worktree after it
-	retry    string // pending again for this reason: its next dispatch retries seq
+	retry    string // pending again for this reason: its next dispatch retries last
 }
 
 // leftOf reads events of the run at step.
@@ -53,7 +54,7 @@ func leftOf(events []pipeline.Event, step string) (*taskLeft, error) {
 			}
 			if d.Step == step && d.TaskID != "" {
 				t := l.task(d.TaskID)
-				t.seq, t.retry = d.Seq, ""
+				t.seq, t.last, t.retry = d.Seq, d.Seq, ""
 			}
 		}
 	}
@@ -70,9 +71,11 @@ func (l *taskLeft) task(id string) *leftTask {
 }
 
 // saw keeps the retry a task event owes: a task pending with a reason
-// is owed one, until its next dispatch; settled otherwise, it is owed none.
+// is owed one until its next dispatch starts, also through a kill before
+// that (which leaves it dispatched with no dispatch, then pending with
+// none); committed, completed or failed, it is owed none.
 func (l *taskLeft) saw(ev taskrun.Event) {
-	if ev.Task == "" || ev.Status == dag.Dispatched {
+	if ev.Task == "" || ev.Status == dag.Dispatched || ev.Status == dag.Pending && ev.Reason == "" {
 		return
 	}
 	l.mu.Lock()
@@ -90,10 +93,10 @@ func (l *taskLeft) retry(task string) (*int, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.tasks[task]
-	if t == nil || t.retry == "" || t.seq == 0 {
+	if t == nil || t.retry == "" || t.last == 0 {
 		return nil, ""
 	}
-	seq, why := t.seq, t.retry
+	seq, why := t.last, t.retry
 	t.retry = ""
 	return &seq, why
 }

@@ -28,14 +28,18 @@ func TestLeftOf(t *testing.T) {
 	c = c.add(t, pipeline.TypeDispatchStart, start(4, "task", "c"))
 	c = c.add(t, pipeline.TypeDAGTask, pipeline.DAGTaskData{Task: "b", Status: "pending", Reason: "dispatch 2 completed, but its worktree /s/slot-2 is gone"})
 	c = c.add(t, pipeline.TypeDAGTask, pipeline.DAGTaskData{Task: "c", Status: "pending"})
+	// b's retry is owed through a kill after its next dispatched record,
+	// before its dispatch: the resume makes it pending again with no reason.
+	c = c.add(t, pipeline.TypeDAGTask, dispatched("b", "/s/slot-2"))
+	c = c.add(t, pipeline.TypeDAGTask, pipeline.DAGTaskData{Task: "b", Status: "pending"})
 	l, err := leftOf(c, "task")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]leftTask{
-		"a": {worktree: "/s/slot-1", seq: 1, reused: "c"},
-		"b": {worktree: "/s/slot-2", seq: 2, retry: "dispatch 2 completed, but its worktree /s/slot-2 is gone"},
-		"c": {worktree: "/s/slot-1", seq: 4},
+		"a": {worktree: "/s/slot-1", seq: 1, last: 1, reused: "c"},
+		"b": {worktree: "/s/slot-2", last: 2, retry: "dispatch 2 completed, but its worktree /s/slot-2 is gone"},
+		"c": {worktree: "/s/slot-1", seq: 4, last: 4},
 	} {
 		if got := *l.tasks[id]; got != want {
 			t.Errorf("task %s: %+v, want %+v", id, got, want)
@@ -49,6 +53,10 @@ func TestLeftOf(t *testing.T) {
 	}
 	if of, _ := l.retry("c"); of != nil {
 		t.Errorf("c, pending with no reason, retries %d", *of)
+	}
+	l.saw(taskrun.Event{Task: "c", Status: dag.Failed, Reason: "no output.yaml"})
+	if of, _ := l.retry("c"); of != nil {
+		t.Errorf("c, failed, retries %d", *of)
 	}
 	// A task made pending with a reason while the run goes on is owed its retry too.
 	l.saw(taskrun.Event{Task: "a", Status: dag.Pending, Reason: "dispatch 1 completed, but task c was dispatched in its worktree /s/slot-1 before its work was committed"})

@@ -372,7 +372,7 @@ func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string) 
 	}
 	switch {
 	case f.Status != "completed":
-		return Result{}, fmt.Sprintf("dispatch %d ended %s (%s) before the task's failure was recorded", f.Seq, f.Status, f.Summary), nil
+		return Result{}, fmt.Sprintf("dispatch %d ended %s: %s", f.Seq, f.Status, f.Summary), nil
 	case f.Reused != "":
 		return gone("task %s was dispatched in its worktree %s before its work was committed", f.Reused, f.Worktree)
 	}

@@ -325,7 +325,7 @@ func TestRunTakesFinishedWork(t *testing.T) {
 			gittest.Git(t, f.Worktree, "checkout", "-q", "--detach", "HEAD~1")
 		}, "dispatch 1 completed, but its worktree SLOT is not on the commit its level starts from, BASE"},
 		{"failed", func(_ *testing.T, f *Finished) { f.Status, f.Summary = "failed", "the agent exited with status 2" },
-			"dispatch 1 ended failed (the agent exited with status 2) before the task's failure was recorded"},
+			"dispatch 1 ended failed: the agent exited with status 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := repo(t, "sha1")
