@@ -32,8 +32,8 @@ const sampleDAG = "dispatch/demo"
 // in level order, with the clean run's tree; no task's agent started
 // after its task was committed; verify and fsck are clean; no lock is
 // left; the work ref is gone and the backup branch is the commit the run
-// began on; a task dispatched more than once was dispatched again only as
-// the retry of the one before, with the reason.
+// began on; an implementer or critique dispatched more than once was
+// dispatched again only as the retry of the one before, with the reason.
 func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real task runs for several seconds")
@@ -99,7 +99,7 @@ func assertRunConverged(t *testing.T, dir, log, base, tree string) {
 	last := map[string]string{}
 	committedAt := map[string]int{} // a task's first committed event, by its index in the chain
 	startedAt := map[int]int{}      // a dispatch's start, by its index in the chain
-	lastOf := map[string]int{}      // a task's newest dispatch
+	lastOf := map[string]int{}      // the newest dispatch of a point (step, task, title, round)
 	for i, e := range evs {
 		switch e.Type {
 		case pipeline.TypeDAGTask:
@@ -113,12 +113,13 @@ func assertRunConverged(t *testing.T, dir, log, base, tree string) {
 			var d pipeline.DispatchStart
 			decode(t, e.Data, &d)
 			startedAt[d.Seq] = i
-			// A task's dispatch after its first, which finished, retries it
+			// A point's dispatch after its first, which finished, retries it
 			// and says why: a finished dispatch never runs again unsaid.
-			if prev, again := lastOf[d.TaskID]; again && d.TaskID != "" && (d.RetryOf == nil || *d.RetryOf != prev || d.RetryReason == "") {
-				t.Errorf("task %s was dispatched again (%d) after dispatch %d, not as its retry with a reason: %+v", d.TaskID, d.Seq, prev, d)
+			point := fmt.Sprintf("%s %s (%s) round %d", d.Step, d.TaskID, d.TaskTitle, d.Round)
+			if prev, again := lastOf[point]; again && (d.RetryOf == nil || *d.RetryOf != prev || d.RetryReason == "") {
+				t.Errorf("%s was dispatched again (%d) after dispatch %d, not as its retry with a reason: %+v", point, d.Seq, prev, d)
 			}
-			lastOf[d.TaskID] = d.Seq
+			lastOf[point] = d.Seq
 		}
 	}
 	for _, task := range sampleTasks {
