@@ -23,6 +23,7 @@ type DispatchSpec struct {
 	TemplateSHA256 string
 	Prompt         []byte // rendered
 	RetryOf        *int   // the dispatch of this point it runs again, one Recover found interrupted
+	RetryReason    string // why RetryOf's work was not taken, when it finished
 	Title          string // the plan's title of its task
 	// Report is the report the agent must write (prompt.ReportTask or
 	// ReportFindings): one missing, bad or saying failed fails the
@@ -95,7 +96,7 @@ func (e *Engine) Dispatch(ctx context.Context, d DispatchSpec) (Outcome, error) 
 		return Outcome{}, err
 	}
 	req := pipeline.DispatchRequest{Role: d.Role, Phase: d.Point.Phase, Template: d.Template, TemplateSHA256: d.TemplateSHA256, Prompt: d.Prompt,
-		Step: d.Point.Step, TaskID: d.Point.Task, TaskTitle: d.Title, Round: d.Point.Round, RetryOf: d.RetryOf,
+		Step: d.Point.Step, TaskID: d.Point.Task, TaskTitle: d.Title, Round: d.Point.Round, RetryOf: d.RetryOf, RetryReason: d.RetryReason,
 		ReplayOf: d.ReplayOf, ReplaySession: d.ReplaySession, Mutation: d.Mutation}
 	if n, err := strconv.Atoi(d.Point.Task); err == nil && n >= 0 {
 		req.Task = &n // crucible's manifest numbers its tasks

@@ -76,7 +76,7 @@ func (w *walker) rounds(ctx context.Context, p spec.Point, st *spec.Step, task *
 			return deref(end), err
 		}
 		if task != nil {
-			if err := w.commitTask(ctx, task, fixed.Seq, st.Fixer); err != nil {
+			if err := w.commitFix(ctx, task, fixed.Seq, st.Fixer); err != nil {
 				return stepEnd{}, err
 			}
 		}

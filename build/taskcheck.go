@@ -19,10 +19,30 @@ const TaskCheckFixes = 1
 
 // taskCheck runs task's fast gate; while it fails and fixes are left, the
 // task's implementer (the fixer template, the failure as a fatal finding)
-// fixes it at round n of the step, its change committed, and the gate runs
-// again. A fix already in the chain is adopted, so a resume neither runs
-// one twice nor grants more. Still failing, the task escalates.
+// fixes it at round n of the step, its change amended into the task's
+// commit, and the gate runs again. A fix already in the chain is adopted,
+// so a resume neither runs one twice nor grants more. Still failing, the
+// task escalates, its commit taken off the branch and kept at a
+// FailedRef the error names (setAside); a resume that finds the branch
+// still where that left it escalates again.
 func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask, command string) (stepEnd, error) {
+	last := p // the round that escalates
+	last.Round = TaskCheckFixes
+	escalated := func(reason, ref string) (stepEnd, error) {
+		suggestion := fmt.Sprintf("Fix task %s by hand until %s passes, or revise the plan, then go on with git crucible build --resume.", task.ID, command)
+		if ref != "" {
+			suggestion = fmt.Sprintf("Fix task %s by hand until %s passes (its work: git cherry-pick %s), or revise the plan, then go on with git crucible build --resume.", task.ID, command, ref)
+		}
+		end := stopped(last, pipeline.StepEscalated, WalkEscalated, reason)
+		end.stop.Suggestion = suggestion
+		return end, w.escalate(ctx, last, end.stop)
+	}
+	if ref, err := w.keptAside(ctx, task); err != nil || ref != "" {
+		if err != nil {
+			return stepEnd{}, err
+		}
+		return escalated(fmt.Sprintf("%s: task %s's work still fails %s: it is kept at %s, the branch at its last passing commit", st.ID, task.ID, command, ref), ref)
+	}
 	for round := 0; ; round++ {
 		code, log, err := w.checkTaskCommit(ctx, st, task, command)
 		if err != nil {
@@ -36,12 +56,16 @@ func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, tas
 			return done(result), nil
 		}
 		if round == TaskCheckFixes {
-			q := p
-			q.Round = round
-			end := stopped(q, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s: %s still fails (exit %d) after %d fix by the task's implementer; its output is in %s",
-				st.ID, command, code, round, log))
-			end.stop.Suggestion = fmt.Sprintf("Fix task %s by hand until %s passes, or revise the plan, then go on with git crucible build --resume.", task.ID, command)
-			return end, w.escalate(ctx, q, end.stop)
+			reason := fmt.Sprintf("%s: %s still fails (exit %d) after %d fix by the task's implementer; its output is in %s",
+				st.ID, command, code, round, log)
+			ref, err := w.setAside(ctx, task)
+			if err != nil {
+				return stepEnd{}, err
+			}
+			if ref != "" {
+				reason += fmt.Sprintf("; its work is kept at %s, the branch back at its last passing commit", ref)
+			}
+			return escalated(reason, ref)
 		}
 		role := w.implementer(p)
 		if role == "" {
@@ -63,7 +87,7 @@ func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, tas
 		if err != nil || end != nil {
 			return deref(end), err
 		}
-		if err := w.commitTask(ctx, task, fixed.Seq, role); err != nil {
+		if err := w.commitFix(ctx, task, fixed.Seq, role); err != nil {
 			return stepEnd{}, err
 		}
 		if _, end := w.parsedTask(q, fixed); end != nil {

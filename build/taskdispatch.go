@@ -19,12 +19,16 @@ import (
 // one level run at once; the chain gives them distinct seqs. A dispatch
 // that failed returns its report (if any) with the failure; a manual
 // agent, which would wait for a person, is refused. titles are the
-// tasks' titles, for status; a task without one is its id.
-func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskrun.Job, report string) (rendered, error)) taskrun.Dispatcher {
+// tasks' titles, for status; a task without one is its id. retry, when
+// given, is the finished dispatch a task's dispatch runs again, and why.
+func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskrun.Job, report string) (rendered, error), retry func(task string) (*int, string)) taskrun.Dispatcher {
 	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
 		d := as
 		d.Point = spec.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
 		d.Title, d.Report, d.Workdir = titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
+		if retry != nil {
+			d.RetryOf, d.RetryReason = retry(job.Task.ID)
+		}
 		return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return render(job, report) })
 	}
 }
@@ -72,20 +76,26 @@ const (
 
 // Gate is a task run's critique gate, its agents dispatched through
 // Dispatch as the tasks' are: the level's critique by role critic (the
-// manifest's critique.agent), each fix by the task agents' role. failed is
-// the run's newest critique dispatch when it did not complete (nil
-// otherwise): the run stopped there, and the same critique, dispatched
-// again, is its retry.
-func (e *Engine) Gate(tr TaskRun, critic string, failed *Record, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
+// manifest's critique.agent), each fix by the task agents' role. last is
+// the run's newest critique dispatch when it finished (nil otherwise):
+// the run stopped at it, killed, or at a critique that did not judge. The
+// same critique asked for again is not paid for twice: a completed one's
+// report is taken (what its agent changed is discarded anyway); one that
+// did not complete is retried, the retry saying how it ended.
+func (e *Engine) Gate(tr TaskRun, critic string, last *Record, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
 	return &taskrun.Gate{
 		Critic: func(ctx context.Context, rv taskrun.Review, workdir string) ([]byte, error) {
 			d := DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
 				Role: critic, Template: critiqueStep, Title: fmt.Sprintf("critique of level %d", rv.Level),
 				Report: prompt.ReportCritique, Workdir: workdir}
-			if failed != nil && failed.Point == d.Point && failed.Title == d.Title {
-				d.RetryOf = &failed.Seq
+			prev := last
+			last = nil // the run goes on past it, or stops again
+			if prev != nil && prev.Point == d.Point && prev.Title == d.Title {
+				if prev.Status == "completed" {
+					return e.Service.ReadKept(ctx, e.ID, prev.Output)
+				}
+				d.RetryOf, d.RetryReason = &prev.Seq, fmt.Sprintf("dispatch %d ended %s: %s", prev.Seq, prev.Status, prev.Summary)
 			}
-			failed = nil // the run goes on past it, or stops again
 			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderCritique(rv, report) })
 		},
 		Fix: func(ctx context.Context, f taskrun.FixJob, workdir string) ([]byte, error) {
@@ -105,11 +115,11 @@ func titleOf(titles map[string]string, id string) string {
 }
 
 // lastCritique is the newest critique dispatch of records when it
-// finished without completing; nil otherwise.
+// finished; nil otherwise.
 func lastCritique(records []Record) *Record {
 	for i := len(records) - 1; i >= 0; i-- {
 		if r := records[i]; r.Point.Step == critiqueStep {
-			if r.Finished() && r.Status != "completed" {
+			if r.Finished() {
 				return &r
 			}
 			return nil

@@ -29,7 +29,7 @@ printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBL
 			return rendered{}, errors.New("the task prompt: no such key")
 		}
 		return rendered{Text: []byte("Do task " + j.Task.ID + ". Report at " + report + ".\n")}, nil
-	}))
+	}, nil))
 	var jobs []taskrun.Job
 	for _, id := range []string{"a", "b", "bad", "noprompt"} {
 		jobs = append(jobs, taskrun.Job{Task: dag.Task{ID: id, Files: []string{id + ".txt"}}})

@@ -200,8 +200,12 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 		return render(critiqueStep, d, report)
 	}
+	left, err := leftOf(events, tr.Step)
+	if err != nil {
+		return TaskRunResult{}, err
+	}
 	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
-		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask))
+		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask, left.retry))
 	records, err := Records(events)
 	if err != nil {
 		return TaskRunResult{}, err
@@ -225,6 +229,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 			return err
 		}
 		for _, ev := range evs {
+			left.saw(ev)
 			if ev.Status == dag.Failed {
 				res.Reasons[ev.Task] = ev.Reason
 			}
@@ -248,7 +253,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		return res, err
 	}
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
-		FastGate: tr.Manifest.CommitGate(), Amend: amend, Record: record, Between: tr.Between,
+		FastGate: tr.Manifest.CommitGate(), Amend: amend, Record: record, Between: tr.Between, Finished: e.finished(ctx, left, records),
 		Message: func(u taskrun.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
@@ -483,7 +488,7 @@ func (e *Engine) unitMessage(tr TaskRun, u taskrun.Unit, number map[string]int, 
 // top is the work tree's top.
 func taskText(tr TaskRun, top string, r taskrun.Result) string {
 	if title := tr.Titles[r.ID]; title != "" {
-		return fmt.Sprintf("%s (task %s)", title, r.ID)
+		return taskSubject(title, r.ID)
 	}
 	if tr.Manifest.Commits.MessageSource == "notes" {
 		t, err := report.ParseTask(r.Report)

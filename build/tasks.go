@@ -202,7 +202,7 @@ func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
 // positive integer, as the hooks' are). Nothing to commit (its agent
 // changed nothing) is fine.
 func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int, role string) error {
-	msg := fmt.Sprintf("%s (task %s)\n\n%s dispatch %d of pipeline %s.", task.Title, task.ID, role, seq, w.e.ID)
+	msg := fmt.Sprintf("%s\n\n%s dispatch %d of pipeline %s.", taskSubject(task.Title, task.ID), role, seq, w.e.ID)
 	return w.commitWork(ctx, msg, enforce.Agent{Task: w.taskNumbers[task.ID], Seq: seq, Role: role}, false)
 }
 

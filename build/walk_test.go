@@ -499,8 +499,8 @@ func TestWalkTaskCheckFix(t *testing.T) {
 			t.Errorf("the fix's prompt does not say what failed:\n%s", prompt)
 		}
 		// Each task check verified the task's commit through verify-commits'
-		// cache, and the end of Phase 3 the whole range: task 1's broken
-		// commit, repaired on top, is named there, with what fixes it.
+		// cache, and the end of Phase 3 the whole range: task 1's fix was
+		// amended into its commit, so no broken commit is left in it.
 		var got []string
 		events, err := e.events(t.Context())
 		if err != nil {
@@ -517,7 +517,7 @@ func TestWalkTaskCheckFix(t *testing.T) {
 			"task 1: 0 of 1 commits pass sh test/unit.sh (1 gate runs, 0 cached; failing: X) ",
 			"task 1: 1 of 1 commits pass sh test/unit.sh (1 gate runs, 0 cached) ",
 			"task 2: 1 of 1 commits pass sh test/unit.sh (1 gate runs, 0 cached) ",
-			"Phase 3: 2 of 3 commits pass sh test/unit.sh (0 gate runs, 3 cached; failing: X) Repair the failing commits in place: git crucible verify-commits --fix X..HEAD",
+			"Phase 3: 2 of 2 commits pass sh test/unit.sh (0 gate runs, 2 cached) ",
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("verify-commits decisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -67,6 +67,9 @@ type DispatchStart struct {
 	// claude), possibly while an engine held the pipeline: an agent's own
 	// subagent, never the engine's.
 	RecordedBy string `json:"recorded_by,omitempty"`
+	// RetryReason says why RetryOf's work could not be taken instead: a
+	// dispatch that finished is run again only with its reason.
+	RetryReason string `json:"retry_reason,omitempty"`
 }
 
 // DispatchFinish is the payload of dispatch.finish.
@@ -201,6 +204,8 @@ func (s *State) applyDispatch(e Event, payload any) error {
 			return fmt.Errorf("dispatch %d: invalid round %d", p.Seq, p.Round)
 		case p.TemplateSHA256 != "" && !isSHA256Hex(p.TemplateSHA256):
 			return fmt.Errorf("dispatch %d: template_sha256 %q is not a sha256 in hex", p.Seq, p.TemplateSHA256)
+		case p.RetryReason != "" && p.RetryOf == nil:
+			return fmt.Errorf("dispatch %d has a retry reason but retries no dispatch", p.Seq)
 		case p.RetryOf != nil && (*p.RetryOf < 1 || *p.RetryOf > d.Last || d.InFlight[strconv.Itoa(*p.RetryOf)] != InFlight{}):
 			return fmt.Errorf("dispatch %d retries dispatch %d, which is not a finished one", p.Seq, *p.RetryOf)
 		case p.ParentSeq != nil && (*p.ParentSeq < 1 || *p.ParentSeq > d.Last):
@@ -274,6 +279,7 @@ type DispatchRequest struct {
 	TaskTitle      string
 	Round          int
 	RetryOf        *int
+	RetryReason    string
 	ParentSeq      *int // the dispatch whose agent made this one
 	Background     bool // sent to run on in the background
 	Reconstructed  bool // recorded from a later event than its start (StartDispatch only)
@@ -314,7 +320,7 @@ func (r *DispatchRequest) start(seq int, template string, files map[string][]byt
 		TemplateSHA256: r.TemplateSHA256, ModelTier: r.ModelTier, InputChars: utf8.RuneCount(r.Prompt), ReplayOf: r.ReplayOf,
 		ReplaySession: r.ReplaySession, Mutation: r.Mutation, ToolUseID: r.ToolUseID,
 		Step: r.Step, TaskID: r.TaskID, TaskTitle: r.TaskTitle, Round: r.Round, RetryOf: r.RetryOf,
-		ParentSeq: r.ParentSeq, Background: r.Background, Reconstructed: r.Reconstructed}
+		RetryReason: r.RetryReason, ParentSeq: r.ParentSeq, Background: r.Background, Reconstructed: r.Reconstructed}
 	if r.Prompt != nil {
 		d.Prompt = DispatchPath(seq, template, false)
 		files[d.Prompt] = r.Prompt
@@ -435,8 +441,12 @@ type ManifestEntry struct {
 	Stderr     string   `json:"stderr,omitempty"`      // the tail of a failed agent's stderr
 	Denials    []string `json:"denials,omitempty"`     // what its client refused it
 	Usage      *Usage   `json:"usage,omitempty"`       // what its client says it cost
-	Prompt     string   `json:"-"`
-	Output     string   `json:"-"`
+	// RetryOf is the finished dispatch it runs again, RetryReason why
+	// that one's work was not taken.
+	RetryOf     *int   `json:"retry_of,omitempty"`
+	RetryReason string `json:"retry_reason,omitempty"`
+	Prompt      string `json:"-"`
+	Output      string `json:"-"`
 	// PromptFile: the kept prompt is crucible's whole dispatch file, header and all (an import).
 	PromptFile bool `json:"-"`
 }
@@ -478,7 +488,7 @@ func ManifestOf(events []Event) ([]ManifestEntry, error) {
 				InputChars: d.InputChars, ModelTier: Optional(d.ModelTier), ReplayOf: d.ReplayOf,
 				ReplaySession: Optional(d.ReplaySession), Mutation: Optional(d.Mutation),
 				Timestamp: e.Time, Template: d.Template, Reconstructed: d.Reconstructed, Prompt: d.Prompt,
-				Background: d.Background, ParentSeq: d.ParentSeq, RecordedBy: d.RecordedBy}
+				Background: d.Background, ParentSeq: d.ParentSeq, RecordedBy: d.RecordedBy, RetryOf: d.RetryOf, RetryReason: d.RetryReason}
 		case TypeDispatchFinish:
 			var d DispatchFinish
 			if err := DecodeData(e, &d); err != nil {

@@ -56,7 +56,8 @@ func TestEventsGolden(t *testing.T) {
 	add(TypeDispatchFinish, DispatchFinish{Seq: 9, Status: "error", Summary: "interrupted: the engine stopped while it ran", Recovered: "interrupted"})
 	retry := 9
 	add(TypeDispatchStart, DispatchStart{Seq: 10, Role: "red-team", Phase: ledger.Execute, Template: "red-team",
-		TemplateSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Step: "review", TaskID: "t-2", Round: 3, RetryOf: &retry})
+		TemplateSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Step: "review", TaskID: "t-2", Round: 3, RetryOf: &retry,
+		RetryReason: "dispatch 9 ended error: interrupted: the engine stopped while it ran"})
 	add(TypeDispatchFinish, DispatchFinish{Seq: 10, Status: "failed", Summary: "the agent exited with status 2", Failure: "exit", Recovered: "adopted"})
 	add(TypeStep, StepData{Phase: ledger.Execute, Step: "review", Task: "t-2", Round: 3, Status: StepEscalated, Result: "STAGNATION"})
 	// An escalation, with the gate's suggestion: health's action.

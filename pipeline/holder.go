@@ -16,7 +16,9 @@ import (
 // verify-commits --fix) holds while it works on pipeline id, with an owner
 // record naming it (gitext.Owner): while it does, it is the pipeline's
 // only writer.
-func EngineLock(r *gitext.Repo, id string) string { return filepath.Join(RunsDir(r, id), "engine-lock") }
+func EngineLock(r *gitext.Repo, id string) string {
+	return filepath.Join(RunsDir(r, id), "engine-lock")
+}
 
 // RunsDir is where the engines of pipeline id keep their run directories
 // and lock.

@@ -25,6 +25,7 @@ func TestStepAndRetryChecked(t *testing.T) {
 		{"bad round", TypeStep, StepData{Phase: ledger.Design, Step: "g", Round: -1, Status: StepDone}, "invalid round -1"},
 		{"retry of a finished one", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", RetryOf: &one}, ""},
 		{"retry of an unknown one", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", RetryOf: &seven}, "retries dispatch 7"},
+		{"retry reason, no retry", TypeDispatchStart, DispatchStart{Seq: 2, Role: "r", Phase: 1, Template: "t", RetryReason: "gone"}, "has a retry reason but retries no dispatch"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := started(t)

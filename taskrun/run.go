@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -77,6 +78,24 @@ type Plan struct {
 	// its tasks' remaining steps there. It may commit on the branch, and
 	// returns the head to go on from; an error ends the run.
 	Between func(head string) (string, error)
+	// Finished, when given, says how the dispatch of a task a killed run
+	// left dispatched ended, nil when none finished (the agent never
+	// started). A completed one is never run again: its work is taken
+	// from its slot, or, when that is gone, the task is pending again
+	// with the reason, for its dispatcher to record the retry with.
+	Finished func(task string) (*Finished, error)
+}
+
+// Finished is how the dispatch of a task left dispatched ended.
+type Finished struct {
+	Seq     int
+	Status  string // the dispatch's: completed, failed, error
+	Summary string
+	Report  []byte // a completed one's report
+	// Worktree is where it ran (Event.Worktree); Reused names the task
+	// dispatched there after it, whose checkout took its work away.
+	Worktree string
+	Reused   string
 }
 
 // Run takes the manifest's tasks level by level from their statuses: the
@@ -88,9 +107,11 @@ type Plan struct {
 // commit. Tasks left no way to run are a *dag.Deadlock.
 //
 // A resumed run goes on from what a killed one recorded: a task left
-// dispatched runs again (it had not committed); one left committed is
-// completed if the branch holds its commit, and if the branch is still at
-// the level's boundary it is moved there first; otherwise it runs again.
+// dispatched whose dispatch completed has its work taken from its slot
+// (Plan.Finished), else it runs again (it had not committed); one left
+// committed is completed if the branch holds its commit, and if the
+// branch is still at the level's boundary it is moved there first;
+// otherwise it runs again.
 func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 	m := p.Manifest
 	if p.Amend == nil {
@@ -108,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 		}
 		return nil
 	}
-	head, err := r.settle(ctx, p, record)
+	head, taken, err := r.settle(ctx, p, record)
 	if err != nil {
 		return head, err
 	}
@@ -118,7 +139,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 				return head, err
 			}
 		}
-		ready := m.Ready()
+		ready := withTaken(m, taken)
 		if len(ready) == 0 {
 			if d := m.Deadlocked(); d != nil {
 				return head, d
@@ -143,9 +164,12 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 		}
 		results, err := r.runLevel(ctx, head, jobs, func(job Job, dir string) error {
 			return record(Event{Task: job.Task.ID, Status: dag.Dispatched, Level: level, Worktree: dir})
-		})
+		}, taken)
 		if err != nil {
 			return head, err
+		}
+		for _, j := range jobs {
+			delete(taken, j.Task.ID)
 		}
 		var halted error
 		for _, res := range results {
@@ -276,24 +300,42 @@ func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 }
 
 // settle turns what a killed run left into statuses Run can go on from,
-// and returns the head to go on from.
-func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error) (string, error) {
+// and returns the head to go on from and the results of the tasks left
+// dispatched whose work it took (they stay dispatched until committed).
+func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error) (string, map[string]Result, error) {
 	head := p.Head
 	if level, commits := r.gatePending(p); commits != nil {
 		var err error
 		if head, err = r.finishLevel(ctx, p, record, level, p.Head, p.Manifest.LevelHeads[level], commits); err != nil {
-			return p.Head, err
+			return p.Head, nil, err
 		}
 	}
 	head, err := r.finishMove(ctx, p, head)
 	if err != nil {
-		return head, err
+		return head, nil, err
 	}
+	taken := map[string]Result{}
 	for _, t := range p.Manifest.Tasks {
 		switch t.Status {
 		case dag.Dispatched:
-			if err := record(Event{Task: t.ID, Status: dag.Pending}); err != nil {
-				return head, err
+			e := Event{Task: t.ID, Status: dag.Pending}
+			f, err := p.finished(t.ID)
+			if err != nil {
+				return head, nil, err
+			}
+			if f != nil {
+				res, why, err := r.take(ctx, t, *f, head)
+				if err != nil {
+					return head, nil, err
+				}
+				if why == "" {
+					taken[t.ID] = res
+					continue
+				}
+				e.Reason = why
+			}
+			if err := record(e); err != nil {
+				return head, nil, err
 			}
 		case dag.Committed:
 			e := Event{Task: t.ID, Status: dag.Completed, CommitSHA: t.CommitSHA, Level: p.Manifest.Level(t.ID)}
@@ -304,13 +346,72 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error
 				}
 			}
 			if err := record(e); err != nil {
-				return head, err
+				return head, nil, err
 			}
 		case dag.Fixing:
-			return head, fmt.Errorf("task %s is fixing (%s) outside the newest level's gate", t.ID, t.FixingSource)
+			return head, nil, fmt.Errorf("task %s is fixing (%s) outside the newest level's gate", t.ID, t.FixingSource)
 		}
 	}
-	return head, nil
+	return head, taken, nil
+}
+
+func (p Plan) finished(task string) (*Finished, error) {
+	if p.Finished == nil {
+		return nil, nil
+	}
+	return p.Finished(task)
+}
+
+// take takes the work of task t's finished dispatch f from the slot it
+// ran in, as runTask would have after it, the level at base. When it
+// cannot, it says why, for the retry: the dispatch did not complete, or
+// its work is gone.
+func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string) (Result, string, error) {
+	gone := func(why string, args ...any) (Result, string, error) {
+		return Result{}, fmt.Sprintf("dispatch %d completed, but ", f.Seq) + fmt.Sprintf(why, args...), nil
+	}
+	switch {
+	case f.Status != "completed":
+		return Result{}, fmt.Sprintf("dispatch %d ended %s: %s", f.Seq, f.Status, f.Summary), nil
+	case f.Reused != "":
+		return gone("task %s was dispatched in its worktree %s before its work was committed", f.Reused, f.Worktree)
+	}
+	slot, wt, ok, err := r.Pool.Reopen(f.Worktree)
+	if err != nil || !ok {
+		if err == nil {
+			return gone("its worktree %s is gone", f.Worktree)
+		}
+		return Result{}, "", err
+	}
+	defer slot.Release()
+	out, err := wt.Git(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return Result{}, "", fmt.Errorf("slot %d: %w", slot.N, err)
+	}
+	if on, err := r.Repo.IsAncestor(ctx, base, strings.TrimSpace(string(out))); err != nil || !on {
+		return gone("its worktree %s is not on the commit its level starts from, %s", f.Worktree, base)
+	}
+	res := Result{ID: t.ID, Report: f.Report, Slot: slot.N}
+	if res.Tree, res.Changed, err = snapshot(ctx, wt, base); err != nil {
+		return Result{}, "", fmt.Errorf("slot %d: %w", slot.N, err)
+	}
+	res.Passed, res.Reason = check(t, f.Report, res.Changed, slot.Dir)
+	return res, "", nil
+}
+
+// withTaken is m's ready tasks and the tasks of taken, in m's order.
+func withTaken(m *dag.Manifest, taken map[string]Result) []string {
+	ready := m.Ready()
+	if len(taken) == 0 {
+		return ready
+	}
+	var out []string
+	for _, t := range m.Tasks {
+		if _, ok := taken[t.ID]; ok || slices.Contains(ready, t.ID) {
+			out = append(out, t.ID)
+		}
+	}
+	return out
 }
 
 // finishMove ends the branch move a killed run left half done: the

@@ -305,6 +305,92 @@ func TestRunKilledAtARecord(t *testing.T) {
 	}
 }
 
+// A run killed after its tasks' dispatches finished, before they were
+// committed, takes each completed dispatch's work from its slot as the
+// agent left it, running no agent again; when the work is gone, or the
+// dispatch did not complete, the task is pending again with the reason,
+// and runs again.
+func TestRunTakesFinishedWork(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		left  func(t *testing.T, f *Finished) // how a's dispatch ended, and what happened to its slot since
+		again string                          // why a runs again, "" when its work is taken
+	}{
+		{"taken", func(*testing.T, *Finished) {}, ""},
+		{"slot gone", func(t *testing.T, f *Finished) { gittest.Git(t, ".", "worktree", "remove", "--force", f.Worktree) },
+			"dispatch 1 completed, but its worktree SLOT is gone"},
+		{"slot reused", func(_ *testing.T, f *Finished) { f.Reused = "c" },
+			"dispatch 1 completed, but task c was dispatched in its worktree SLOT before its work was committed"},
+		{"slot moved on", func(t *testing.T, f *Finished) {
+			gittest.Git(t, f.Worktree, "checkout", "-q", "--detach", "HEAD~1")
+		}, "dispatch 1 completed, but its worktree SLOT is not on the commit its level starts from, BASE"},
+		{"failed", func(_ *testing.T, f *Finished) { f.Status, f.Summary = "failed", "the agent exited with status 2" },
+			"dispatch 1 ended failed: the agent exited with status 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := repo(t, "sha1")
+			gittest.Git(t, ".", "commit", "-q", "--allow-empty", "-m", "second")
+			base := gittest.Git(t, ".", "rev-parse", "HEAD")
+			m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+				"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt]}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{m: m, fail: "a committed"}
+			runner := New(r, 2, func(ctx context.Context, job Job, dir string) ([]byte, error) {
+				rec.ran(job.Task.ID)
+				return writer(completed)(ctx, job, dir)
+			})
+			plan := Plan{Manifest: m, Head: base, Branch: "refs/heads/main", Outputs: map[string][]byte{}, Record: rec.record,
+				Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" }}
+			if _, err := runner.Run(context.Background(), plan); err == nil {
+				t.Fatal("not killed")
+			}
+			finished := map[string]*Finished{}
+			for _, e := range rec.kept {
+				if e.Status == dag.Dispatched {
+					seq := map[string]int{"a": 1, "b": 2}[e.Task]
+					finished[e.Task] = &Finished{Seq: seq, Status: "completed", Report: []byte(completed), Worktree: e.Worktree}
+				}
+			}
+			slot := finished["a"].Worktree
+			tc.left(t, finished["a"])
+			rec.fail, rec.events, rec.kept = "", nil, nil
+			plan.Finished = func(task string) (*Finished, error) { return finished[task], nil }
+			if _, err := runner.Run(context.Background(), plan); err != nil {
+				t.Fatal(err)
+			}
+			var why, ran, wantWhy, wantRan []string
+			for _, e := range rec.kept {
+				if e.Status == dag.Pending {
+					why = append(why, e.Task+": "+e.Reason)
+				}
+			}
+			for _, l := range rec.events {
+				if strings.HasSuffix(l, " ran") {
+					ran = append(ran, l)
+				}
+			}
+			if tc.again != "" {
+				wantWhy = []string{"a: " + strings.NewReplacer("SLOT", slot, "BASE", base).Replace(tc.again)}
+				wantRan = []string{"a ran"}
+			}
+			if !slices.Equal(why, wantWhy) {
+				t.Errorf("pending again: %q, want %q", why, wantWhy)
+			}
+			if !slices.Equal(ran, wantRan) {
+				t.Errorf("agents run on resume: %q, want %q", ran, wantRan)
+			}
+			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Completed {
+				t.Errorf("a %s, b %s", m.Task("a").Status, m.Task("b").Status)
+			}
+			if got := gittest.Git(t, ".", "log", "--format=%s", "--name-only", base+"..HEAD"); got != "task b\n\nb.txt\ntask a\n\na.txt" {
+				t.Errorf("the branch's commits since the run began:\n%s", got)
+			}
+		})
+	}
+}
+
 // Between runs before each level and once at the end, after the tasks
 // before it completed; a commit it makes on the branch is where the next
 // level starts, and its error ends the run.

@@ -87,13 +87,14 @@ type Result struct {
 // ended, a slot that could not be set up) are errors; a task that fails
 // is a Result.
 func (r *Runner) RunLevel(ctx context.Context, base string, jobs []Job) ([]Result, error) {
-	return r.runLevel(ctx, base, jobs, nil)
+	return r.runLevel(ctx, base, jobs, nil, nil)
 }
 
 // runLevel is RunLevel; started, when given, is called (from the task's
-// goroutine) once a task's worktree is ready and before its agent runs:
-// an error fails the level.
-func (r *Runner) runLevel(ctx context.Context, base string, jobs []Job, started func(Job, string) error) ([]Result, error) {
+// goroutine) once its slot is held and before the slot is checked out
+// for it: an error fails the level. A job whose result is in taken (a
+// killed run's task whose work was taken from its slot) does not run.
+func (r *Runner) runLevel(ctx context.Context, base string, jobs []Job, started func(Job, string) error, taken map[string]Result) ([]Result, error) {
 	results := make([]Result, len(jobs))
 	errs := make([]error, len(jobs))
 	free := make(chan int, r.MaxParallel)
@@ -102,6 +103,10 @@ func (r *Runner) runLevel(ctx context.Context, base string, jobs []Job, started 
 	}
 	var wg sync.WaitGroup
 	for i, job := range jobs {
+		if res, ok := taken[job.Task.ID]; ok {
+			results[i] = res
+			continue
+		}
 		var n int
 		select {
 		case n = <-free:
@@ -134,15 +139,6 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 		return res, err
 	}
 	defer slot.Release()
-	wt, err := slot.Checkout(ctx, base)
-	if err != nil {
-		return res, err
-	}
-	// What an earlier task left untracked goes; ignored files (build
-	// caches) stay, which is what reusing the slot is for.
-	if _, err := wt.GitLocking(ctx, "clean", "-fdq"); err != nil {
-		return res, fmt.Errorf("slot %d: %w", n, err)
-	}
 	if r.Halt != nil {
 		if err := r.Halt(); errors.Is(err, ErrHalted) {
 			res.Halted = err
@@ -151,10 +147,21 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 			return res, err
 		}
 	}
+	// Recorded before the checkout: what the slot's last task left there
+	// is its work until a record names the slot's next task.
 	if started != nil {
 		if err := started(job, slot.Dir); err != nil {
 			return res, err
 		}
+	}
+	wt, err := slot.Checkout(ctx, base)
+	if err != nil {
+		return res, err
+	}
+	// What an earlier task left untracked goes; ignored files (build
+	// caches) stay, which is what reusing the slot is for.
+	if _, err := wt.GitLocking(ctx, "clean", "-fdq"); err != nil {
+		return res, fmt.Errorf("slot %d: %w", n, err)
 	}
 	report, dispatchErr := r.Dispatch(ctx, job, slot.Dir)
 	if ctx.Err() != nil {

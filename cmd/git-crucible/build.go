@@ -31,6 +31,9 @@ func buildCommand() *cli.Command {
 			"'git crucible spec'): each step's agent is dispatched, gates run their rounds, the ledger,\n" +
 			"handoffs, checkpoints and the journal are recorded. It stops at the approval pause unless\n" +
 			"--yes, at a manual agent, at a failure, or at an escalation (exit status 2, health RED).\n" +
+			"A task's fixes are amended into its one commit; a task whose fast gate still fails after its\n" +
+			"fix escalates, its commit taken off the branch (compare-and-swap; the work tree follows for that\n" +
+			"commit's files only) and kept at refs/crucible/failed/<pipeline>/<task>, which the error names.\n" +
 			"A branch whose pipeline is not finished needs --resume (go on where it stopped, without\n" +
 			"running a finished dispatch again) or --fresh (abandon it and start anew).\n\n" +
 			"Commands agents wrote (the test writer's acceptance command, the plan's fast gates) are\n" +

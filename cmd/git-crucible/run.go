@@ -63,7 +63,10 @@ func runCommand() *cli.Command {
 			"or no approval (the seed's ask-once default is for a person at the orchestrator), needs nothing.\n\n" +
 			"Every status change is an event in the branch's open pipeline (a new one is started, with the\n" +
 			"manifest's goal, when there is none): git crucible status shows the run, and a run killed anywhere\n" +
-			"goes on where it stopped when run again: a task already committed never runs again. A run the\n" +
+			"goes on where it stopped when run again: a task already committed never runs again, and a task\n" +
+			"whose dispatch completed is not dispatched again: its work is taken from its slot, or, when that is\n" +
+			"gone, its new dispatch is recorded as the retry of the completed one, with the reason; a level's\n" +
+			"critique that completed is not dispatched again either, its report taken. A run the\n" +
 			"chain has completed says so and records nothing. A YAML manifest is rewritten after each event as\n" +
 			"a view of the chain (status, backup-branch, level-boundaries, each task's status and commit-sha;\n" +
 			"comments and order kept), atomically; never through a symbolic link, nor over a file changed since\n" +

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -31,7 +32,8 @@ const sampleDAG = "dispatch/demo"
 // in level order, with the clean run's tree; no task's agent started
 // after its task was committed; verify and fsck are clean; no lock is
 // left; the work ref is gone and the backup branch is the commit the run
-// began on.
+// began on; an implementer or critique dispatched more than once was
+// dispatched again only as the retry of the one before, with the reason.
 func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real task runs for several seconds")
@@ -97,6 +99,7 @@ func assertRunConverged(t *testing.T, dir, log, base, tree string) {
 	last := map[string]string{}
 	committedAt := map[string]int{} // a task's first committed event, by its index in the chain
 	startedAt := map[int]int{}      // a dispatch's start, by its index in the chain
+	lastOf := map[string]int{}      // the newest dispatch of a point (step, task, title, round)
 	for i, e := range evs {
 		switch e.Type {
 		case pipeline.TypeDAGTask:
@@ -110,6 +113,13 @@ func assertRunConverged(t *testing.T, dir, log, base, tree string) {
 			var d pipeline.DispatchStart
 			decode(t, e.Data, &d)
 			startedAt[d.Seq] = i
+			// A point's dispatch after its first, which finished, retries it
+			// and says why: a finished dispatch never runs again unsaid.
+			point := fmt.Sprintf("%s %s (%s) round %d", d.Step, d.TaskID, d.TaskTitle, d.Round)
+			if prev, again := lastOf[point]; again && (d.RetryOf == nil || *d.RetryOf != prev || d.RetryReason == "") {
+				t.Errorf("%s was dispatched again (%d) after dispatch %d, not as its retry with a reason: %+v", point, d.Seq, prev, d)
+			}
+			lastOf[point] = d.Seq
 		}
 	}
 	for _, task := range sampleTasks {
@@ -307,4 +317,143 @@ func decode(t *testing.T, data json.RawMessage, v any) {
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestKilledRunPaysOnce kills git crucible run of the sample DAG itself,
+// with its process group, right after the first implementer's finish is
+// recorded completed, before its task is committed: git's
+// reference-transaction hook holds the append that records it, so the
+// kill lands there every time. Resumed, the run takes the task's work from
+// its slot: every implementer ran once, for one dispatch each, and the run
+// ends as a clean run does. When the slot is gone, the task runs again as
+// a retry of the completed dispatch, the manifest saying why.
+func TestKilledRunPaysOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the sample DAG three times")
+	}
+	clean, _ := runProject(t)
+	if code, out := runCrucibleUntil(t, clean, time.After(time.Minute), "run", sampleDAG); code != 0 {
+		t.Fatalf("a clean run failed: %s", out)
+	}
+	tree := gittest.Git(t, clean, "rev-parse", "HEAD^{tree}")
+
+	// killed runs the sample DAG in a new project until the first
+	// implementer's finish is recorded, and returns the project, its agent
+	// log, the run's base, the killed task and its dispatch.
+	killed := func(t *testing.T) (dir, log, base, task string, seq int) {
+		dir, log = runProject(t)
+		base = gittest.Git(t, dir, "rev-parse", "HEAD")
+		marker := filepath.Join(t.TempDir(), "finished")
+		hook := filepath.Join(dir, ".git", "hooks", "reference-transaction")
+		hold := fmt.Sprintf(`#!/bin/sh
+[ "$1" = committed ] && [ ! -e %[1]q ] || exit 0
+while read -r old new ref; do
+	case $ref in refs/crucible/pipelines/*)
+		git cat-file -p "$new:events.jsonl" | grep -q '"type":"dispatch.finish".*"status":"completed"' && { : >%[1]q; sleep 5; } ;;
+	esac
+done
+exit 0
+`, marker)
+		if err := os.WriteFile(hook, []byte(hold), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := runCrucibleUntil(t, dir, appeared(marker), "run", sampleDAG); code != -1 {
+			t.Fatalf("the run was to be killed after an implementer finished; it exited %d:\n%s", code, out)
+		}
+		settled(t, dir)
+		if err := os.Remove(hook); err != nil {
+			t.Fatal(err)
+		}
+		starts, finishes := dispatches(t, dir)
+		for s, fs := range finishes {
+			if fs[0].Status == "completed" {
+				seq, task = s, starts[s].TaskID
+			}
+		}
+		if task == "" || len(finishes) != 1 {
+			t.Fatalf("the kill was to follow one implementer's completed finish; finishes: %v", finishes)
+		}
+		if last := lastEvent(t, dir); last != pipeline.TypeDispatchFinish {
+			t.Fatalf("the kill came after %s, not the finish of dispatch %d", last, seq)
+		}
+		return dir, log, base, task, seq
+	}
+
+	t.Run("taken", func(t *testing.T) {
+		dir, log, base, task, seq := killed(t)
+		if code, out := runCrucibleUntil(t, dir, time.After(time.Minute), "run", sampleDAG); code != 0 {
+			t.Fatalf("the resume exited %d:\n%s", code, out)
+		}
+		starts, _ := dispatches(t, dir)
+		byTask := map[string][]int{}
+		for s, d := range starts {
+			byTask[d.TaskID] = append(byTask[d.TaskID], s)
+		}
+		for _, st := range sampleTasks {
+			if n := len(byTask[st.id]); n != 1 {
+				t.Errorf("task %s was dispatched %d times (%v), want once", st.id, n, byTask[st.id])
+			}
+		}
+		if got := byTask[task]; len(got) != 1 || got[0] != seq {
+			t.Errorf("task %s's dispatches %v, want only the completed %d", task, got, seq)
+		}
+		for s, lines := range agentLog(t, log) {
+			if len(lines) != 1 {
+				t.Errorf("the agent of dispatch %d started %d times: %v", s, len(lines), lines)
+			}
+		}
+		assertRunConverged(t, dir, log, base, tree)
+	})
+
+	t.Run("gone", func(t *testing.T) {
+		dir, log, base, task, seq := killed(t)
+		var slot string
+		for _, e := range chainEvents(t, dir) {
+			var d pipeline.DAGTaskData
+			if e.Type == pipeline.TypeDAGTask {
+				decode(t, e.Data, &d)
+				if d.Task == task && d.Status == "dispatched" {
+					slot = d.Worktree
+				}
+			}
+		}
+		gittest.Git(t, dir, "worktree", "remove", "--force", slot)
+		if code, out := runCrucibleUntil(t, dir, time.After(time.Minute), "run", sampleDAG); code != 0 {
+			t.Fatalf("the resume exited %d:\n%s", code, out)
+		}
+		starts, _ := dispatches(t, dir)
+		var again []pipeline.DispatchStart
+		for _, d := range starts {
+			if d.TaskID == task && d.Seq != seq {
+				again = append(again, d)
+			}
+		}
+		if len(again) != 1 || again[0].RetryOf == nil || *again[0].RetryOf != seq {
+			t.Fatalf("task %s was dispatched again as %+v, want once, as the retry of %d", task, again, seq)
+		}
+		want := fmt.Sprintf(`,"retry_of":%d,"retry_reason":"dispatch %d completed, but its worktree %s is gone"}`, seq, seq, slot)
+		if show := gitCrucible(t, dir, "dispatch", "show", strconv.Itoa(again[0].Seq)); !strings.HasSuffix(show, want+"\n") {
+			t.Errorf("dispatch show %d says:\n%s\nwant it to hold:\n%s", again[0].Seq, show, want)
+		}
+		for _, d := range starts {
+			if d.TaskID != task && d.RetryOf != nil {
+				t.Errorf("dispatch %d of task %s retries %d", d.Seq, d.TaskID, *d.RetryOf)
+			}
+		}
+		assertRunConverged(t, dir, log, base, tree)
+	})
+}
+
+// appeared fires once path exists.
+func appeared(path string) <-chan time.Time {
+	fire := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			if _, err := os.Stat(path); err == nil {
+				break
+			}
+		}
+		fire <- time.Now()
+	}()
+	return fire
 }

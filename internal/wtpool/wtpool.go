@@ -61,6 +61,32 @@ func (p Pool) Hold(n int) (*Slot, error) {
 	return &Slot{N: n, Dir: dir, pool: p, unlock: unlock}, nil
 }
 
+// Reopen holds the slot whose work tree is dir and opens the worktree
+// its last holder left there as it is, without a checkout: false (and
+// nothing held) when dir is none of the pool's slots or holds no
+// worktree of the repository.
+func (p Pool) Reopen(dir string) (*Slot, *gitext.Repo, bool, error) {
+	num, isSlot := strings.CutPrefix(filepath.Base(dir), "slot-")
+	n, err := strconv.Atoi(num)
+	if !isSlot || err != nil || n < 1 || filepath.Clean(dir) != p.Path(n) {
+		return nil, nil, false, nil
+	}
+	if _, ok := p.worktreeGitDir(dir); !ok {
+		return nil, nil, false, nil // nothing to hold: Hold would make the pool's directory
+	}
+	s, err := p.Hold(n)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	gitDir, ok := p.worktreeGitDir(s.Dir)
+	if !ok { // removed while we waited for its lock
+		s.Release()
+		return nil, nil, false, nil
+	}
+	s.repo = p.worktree(gitDir, s.Dir)
+	return s, s.repo, true, nil
+}
+
 // hide makes Dir, ignored by git, before anything is put in it.
 func (p Pool) hide() error {
 	ignore := filepath.Join(p.Dir, ".gitignore")
