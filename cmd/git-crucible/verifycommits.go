@@ -236,7 +236,7 @@ func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
 	for _, c := range rep.Commits {
 		status, note := string(c.Status), ""
 		switch {
-		case c.Status == "" && rep.DryRun:
+		case c.Run:
 			status, note = "run", " (not cached)"
 		case c.Status == "":
 			status, note = "-", " (not reached)"
@@ -244,6 +244,10 @@ func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
 			note = " (cached)"
 		}
 		fmt.Fprintf(w, "%-4s %s %s%s%s\n", status, c.Commit[:12], c.Subject, attribution(c), note)
+	}
+	if rep.DryRun {
+		fmt.Fprintf(w, "%s: would run the gate at %s, %d answered from the cache\n", plural(len(rep.Commits), "commit"), plural(rep.WouldRun, "commit"), rep.Cached)
+		return
 	}
 	fmt.Fprintf(w, "%s: %s, %d cached\n", plural(len(rep.Commits), "commit"), plural(rep.Ran, "gate run"), rep.Cached)
 }
