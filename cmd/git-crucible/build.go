@@ -289,6 +289,12 @@ func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, erro
 		fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
 	}
 	fmt.Fprintf(s.err(), "Started pipeline %s on branch '%s'\n", st.ID, st.Branch)
+	if missing, err := hooksMissing(c.Context, s.svc.Repo); err != nil {
+		return "", err
+	} else if len(missing) > 0 {
+		fmt.Fprintln(s.err(), "hint: the gate hooks are not installed: the engine writes its commits' trailers and provenance itself,")
+		fmt.Fprintln(s.err(), "hint: but nothing checks another commit here; install them with: git crucible hooks install")
+	}
 	return st.ID, nil
 }
 
