@@ -3,10 +3,13 @@
 # the last commits of spf13/pflag (testdata/real/pflag.bundle: its whole
 # master, no module dependencies, so it builds offline) with the gate
 # `go vet ./... && go test -count=1 ./...`. Each round times, in a rotating
-# order, in fresh clones of the bundle (untimed):
+# order, in fresh clones of the bundle (untimed), every commit tested past
+# a failure (one commit of the default range fails):
 #
-#   floor   git rebase -q --rebase-merges --exec GATE BASE
-#   serial  git crucible verify-commits --exec GATE BASE..HEAD, first run
+#   floor   git rebase -q --rebase-merges --exec GATE BASE, continued past
+#           each failed exec
+#   serial  git crucible verify-commits --keep-going --exec GATE BASE..HEAD,
+#           first run
 #   -j 2    the same with -j 2, first run (an empty crucible cache)
 #   cached  serial again in the clone the first run left: every tree known
 #
@@ -81,9 +84,29 @@ fresh() { sh "$tmp/fresh.sh" "$1"; }
 # once CMD: CMD's wall time in ms (bench/timer -once: a failure aborts).
 once() { timer -once -a "$1" | cut -d' ' -f1; }
 
-floor="git -C $tmp/floor rebase -q --rebase-merges --exec '$gate' $base"
-serial="git -C $tmp/serial crucible verify-commits --exec '$gate' $base..HEAD"
-jobs2="git -C $tmp/jobs2 crucible verify-commits -j 2 --exec '$gate' $base..HEAD"
+# Every side tests every commit, past a failure (the range has one: pflag's
+# 2cd30f1 has conflict markers in flag.go): verify-commits --keep-going,
+# and the floor a git rebase --exec continued past each failed exec. Both
+# go through one sh, and check that they did that.
+cat >"$tmp/floor.sh" <<'EOF'
+cd "$1" && git rebase -q --rebase-merges --exec "$2" "$3" && exit 0
+for _ in $(seq "$4"); do
+	[ -d .git/rebase-merge ] || exit 0
+	git rebase --continue
+done
+exit 1
+EOF
+cat >"$tmp/ours.sh" <<'EOF'
+dir=$1 n=$2
+shift 2
+out=$(git -C "$dir" crucible verify-commits --keep-going "$@")
+[ $? -le 1 ] && printf '%s\n' "$out" | grep -q "^$n commits: " && exit 0
+printf '%s\n' "$out" >&2
+exit 1
+EOF
+floor="sh $tmp/floor.sh $tmp/floor '$gate' $base $commits"
+serial="sh $tmp/ours.sh $tmp/serial $commits --exec '$gate' $base..HEAD"
+jobs2="sh $tmp/ours.sh $tmp/jobs2 $commits -j 2 --exec '$gate' $base..HEAD"
 
 echo "machine:  $(uname -sm), nproc $(nproc); $(go version | cut -d' ' -f3); $(git --version)"
 echo "range:    $range of spf13/pflag, $commits commits ($merges merges)$([ "${BENCH_LINEAR:-0}" = 1 ] && echo ", made a line")"
