@@ -20,7 +20,13 @@ func (s *Store) slots() wtpool.Pool {
 // only replays hits; it returns the trees it tested. Slot i is held by one
 // run at a time.
 func (s *Store) prefill(ctx context.Context, o Options, commits []Commit) ([]string, error) {
-	todo := make(chan Commit)
+	var todo []Commit
+	for _, c := range commits {
+		if c.Status == "" {
+			todo = append(todo, c)
+		}
+	}
+	deal := newStretches(todo, o.Jobs)
 	errs := make([]error, o.Jobs)
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(ctx)
@@ -29,43 +35,80 @@ func (s *Store) prefill(ctx context.Context, o Options, commits []Commit) ([]str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[n] = s.slotWorker(ctx, n+1, o, todo)
+			errs[n] = s.slotWorker(ctx, n, o, deal)
 			if errs[n] != nil {
 				cancel()
 			}
 		}()
 	}
-	var fresh []string
-feed:
-	for _, c := range commits {
-		if c.Status != "" {
-			continue
-		}
-		select {
-		case todo <- c:
-			fresh = append(fresh, c.Tree)
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(todo)
 	wg.Wait()
-	return fresh, errors.Join(errs...)
+	return deal.dealt, errors.Join(errs...)
 }
 
-func (s *Store) slotWorker(ctx context.Context, n int, o Options, todo <-chan Commit) error {
-	slot, err := s.slots().Hold(n)
+// slotWorker tests the commits deal gives slot n+1, in order, until none
+// is left or ctx ends.
+func (s *Store) slotWorker(ctx context.Context, n int, o Options, deal *stretches) error {
+	slot, err := s.slots().Hold(n + 1)
 	if err != nil {
 		return err
 	}
 	defer slot.Release()
-	for c := range todo {
+	for ctx.Err() == nil {
+		c, ok := deal.next(n)
+		if !ok {
+			return nil
+		}
 		if _, err := slot.Checkout(ctx, c.Commit); err != nil {
 			return err
 		}
+		// A tree tested already (by an earlier commit of the range with
+		// the same tree, in this slot or another) is not tested again.
 		if err := s.test(ctx, slot.Dir, o.Gate.Command, o.Spec, c.Tree, o.Mode); err != nil {
 			return err
 		}
 	}
-	return nil
+	return ctx.Err()
+}
+
+// stretches deals a range's commits to n slots: slot i gets the i-th of n
+// contiguous stretches of the range, in order, as a serial run would take
+// them, so that toolchain caches kept by directory (Go's build cache
+// without -trimpath) find in a slot most of what its previous commit
+// built. Dealt in turn, every slot built nearly every change. A slot done
+// with its stretch takes the second half of the longest one left.
+type stretches struct {
+	mu    sync.Mutex
+	left  [][]Commit
+	dealt []string // the trees dealt out, in order
+}
+
+func newStretches(todo []Commit, n int) *stretches {
+	st := &stretches{left: make([][]Commit, n)}
+	for i := range n {
+		st.left[i] = todo[i*len(todo)/n : (i+1)*len(todo)/n]
+	}
+	return st
+}
+
+// next is slot i's next commit: false when none is left.
+func (st *stretches) next(i int) (Commit, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.left[i]) == 0 {
+		longest := i
+		for j, l := range st.left {
+			if len(l) > len(st.left[longest]) {
+				longest = j
+			}
+		}
+		l := st.left[longest]
+		st.left[longest], st.left[i] = l[:len(l)/2], l[len(l)/2:]
+	}
+	own := st.left[i]
+	if len(own) == 0 {
+		return Commit{}, false
+	}
+	st.left[i] = own[1:]
+	st.dealt = append(st.dealt, own[0].Tree)
+	return own[0], true
 }
