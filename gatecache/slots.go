@@ -18,10 +18,14 @@ func (s *Store) slots() wtpool.Pool {
 // prefill runs the gate at the commits the cache cannot answer in o.Jobs
 // slots at once, recording each result, so that the rebase that follows
 // only replays hits; it returns the trees it tested. Slot i is held by one
-// run at a time.
+// run at a time. Unless KeepGoing, nothing past the first failure is
+// tested, as the rebase would not reach it: a fix rewrites what follows.
 func (s *Store) prefill(ctx context.Context, o Options, commits []Commit) ([]string, error) {
 	var todo []Commit
 	for _, c := range commits {
+		if c.Status == Fail && !o.KeepGoing {
+			break
+		}
 		if c.Status == "" {
 			todo = append(todo, c)
 		}
@@ -54,7 +58,7 @@ func (s *Store) slotWorker(ctx context.Context, n int, o Options, deal *stretche
 	}
 	defer slot.Release()
 	for ctx.Err() == nil {
-		c, ok := deal.next(n)
+		c, at, ok := deal.next(n)
 		if !ok {
 			return nil
 		}
@@ -65,6 +69,14 @@ func (s *Store) slotWorker(ctx context.Context, n int, o Options, deal *stretche
 		// the same tree, in this slot or another) is not tested again.
 		if err := s.test(ctx, slot.Dir, o.Gate.Command, o.Spec, c.Tree, o.Mode); err != nil {
 			return err
+		}
+		if o.KeepGoing {
+			continue
+		}
+		if r, ok, err := s.Lookup(c.Tree, o.Spec); err != nil {
+			return err
+		} else if ok && r.Status == Fail {
+			deal.cut(at)
 		}
 	}
 	return ctx.Err()
@@ -78,37 +90,51 @@ func (s *Store) slotWorker(ctx context.Context, n int, o Options, deal *stretche
 // with its stretch takes the second half of the longest one left.
 type stretches struct {
 	mu    sync.Mutex
-	left  [][]Commit
+	todo  []Commit
+	left  [][2]int // slot i's stretch: todo[left[i][0]:left[i][1]]
 	dealt []string // the trees dealt out, in order
 }
 
 func newStretches(todo []Commit, n int) *stretches {
-	st := &stretches{left: make([][]Commit, n)}
+	st := &stretches{todo: todo, left: make([][2]int, n)}
 	for i := range n {
-		st.left[i] = todo[i*len(todo)/n : (i+1)*len(todo)/n]
+		st.left[i] = [2]int{i * len(todo) / n, (i + 1) * len(todo) / n}
 	}
 	return st
 }
 
-// next is slot i's next commit: false when none is left.
-func (st *stretches) next(i int) (Commit, bool) {
+// next is slot i's next commit and its index in the list: false when none
+// is left.
+func (st *stretches) next(i int) (Commit, int, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if len(st.left[i]) == 0 {
+	size := func(l [2]int) int { return l[1] - l[0] }
+	if size(st.left[i]) == 0 {
 		longest := i
 		for j, l := range st.left {
-			if len(l) > len(st.left[longest]) {
+			if size(l) > size(st.left[longest]) {
 				longest = j
 			}
 		}
 		l := st.left[longest]
-		st.left[longest], st.left[i] = l[:len(l)/2], l[len(l)/2:]
+		mid := l[0] + size(l)/2
+		st.left[longest], st.left[i] = [2]int{l[0], mid}, [2]int{mid, l[1]}
 	}
-	own := st.left[i]
-	if len(own) == 0 {
-		return Commit{}, false
+	at := st.left[i][0]
+	if at == st.left[i][1] {
+		return Commit{}, 0, false
 	}
-	st.left[i] = own[1:]
-	st.dealt = append(st.dealt, own[0].Tree)
-	return own[0], true
+	st.left[i][0]++
+	st.dealt = append(st.dealt, st.todo[at].Tree)
+	return st.todo[at], at, true
+}
+
+// cut deals nothing more from the list's index at on.
+func (st *stretches) cut(at int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i, l := range st.left {
+		end := min(l[1], at)
+		st.left[i] = [2]int{min(l[0], end), end}
+	}
 }

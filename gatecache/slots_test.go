@@ -34,12 +34,14 @@ func TestStretches(t *testing.T) {
 			var got, dealt []int
 			var trees []string
 			for _, slot := range tc.calls {
-				c, ok := deal.next(slot)
+				c, i, ok := deal.next(slot)
 				if !ok {
 					got = append(got, -1)
 					continue
 				}
-				i, _ := strconv.Atoi(c.Commit[1:])
+				if c.Commit != "c"+strconv.Itoa(i) {
+					t.Fatalf("dealt %s as commit %d", c.Commit, i)
+				}
 				got, dealt, trees = append(got, i), append(dealt, i), append(trees, c.Tree)
 			}
 			if !slices.Equal(got, tc.want) {
@@ -49,5 +51,34 @@ func TestStretches(t *testing.T) {
 				t.Fatalf("dealt trees %v, want %v", deal.dealt, trees)
 			}
 		})
+	}
+}
+
+// TestStretchesCut: after a failure nothing past it is dealt; what comes
+// before it still is, whoever's stretch it was in.
+func TestStretchesCut(t *testing.T) {
+	var todo []Commit
+	for i := range 8 {
+		todo = append(todo, Commit{Commit: "c" + strconv.Itoa(i), Tree: "t" + strconv.Itoa(i)})
+	}
+	deal := newStretches(todo, 2)
+	var got []int
+	take := func(slot int) {
+		if _, i, ok := deal.next(slot); ok {
+			got = append(got, i)
+		} else {
+			got = append(got, -1)
+		}
+	}
+	take(0)
+	take(1)
+	deal.cut(4) // c4 failed
+	for _, slot := range []int{1, 0, 0, 1, 0} {
+		take(slot)
+	}
+	deal.cut(6) // a later failure cuts nothing more
+	take(1)
+	if want := []int{0, 4, 2, 1, 3, -1, -1, -1}; !slices.Equal(got, want) {
+		t.Fatalf("dealt %v, want %v", got, want)
 	}
 }
