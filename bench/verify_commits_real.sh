@@ -13,8 +13,9 @@
 #   -j 2    the same with -j 2, first run (an empty crucible cache)
 #   cached  serial again in the clone the first run left: every tree known
 #
-# and prints the medians over the rounds and each one's ratio to the floor's
-# median (bench/timer -row). Go's build cache is the same for every timed run:
+# and prints the medians over the rounds and the median of each one's ratios
+# to the floor of its round (bench/timer -row), which the load of a shared
+# machine moves less than a ratio of medians. Go's build cache is the same for every timed run:
 # a fresh copy, before each, of one that ran the gate once at the range's tip
 # in another directory — the standard library compiled, the module's own
 # packages not (the toolchain keys them by directory), as on a machine where
@@ -26,8 +27,8 @@
 #   BENCH_RANGE=A..B                         another range of the bundle's history
 #                                            (default master~12..master: 34 commits, 10 merges)
 #   BENCH_LINEAR=1                           verify a line of commits with the same trees,
-#                                            in the same order, one parent each (for a
-#                                            verify-commits that refuses merges)
+#                                            in the same order, one parent each; the
+#                                            default when verify-commits refuses the range
 #   BENCH_STRICT=1                           exit 1 when a goal is missed
 #   BENCH_KEEP=1                             keep the temporary directory (printed)
 #
@@ -56,7 +57,13 @@ git clone -q -b master "$bundle" "$tmp/tmpl"
 cd "$tmp/tmpl"
 base=$(git rev-parse --verify "${range%%..*}^{commit}")
 tip=$(git rev-parse --verify "${range##*..}^{commit}")
-if [ "${BENCH_LINEAR:-0}" = 1 ]; then
+git checkout -q -B bench "$tip"
+linear=${BENCH_LINEAR:-}
+if [ -z "$linear" ]; then
+	linear=0
+	git crucible verify-commits -n --exec "$gate" "$base..HEAD" >/dev/null 2>&1 || linear=1
+fi
+if [ "$linear" = 1 ]; then
 	line=$base
 	for c in $(git rev-list --reverse --topo-order "$base..$tip"); do
 		line=$(git log -1 --format=%B "$c" | git commit-tree -p "$line" "$c^{tree}")
@@ -109,7 +116,7 @@ serial="sh $tmp/ours.sh $tmp/serial $commits --exec '$gate' $base..HEAD"
 jobs2="sh $tmp/ours.sh $tmp/jobs2 $commits -j 2 --exec '$gate' $base..HEAD"
 
 echo "machine:  $(uname -sm), nproc $(nproc); $(go version | cut -d' ' -f3); $(git --version)"
-echo "range:    $range of spf13/pflag, $commits commits ($merges merges)$([ "${BENCH_LINEAR:-0}" = 1 ] && echo ", made a line")"
+echo "range:    $range of spf13/pflag, $commits commits ($merges merges)$([ "$linear" = 1 ] && echo ", made a line of the same trees")"
 echo "gate:     $gate"
 echo
 : >"$tmp/times"
@@ -120,30 +127,33 @@ for ((r = 0; r < rounds; r++)); do
 	for side in "${order[@]}"; do
 		fresh "$side"
 		t=$(once "${!side}")
-		echo "$side $t" >>"$tmp/times"
+		echo "$r $side $t" >>"$tmp/times"
 	done
 	t=$(once "$serial")
-	echo "cached $t" >>"$tmp/times"
+	echo "$r cached $t" >>"$tmp/times"
 done
 
-# median SIDE: the median of SIDE's times, in ms.
+# median: the median of its input's numbers.
 median() {
-	awk -v s="$1" '$1 == s { print $2 }' "$tmp/times" | sort -n |
-		awk '{ t[NR] = $1 } END { print (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2) }'
+	sort -g | awk '{ t[NR] = $1 } END { print (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2) }'
 }
-f=$(median floor)
+# times SIDE: SIDE's times, in ms; ratios SIDE: SIDE's against the floor's of each round.
+times() { awk -v s="$1" '$2 == s { print $3 }' "$tmp/times"; }
+ratios() { awk -v s="$1" '$2 == "floor" { f[$1] = $3 } $2 == s { t[$1] = $3 } END { for (r in t) print t[r] / f[r] }' "$tmp/times"; }
+f=$(times floor | median)
 timer -header | tee "$tmp/results"
-# row NAME SIDE GOAL: SIDE's median against the floor's.
+# row NAME SIDE GOAL: SIDE's median time and ratio to the floor.
 row() {
 	local m ratio verdict
-	m=$(median "$2")
-	ratio=$(awk -v a="$m" -v b="$f" 'BEGIN { printf "%.3f", a / b }')
+	m=$(times "$2" | median)
+	ratio=$(ratios "$2" | median | awk '{ printf "%.3f", $1 }')
 	verdict=$(awk -v r="$ratio" -v g="$3" 'BEGIN { print (r <= g ? "PASS" : "MISS") }')
 	timer -row "$1" "$m ms" "$f ms" "${ratio}x" "<=${3}x" "$verdict (n=$rounds)" | tee -a "$tmp/results"
 }
 row "verify-commits, first run" serial 1.05
 row "verify-commits -j 2, first run" jobs2 0.67
 row "verify-commits, cached rerun" cached 0.02
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "${BENCH_STRICT:-0}" = 1 ] && grep -q ' MISS' "$tmp/results"; then
 	exit 1
 fi
