@@ -15,13 +15,14 @@
 #
 # and prints the medians over the rounds and the median of each one's ratios
 # to the floor of its round (bench/timer -row), which the load of a shared
-# machine moves less than a ratio of medians. Go's build cache is the same for every timed run:
-# a fresh copy, before each, of one that ran the gate once at the range's tip
-# in another directory — the standard library compiled, the module's own
-# packages not (the toolchain keys them by directory), as on a machine where
-# the user has built other things. The test cache plays no part (-count=1).
+# machine moves less than a ratio of medians. Go's build cache is the same
+# for every timed run: a fresh copy, before each, of one that ran the gate
+# once at the range's tip in another directory — the standard library
+# compiled, the module's own packages not (the toolchain keys them by
+# directory), as on a machine where the user has built other things. The
+# test cache plays no part (-count=1).
 #
-#   bench/verify_commits_real.sh             3 rounds, about 10 minutes on 2 cores
+#   bench/verify_commits_real.sh             3 rounds, about 8 minutes on 2 cores
 #   BENCH_QUICK=1                            1 round
 #   BENCH_ROUNDS=N                           N rounds
 #   BENCH_RANGE=A..B                         another range of the bundle's history
