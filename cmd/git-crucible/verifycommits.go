@@ -51,7 +51,9 @@ func verifyCommitsCommand() *cli.Command {
 			"gate exits 125 to skip a commit it cannot test, as for git bisect run. The output of the last\n" +
 			"run on each tree is kept under <git-common-dir>/crucible/gates/logs/. -j N first runs the gate at\n" +
 			"the uncached commits in N detached worktrees under <git-common-dir>/crucible/gates/slots/ (the\n" +
-			"same paths every run, so build caches stay warm); the rebase then only replays hits.\n\n" +
+			"same paths every run, so build caches stay warm), each taking a contiguous stretch of the range\n" +
+			"in order, as a serial run would, and none past the first failure unless --keep-going; the rebase\n" +
+			"then only replays hits.\n\n" +
 			"A failure names the commit and the task and dispatch seq that made it (Crucible-Task and\n" +
 			"Crucible-Seq trailers, or the provenance note).\n\n" +
 			"--fix repairs the failing commits in place, the earliest first. The branch's tip is kept first on\n" +
