@@ -11,13 +11,13 @@ func TestSimilarCommands(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"stauts", []string{"status"}},  // a swap
-		{"statu", []string{"status"}},   // a prefix
-		{"verfy", []string{"verify"}},   // a letter dropped
-		{"lgo", []string{"log"}},        // a swap in a short name
-		{"lis", []string{"list"}},       // a prefix
-		{"frobnicate", nil},             // nothing near
-		{"x", nil},                      // too short to be anything
+		{"stauts", []string{"status"}}, // a swap
+		{"statu", []string{"status"}},  // a prefix
+		{"verfy", []string{"verify"}},  // a letter dropped
+		{"lgo", []string{"log"}},       // a swap in a short name
+		{"lis", []string{"list"}},      // a prefix
+		{"frobnicate", nil},            // nothing near
+		{"x", nil},                     // too short to be anything
 		{"verify-commit", []string{"verify-commits"}},
 		{"rnu", []string{"run"}},
 	} {
