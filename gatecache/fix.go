@@ -50,6 +50,7 @@ type FixReport struct {
 	BackupKept bool   // it existed already: kept, not recreated
 	Fixed      []Fixed
 	Escalated  *Broken
+	Recovered  *Interrupted // the killed run the fix put back before it began
 }
 
 // BackupBranch is the branch that keeps a stack as it was before its
@@ -67,7 +68,7 @@ func BackupBranch(branch string) string {
 // again) is kept. Provenance notes and trailers follow the amended
 // commits.
 func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, error) {
-	unlock, err := s.begin()
+	unlock, in, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, erro
 	if err := s.checkClean(ctx); err != nil {
 		return nil, err
 	}
-	fr := &FixReport{Backup: BackupBranch(branch)}
+	fr := &FixReport{Backup: BackupBranch(branch), Recovered: in}
 	o.KeepGoing, o.DryRun = false, false
 	for last := -1; ; {
 		rep, err := s.verify(ctx, o)
@@ -177,11 +178,11 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 	// Killed from here on, verify-commits --abort puts the branch back
 	// where this rebase found it (the backup branch has the stack as it
 	// was before the first fix).
-	m := marker{Run: run, Head: rep.Head, Branch: branch, Base: o.Base, Gate: o.Gate, Spec: o.Spec, Mode: o.Mode}
+	m := marker{Run: run, Head: rep.Head, Branch: branch, Base: o.Base, Gate: o.Gate, Spec: o.Spec, Mode: o.Mode, Fix: true}
 	if err := m.write(s.repo); err != nil {
 		return Fixed{}, nil, err
 	}
-	if err := s.rebaseTodo(ctx, o.Base, todoFile, notes.RewriteArgs...); err != nil {
+	if err := s.rebaseTodo(ctx, &m, todoFile, notes.RewriteArgs...); err != nil {
 		return Fixed{}, nil, s.abort(ctx, fmt.Errorf("git rebase: %w", err))
 	}
 	broken := Broken{Commit: bad, Rounds: FixRounds, Command: o.Gate.Command, Exit: bad.Exit, Log: bad.Log}
@@ -209,7 +210,7 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 			if err != nil {
 				return Fixed{}, nil, s.abort(ctx, err)
 			}
-			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
+			if err := s.runGroup(ctx, &m, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
 				return Fixed{}, nil, s.abort(ctx, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
 			}
 			return Fixed{Old: bad.Commit, New: head, Subject: bad.Subject, Rounds: broken.Round}, nil, nil

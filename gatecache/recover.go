@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
@@ -27,7 +31,101 @@ type marker struct {
 	Mode      Mode     `json:"mode"`
 	KeepGoing bool     `json:"keep_going"`
 	Commits   []Commit `json:"commits"` // the range, by the index the results name
+	// Pgid is the process group of the run's git rebase (the gate its
+	// exec lines run is in it), recorded before that git starts: see
+	// runGroup. Its processes hold the run's lock (runLock) while they live.
+	Pgid int  `json:"pgid,omitempty"`
+	Fix  bool `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
 }
+
+// runLock is the file whose flock the processes of a run's rebase hold
+// while any of them lives: the run's directory is its own, so a process
+// an earlier run left (a gate's daemon) cannot hold a later run's.
+func runLock(run string) string { return filepath.Join(run, "lock") }
+
+// runGroup runs git with args in the work tree, in a process group of its
+// own that m records before git starts, for a recovery after a kill to end
+// it: git's sh starts first, waits for a line on its stdin, which it gets
+// once the marker has its pid (its group's id), and only then is replaced
+// by git. A run killed before that line leaves sh an end of file: it exits,
+// git never starts. Every process of the group inherits the run's lock,
+// held while it lives. An ended ctx asks the group to stop (SIGTERM).
+func (s *Store) runGroup(ctx context.Context, m *marker, env []string, args ...string) error {
+	lock, err := os.OpenFile(runLock(m.Run), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("%s: %w", runLock(m.Run), err)
+	}
+	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", `IFS= read -r go || exit 1; exec git "$@"`, "sh"}, args...)...)
+	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
+	cmd.ExtraFiles = []*os.File{lock}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("cannot run git: %w", err)
+	}
+	m.Pgid = cmd.Process.Pid
+	if err := m.write(s.repo); err != nil {
+		start.Close() // sh exits: git never runs
+		_ = cmd.Wait()
+		return err
+	}
+	_, _ = start.Write([]byte("go\n")) // sh gone: Wait says why
+	start.Close()
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return &gitext.Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot run git: %w", err)
+	}
+	return nil
+}
+
+// endRun ends what a killed run left running, before anything is put
+// back under it: a process that still holds the run's lock is of its
+// rebase's group, which is killed, and waited for until none holds it.
+// A lock no one holds is a run with nothing left running, whose group's
+// id is not touched (another process may have it by now).
+func endRun(m marker) error {
+	lock, err := os.Open(runLock(m.Run))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // its rebase never started
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	free := func() bool { return syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil }
+	if free() {
+		return nil
+	}
+	if m.Pgid > 0 {
+		_ = syscall.Kill(-m.Pgid, syscall.SIGKILL) // ESRCH: gone meanwhile
+	}
+	for deadline := time.Now().Add(endWait); !free(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return outcome.WithHints(fmt.Errorf("a process of the interrupted run still runs (it holds %s)", runLock(m.Run)),
+				"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
+		}
+	}
+	return nil
+}
+
+// endWait is how long endRun waits for a killed run's processes to end:
+// SIGKILLed, they end at once; one that outlives it left the group.
+const endWait = 10 * time.Second
 
 func markerPath(repo *gitext.Repo) string {
 	return filepath.Join(repo.GitDir, "crucible-verify-commits")
@@ -94,16 +192,6 @@ func lockWorktree(repo *gitext.Repo) (unlock func(), err error) {
 	return unlock, err
 }
 
-// errInterrupted says a run was killed here, and how to go on.
-func errInterrupted(err error) error {
-	if err != nil {
-		return err
-	}
-	return outcome.WithHints(&outcome.Refused{Err: errors.New("a verify-commits run was interrupted in this worktree; its rebase may still be under way")},
-		"keep what it tested and run again: git crucible verify-commits --continue",
-		"or put everything back as it was: git crucible verify-commits --abort")
-}
-
 // Interrupted is a killed run, recovered: the branch back as it was, the
 // results it had recorded kept. Options run it again.
 type Interrupted struct {
@@ -121,10 +209,11 @@ func (s *Store) Interrupted() (bool, error) {
 }
 
 // Recover puts back a run that was killed mid-way (a stale rebase-merge
-// directory and the run's marker): it records the results the run's exec
-// lines had written, aborts the rebase, checks that HEAD and its branch are
-// what they were, and forgets the run. A rebase that verify-commits did
-// not start is left alone.
+// directory and the run's marker): it ends what the run left running (its
+// rebase's process group), records the results the run's exec lines had
+// written, aborts the rebase, checks that HEAD and its branch are what
+// they were, and forgets the run. A rebase that verify-commits did not
+// start is left alone.
 func (s *Store) Recover(ctx context.Context) (*Interrupted, error) {
 	unlock, err := lockWorktree(s.repo)
 	if err != nil {
@@ -142,6 +231,16 @@ func (s *Store) Recover(ctx context.Context) (*Interrupted, error) {
 		}
 		return nil, &outcome.Refused{Err: errors.New("no interrupted verify-commits run in this worktree")}
 	}
+	return s.recover(ctx, m)
+}
+
+// recover is Recover, the worktree locked, m the killed run's marker.
+// Whatever it cannot vouch for it leaves as it is, the marker with it, and
+// says what to run.
+func (s *Store) recover(ctx context.Context, m marker) (*Interrupted, error) {
+	if err := endRun(m); err != nil {
+		return nil, err
+	}
 	commits := append([]Commit(nil), m.Commits...)
 	if err := s.collect(m.Run, m.Spec, commits); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -156,40 +255,75 @@ func (s *Store) Recover(ctx context.Context) (*Interrupted, error) {
 		return nil, err
 	}
 	if s.repo.Operation() == "rebase" {
+		if err := s.checkOurs(m); err != nil {
+			return nil, err
+		}
 		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
-			return nil, fmt.Errorf("cannot abort the rebase: %w", err)
+			return nil, outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
+				"move what git names out of the way, then: git crucible verify-commits --abort")
 		}
 	}
-	if err := s.checkRestored(m); err != nil {
+	head, err := s.checkRestored(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(m.Run); err != nil {
 		return nil, err
 	}
 	removeMarker(s.repo)
-	return &Interrupted{Head: m.Head, Branch: m.Branch, Kept: kept,
+	return &Interrupted{Head: head, Branch: m.Branch, Kept: kept,
 		Options: Options{Base: m.Base, Gate: m.Gate, Spec: m.Spec, Mode: m.Mode, KeepGoing: m.KeepGoing}}, nil
 }
 
+// checkOurs makes sure the rebase under way is the killed run's, which
+// started at m.Head on m.Branch, before aborting it: the abort moves HEAD
+// and the branch back to where that rebase started.
+func (s *Store) checkOurs(m marker) error {
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(s.repo.GitDir, "rebase-merge", name))
+		return strings.TrimSpace(string(b))
+	}
+	branch := m.Branch
+	if branch == "" {
+		branch = "detached HEAD"
+	}
+	if read("orig-head") != m.Head || read("head-name") != branch {
+		return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("the rebase under way is not the interrupted run's (of %s at %s)", branch, m.Head)},
+			"see: git status; once it is finished or aborted: git crucible verify-commits --abort")
+	}
+	return nil
+}
+
 // checkRestored makes sure HEAD is back on the branch at the commit it
-// was on: the rebase moves the branch only when it finishes, so the abort
-// restores it, and anything else is said, not papered over.
-func (s *Store) checkRestored(m marker) error {
+// was on, and returns it: the rebase moves the branch only when it
+// finishes, so the abort restores it. A --fix run's rebase that finished
+// before the kill (the branch's last move is its finish, from m.Head) has
+// the commit fixed as the run would leave it: that stands. Anything else
+// is said, not papered over.
+func (s *Store) checkRestored(ctx context.Context, m marker) (string, error) {
 	branch, err := s.repo.ReadSymref("HEAD")
 	if err != nil {
-		return err
+		return "", err
 	}
 	head, err := s.repo.HeadCommit()
 	if err != nil {
-		return err
+		return "", err
 	}
-	if branch != m.Branch || head != m.Head {
-		where := m.Head
-		if m.Branch != "" {
-			where = m.Branch + " at " + m.Head
-		}
-		return outcome.WithHints(fmt.Errorf("HEAD is not back where the run found it (%s)", where),
-			"see: git reflog")
+	if branch == m.Branch && (head == m.Head || m.Fix && branch != "" && s.finishedFrom(ctx, branch, head, m.Head)) {
+		return head, nil
 	}
-	return nil
+	where := m.Head
+	if m.Branch != "" {
+		where = m.Branch + " at " + m.Head
+	}
+	return "", outcome.WithHints(fmt.Errorf("HEAD is not back where the run found it (%s)", where),
+		"see: git reflog")
+}
+
+// finishedFrom reports whether branch's last move, to head, was a rebase
+// finishing that started at from.
+func (s *Store) finishedFrom(ctx context.Context, branch, head, from string) bool {
+	out, err := s.repo.Git(ctx, "reflog", "show", "-n", "2", "--format=%H %gs", branch, "--")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return err == nil && len(lines) == 2 && strings.HasPrefix(lines[0], head+" rebase (finish): ") && strings.HasPrefix(lines[1], from+" ")
 }

@@ -55,6 +55,8 @@ type Report struct {
 	Ran     int      `json:"ran"`    // gate runs in the authoritative pass
 	Cached  int      `json:"cached"` // results taken from the cache
 	DryRun  bool     `json:"dry_run,omitempty"`
+	// Recovered is the killed run the run put back before it began.
+	Recovered *Interrupted `json:"-"`
 }
 
 // Failed returns the commits that failed.
@@ -73,32 +75,42 @@ func (r *Report) Failed() []Commit {
 // filled it, with Jobs), the others by a real git rebase -i over the range
 // with an exec line after each of them (see rebase). With every commit
 // answered no rebase runs. The branch is left exactly as it was whether
-// the gate passes or not.
+// the gate passes or not. A run killed here before is recovered first.
 func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
-	unlock, err := s.begin()
+	unlock, in, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return s.verify(ctx, o)
+	rep, err := s.verify(ctx, o)
+	if rep != nil {
+		rep.Recovered = in
+	}
+	return rep, err
 }
 
-// begin takes the worktree's lock for a run, refusing one where a run was
-// interrupted or a git operation is under way.
-func (s *Store) begin() (unlock func(), err error) {
+// begin takes the worktree's lock for a run and recovers a run that was
+// killed here (see Recover), refusing one where a git operation is under
+// way.
+func (s *Store) begin(ctx context.Context) (unlock func(), in *Interrupted, err error) {
 	if unlock, err = lockWorktree(s.repo); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, ok, err := readMarker(s.repo); err != nil || ok {
+	if m, ok, err := readMarker(s.repo); err != nil {
 		unlock()
-		return nil, errInterrupted(err)
+		return nil, nil, err
+	} else if ok {
+		if in, err = s.recover(ctx, m); err != nil {
+			unlock()
+			return nil, nil, fmt.Errorf("a verify-commits run was interrupted in this worktree: %w", err)
+		}
 	}
 	if op := s.repo.Operation(); op != "" {
 		unlock()
-		return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
+		return nil, nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
 			"finish it or abort it first (git "+op+" --continue or --abort)")
 	}
-	return unlock, nil
+	return unlock, in, nil
 }
 
 // verify is Verify, the worktree locked.
@@ -352,7 +364,7 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	if err := m.write(s.repo); err != nil {
 		return err
 	}
-	rebaseErr := s.rebaseTodo(ctx, o.Base, todoFile)
+	rebaseErr := s.rebaseTodo(ctx, &m, todoFile)
 	if err := s.abortRebase(ctx); err != nil {
 		return err
 	}
@@ -376,20 +388,19 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	return ctx.Err()
 }
 
-// rebaseTodo runs git rebase -i onto base with the list in todoFile as
+// rebaseTodo runs git rebase -i onto m.Base with the list in todoFile as
 // its todo list, the user's rebase settings pinned off; extra are more
 // git options (-c).
-func (s *Store) rebaseTodo(ctx context.Context, base, todoFile string, extra ...string) error {
+func (s *Store) rebaseTodo(ctx context.Context, m *marker, todoFile string, extra ...string) error {
 	args := append(append(append([]string{}, pinned...), extra...), "rebase", "-i", "--no-autosquash", "--no-autostash",
-		"--no-update-refs", "--reschedule-failed-exec", "--no-fork-point", base)
+		"--no-update-refs", "--reschedule-failed-exec", "--no-fork-point", m.Base)
 	// The editor git runs on its todo list puts ours in its place, with
 	// shell builtins alone (git appends "$@", the list's path).
 	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
 	// In a process group of its own, which an ended ctx asks to stop as a
 	// whole: the gate git runs, not git alone, must stop before the
-	// rebase is aborted under it.
-	_, err := s.repo.GitGroup(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
-	return err
+	// rebase is aborted under it; m records it for a recovery to end.
+	return s.runGroup(ctx, m, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 }
 
 // collect records the results the exec lines left in run: "i <status>"

@@ -130,15 +130,11 @@ func verifyCommitsAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		where := in.Head[:12]
-		if in.Branch != "" {
-			where = strings.TrimPrefix(in.Branch, "refs/heads/") + " at " + where
-		}
 		if c.Bool("abort") {
-			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: %s\n", recovered(in))
 			return nil
 		}
-		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+		printRecovered(c, in)
 		o = in.Options
 	} else if o, err = verifyOptions(c, repo); err != nil {
 		return err
@@ -152,6 +148,9 @@ func verifyCommitsAction(c *cli.Context) error {
 		return verifyFix(c, ctx, repo, store, o)
 	}
 	rep, err := store.Verify(ctx, o)
+	if rep != nil {
+		printRecovered(c, rep.Recovered)
+	}
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
 	}
@@ -159,6 +158,22 @@ func verifyCommitsAction(c *cli.Context) error {
 		return err
 	}
 	return reportVerify(c, rep)
+}
+
+// recovered says where a killed run's recovery left HEAD.
+func recovered(in *gatecache.Interrupted) string {
+	where := in.Head[:12]
+	if in.Branch != "" {
+		where = strings.TrimPrefix(in.Branch, "refs/heads/") + " at " + where
+	}
+	return fmt.Sprintf("HEAD is back on %s; %d results it had are kept", where, in.Kept)
+}
+
+// printRecovered says on stderr that a killed run was put back, if one was.
+func printRecovered(c *cli.Context, in *gatecache.Interrupted) {
+	if in != nil {
+		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: %s\n", recovered(in))
+	}
 }
 
 // reportVerify prints a verification and exits 1 when a commit failed.

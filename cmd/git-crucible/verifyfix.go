@@ -219,6 +219,7 @@ func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *ga
 	defer fixer.Close()
 	fr, err := store.Fix(ctx, o, fixer.Fix)
 	if fr != nil {
+		printRecovered(c, fr.Recovered)
 		printFix(c.App.Writer, fr)
 	}
 	if ctx.Err() != nil && c.Context.Err() == nil {
