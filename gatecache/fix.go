@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -198,7 +199,9 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 		if err != nil {
 			return Fixed{}, nil, s.abort(ctx, err)
 		}
-		if err := s.test(ctx, s.repo.WorkTree, o.Gate.Command, o.Spec, tree, UseCache); err != nil {
+		// In the work tree, as the rebase's gate: a recovery ends it.
+		inGroup := func(cmd *exec.Cmd) error { return s.runGroup(&m, cmd) }
+		if err := s.testWith(ctx, inGroup, s.repo.WorkTree, o.Gate.Command, o.Spec, tree, UseCache); err != nil {
 			return Fixed{}, nil, s.abort(ctx, err)
 		}
 		r, _, err := s.Lookup(tree, o.Spec)
@@ -210,7 +213,7 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 			if err != nil {
 				return Fixed{}, nil, s.abort(ctx, err)
 			}
-			if err := s.runGroup(ctx, &m, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
+			if err := s.gitGroup(ctx, &m, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
 				return Fixed{}, nil, s.abort(ctx, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
 			}
 			return Fixed{Old: bad.Commit, New: head, Subject: bad.Subject, Rounds: broken.Round}, nil, nil

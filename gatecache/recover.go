@@ -43,14 +43,14 @@ type marker struct {
 // an earlier run left (a gate's daemon) cannot hold a later run's.
 func runLock(run string) string { return filepath.Join(run, "lock") }
 
-// runGroup runs git with args in the work tree, in a process group of its
-// own that m records before git starts, for a recovery after a kill to end
-// it: git's sh starts first, waits for a line on its stdin, which it gets
-// once the marker has its pid (its group's id), and only then is replaced
-// by git. A run killed before that line leaves sh an end of file: it exits,
-// git never starts. Every process of the group inherits the run's lock,
-// held while it lives. An ended ctx asks the group to stop (SIGTERM).
-func (s *Store) runGroup(ctx context.Context, m *marker, env []string, args ...string) error {
+// runGroup runs cmd (a git rebase, a gate) in a process group of its own
+// that m records before cmd starts, for a recovery after a kill to end it:
+// an sh starts first, waits for a line on its stdin, which it gets once
+// the marker has its pid (its group's id), and only then is replaced by
+// cmd. A run killed before that line leaves sh an end of file: it exits,
+// cmd never starts. Every process of the group inherits the run's lock,
+// held while it lives. It returns what cmd.Wait does.
+func (s *Store) runGroup(m *marker, cmd *exec.Cmd) error {
 	lock, err := os.OpenFile(runLock(m.Run), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -59,30 +59,41 @@ func (s *Store) runGroup(ctx context.Context, m *marker, env []string, args ...s
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return fmt.Errorf("%s: %w", runLock(m.Run), err)
 	}
-	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", `IFS= read -r go || exit 1; exec git "$@"`, "sh"}, args...)...)
-	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		return err
+	}
+	cmd.Path, cmd.Args = sh, append([]string{"sh", "-c", `IFS= read -r go || exit 1; exec "$@"`, "sh"}, cmd.Args...)
 	cmd.ExtraFiles = []*os.File{lock}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
 	start, err := cmd.StdinPipe()
 	if err != nil {
 		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("cannot run git: %w", err)
+		return err
 	}
 	m.Pgid = cmd.Process.Pid
 	if err := m.write(s.repo); err != nil {
-		start.Close() // sh exits: git never runs
+		start.Close() // sh exits: cmd never runs
 		_ = cmd.Wait()
 		return err
 	}
 	_, _ = start.Write([]byte("go\n")) // sh gone: Wait says why
 	start.Close()
-	err = cmd.Wait()
+	return cmd.Wait()
+}
+
+// gitGroup runs git with args in the work tree under runGroup; an ended
+// ctx asks its group to stop (SIGTERM).
+func (s *Store) gitGroup(ctx context.Context, m *marker, env []string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := s.runGroup(m, cmd)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return &gitext.Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}

@@ -400,7 +400,7 @@ func (s *Store) rebaseTodo(ctx context.Context, m *marker, todoFile string, extr
 	// In a process group of its own, which an ended ctx asks to stop as a
 	// whole: the gate git runs, not git alone, must stop before the
 	// rebase is aborted under it; m records it for a recovery to end.
-	return s.runGroup(ctx, m, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	return s.gitGroup(ctx, m, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 }
 
 // collect records the results the exec lines left in run: "i <status>"

@@ -59,10 +59,13 @@ func verifyCommitsCommand() *cli.Command {
 			"goes on: up to 3 rounds a commit, then it escalates and the branch is put back where it was. With\n" +
 			"a pipeline active on the branch each fix is a dispatch of its engine, in its manifest.\n\n" +
 			"A run killed mid-way leaves its rebase under way: --abort puts HEAD and the branch back as they\n" +
-			"were and keeps the results it had; --continue does the same, then runs it again from the cache.\n" +
-			"So does a rebase git could not abort (a file in the way), once the file is moved. Ctrl-C and\n" +
-			"SIGTERM stop the gate with the rebase. While a build runs on the branch, verify-commits is refused:\n" +
-			"the build checks each task's commit itself.\n\n" +
+			"were and keeps the results it had; --continue does the same, then runs it again from the cache;\n" +
+			"a plain run does the same, then runs as asked. Each first kills what the killed run left running\n" +
+			"(its rebase and gate, in a process group the run records before git starts) and waits for it to\n" +
+			"end; a --fix whose rebase finished keeps its fix. What it cannot vouch for it leaves as it is and\n" +
+			"says what to run. So does a rebase git could not abort (a file in the way), once the file is\n" +
+			"moved. Ctrl-C and SIGTERM stop the gate with the rebase. While a build runs on the branch,\n" +
+			"verify-commits is refused: the build checks each task's commit itself.\n\n" +
 			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate, the range or\n" +
 			"the work tree was refused; 2 --fix escalated: a commit still failed after its rounds; 128 not a\n" +
 			"git repository, no gate, or git failed; 129 usage error.",

@@ -61,8 +61,89 @@ func TestKilledVerifyCommitsLosesNothing(t *testing.T) {
 	}
 	for k := range 30 {
 		killVerifyCommits(t, dir, k, time.Duration(rng.Int64N(int64(walk))), run)
-		what := recoverVerifyCommits(t, dir, k, run)
+		what, _ := recoverVerifyCommits(t, dir, k, run, 0)
 		check(k, what)
+	}
+}
+
+// TestKilledVerifyCommitsFixLosesNothing SIGKILLs verify-commits --fix at
+// seeded random moments of its fix of commit 3 of 5 (the scripted fixer
+// defines what it uses), each kill followed in turn by --continue, --abort
+// or the fix run again, the branch put back at its broken tip before each
+// kill. After each, the branch is as it was, every commit with its id, or
+// as the finished fix leaves it: the first two commits with their ids, the
+// others with the fix's trees and messages. No rebase is under way, no
+// lock is left, the user's untracked file is intact; the fix run again
+// always ends fixed.
+func TestKilledVerifyCommitsFixLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real runs for several seconds")
+	}
+	dir := gittest.Init(t)
+	gittest.Git(t, dir, "tag", "base")
+	// The stack of testdata/script/verify_commits_fix.txtar: c3 uses
+	// gamma, which only c4 defines.
+	for i, files := range [][2]string{{"a.def", "def alpha"}, {"b.def", "def beta"}, {"c.code", "use gamma"}, {"c.def", "def gamma"}, {"d.code", "use beta"}} {
+		write(t, filepath.Join(dir, files[0]), files[1]+"\n")
+		gittest.Git(t, dir, "add", "-A")
+		gittest.Git(t, dir, "commit", "-q", "-m", fmt.Sprint("c", i+1), "-m", fmt.Sprintf("Crucible-Task: %d", i+1))
+	}
+	tmp := t.TempDir()
+	gate := filepath.Join(tmp, "gate.sh")
+	write(t, gate, "sleep 0.03\nfor use in $(cat *.code 2>/dev/null | sed -n 's/^use //p'); do\n"+
+		"\tcat *.def | grep -qx \"def $use\" || exit 1\ndone\n")
+	scripted, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agent", "scripted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "config", "crucible.agent.scripted.kind", "command")
+	for _, word := range []string{"sh", scripted, "--scenario", "fixstack"} {
+		gittest.Git(t, dir, "config", "--add", "crucible.agent.scripted.command", word)
+	}
+	gittest.Git(t, dir, "config", "crucible.role.fixer", "scripted")
+	write(t, filepath.Join(dir, "MYNOTES.txt"), "my notes\n")
+	broken := gittest.Git(t, dir, "rev-parse", "HEAD")
+	brokenIDs := gittest.Git(t, dir, "rev-list", "base..main")
+	stack := func() string {
+		return gittest.Git(t, dir, "log", "--format=%T %B", "base..main")
+	}
+	brokenStack := stack()
+	// --force: every run tests the broken stack before it fixes it.
+	run := []string{"verify-commits", "--fix", "--force", "--exec", "sh " + gate, "base..HEAD"}
+	t0 := time.Now()
+	if code, out := runCrucibleUntil(t, dir, nil, run...); code != 0 || !strings.Contains(out, "fixed ") {
+		t.Fatalf("a clean fix exited %d:\n%s", code, out)
+	}
+	walk := time.Since(t0)
+	fixedStack := stack()
+	firstTwo := gittest.Git(t, dir, "rev-list", "base..main~3")
+	if fixedStack == brokenStack {
+		t.Fatal("the clean fix changed nothing")
+	}
+	rng := rand.New(rand.NewPCG(22, 23))
+	for k := range 12 {
+		gittest.Git(t, dir, "reset", "-q", "--hard", broken)
+		killVerifyCommits(t, dir, k, time.Duration(rng.Int64N(int64(walk))), run)
+		what, code := recoverVerifyCommits(t, dir, k, run, 1)
+		switch st := stack(); {
+		case st == brokenStack:
+			if ids := gittest.Git(t, dir, "rev-list", "base..main"); ids != brokenIDs {
+				t.Fatalf("kill %d, then %s: the broken stack has the ids\n%s\nwant\n%s", k, what, ids, brokenIDs)
+			}
+			if k%3 == 2 {
+				t.Fatalf("kill %d, then %s (exit %d): the stack is not fixed", k, what, code)
+			}
+		case st == fixedStack:
+			if ids := gittest.Git(t, dir, "rev-list", "base..main~3"); ids != firstTwo {
+				t.Fatalf("kill %d, then %s: the commits before the fixed one are\n%s\nwant\n%s", k, what, ids, firstTwo)
+			}
+		default:
+			t.Fatalf("kill %d, then %s: the stack is\n%s\nwant as it was:\n%s\nor fixed:\n%s", k, what, st, brokenStack, fixedStack)
+		}
+		assertSettled(t, dir, k, what, "## main\n?? MYNOTES.txt")
+		if b, err := os.ReadFile(filepath.Join(dir, "MYNOTES.txt")); string(b) != "my notes\n" {
+			t.Fatalf("kill %d, then %s: the user's file is %q, %v", k, what, b, err)
+		}
 	}
 }
 
@@ -91,9 +172,11 @@ func killVerifyCommits(t *testing.T, dir string, k int, delay time.Duration, arg
 }
 
 // recoverVerifyCommits runs, after kill k, --continue, --abort or run
-// again, in turn, and fails unless it succeeds. With no run interrupted
-// (killed before its rebase, or after it), --continue and --abort say so.
-func recoverVerifyCommits(t *testing.T, dir string, k int, run []string) string {
+// again, in turn, and fails unless it exits 0 (--continue: or failing,
+// exit up to the given one). With no run interrupted (killed before its
+// rebase, or after it), --continue and --abort say so. It returns what ran
+// and its exit status.
+func recoverVerifyCommits(t *testing.T, dir string, k int, run []string, failing int) (string, int) {
 	t.Helper()
 	_, err := os.Stat(filepath.Join(dir, ".git", "crucible-verify-commits"))
 	interrupted := err == nil
@@ -105,10 +188,10 @@ func recoverVerifyCommits(t *testing.T, dir string, k int, run []string) string 
 		if code != 1 || !strings.Contains(out, "error: no interrupted verify-commits run in this worktree\n") {
 			t.Fatalf("kill %d, no run interrupted, then %s: exit %d\n%s", k, what, code, out)
 		}
-	case code != 0:
+	case code != 0 && (k%3 != 0 || code > failing || !interrupted):
 		t.Fatalf("kill %d, then %s: exit %d\n%s", k, what, code, out)
 	}
-	return what
+	return what, code
 }
 
 // assertSettled fails unless dir has no rebase under way, no run's marker
