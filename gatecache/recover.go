@@ -36,6 +36,8 @@ type marker struct {
 	// runGroup. Its processes hold the run's lock (runLock) while they live.
 	Pgid int  `json:"pgid,omitempty"`
 	Fix  bool `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
+
+	lock *os.File // the run's lock, once held: see hold
 }
 
 // runLock is the file whose flock the processes of a run's rebase hold
@@ -43,33 +45,30 @@ type marker struct {
 // an earlier run left (a gate's daemon) cannot hold a later run's.
 func runLock(run string) string { return filepath.Join(run, "lock") }
 
-// runGroup runs cmd (a git rebase, a gate) in a process group of its own
-// that m records before cmd starts, for a recovery after a kill to end it:
-// an sh starts first, waits for a line on its stdin, which it gets once
-// the marker has its pid (its group's id), and only then is replaced by
-// cmd. A run killed before that line leaves sh an end of file: it exits,
-// cmd never starts. Every process of the group inherits the run's lock,
-// held while it lives. It returns what cmd.Wait does.
-func (s *Store) runGroup(m *marker, cmd *exec.Cmd) error {
-	lock, err := os.OpenFile(runLock(m.Run), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+// startGroup starts cmd (a git rebase, a gate, the fixer) in a process
+// group of its own that m records before cmd starts, for a recovery after
+// a kill to end it: an sh starts first, waits for a line on a pipe, which
+// it gets once the marker has its pid (its group's id), and only then is
+// replaced by cmd. A run killed before that line leaves sh an end of
+// file: it exits, cmd never starts. Every process of the group inherits
+// the run's lock (hold), held while it lives. The caller waits for cmd.
+func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
+	if err := m.hold(); err != nil {
 		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("%s: %w", runLock(m.Run), err)
 	}
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		return err
 	}
-	cmd.Path, cmd.Args = sh, append([]string{"sh", "-c", `IFS= read -r go || exit 1; exec "$@"`, "sh"}, cmd.Args...)
-	cmd.ExtraFiles = []*os.File{lock}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	start, err := cmd.StdinPipe()
+	wait, start, err := os.Pipe()
 	if err != nil {
 		return err
 	}
+	defer wait.Close()
+	defer start.Close()
+	cmd.Path, cmd.Args = sh, append([]string{"sh", "-c", `IFS= read -r go <&4 || exit 1; exec 4<&-; exec "$@"`, "sh"}, cmd.Args...)
+	cmd.ExtraFiles = []*os.File{m.lock, wait}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -80,8 +79,41 @@ func (s *Store) runGroup(m *marker, cmd *exec.Cmd) error {
 		return err
 	}
 	_, _ = start.Write([]byte("go\n")) // sh gone: Wait says why
-	start.Close()
+	return nil
+}
+
+// runGroup runs cmd under startGroup and returns what cmd.Wait does.
+func (s *Store) runGroup(m *marker, cmd *exec.Cmd) error {
+	if err := s.startGroup(m, cmd); err != nil {
+		return err
+	}
 	return cmd.Wait()
+}
+
+// hold takes the run's lock, once, for the processes of its groups to
+// inherit: a recovery knows none of them runs once it can take it.
+func (m *marker) hold() error {
+	if m.lock != nil {
+		return nil
+	}
+	lock, err := os.OpenFile(runLock(m.Run), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return fmt.Errorf("%s: %w", runLock(m.Run), err)
+	}
+	m.lock = lock
+	return nil
+}
+
+// release lets go of the run's lock, once this process has no more use
+// for it (its groups' processes may still hold it).
+func (m *marker) release() {
+	if m.lock != nil {
+		m.lock.Close()
+	}
 }
 
 // gitGroup runs git with args in the work tree under runGroup; an ended
@@ -105,38 +137,49 @@ func (s *Store) gitGroup(ctx context.Context, m *marker, env []string, args ...s
 }
 
 // endRun ends what a killed run left running, before anything is put
-// back under it: a process that still holds the run's lock is of its
-// rebase's group, which is killed, and waited for until none holds it.
-// A lock no one holds is a run with nothing left running, whose group's
-// id is not touched (another process may have it by now).
+// back under it: a process that still holds the run's lock is of one of
+// its recorded groups, the last of which is asked to stop (SIGTERM: git
+// removes its lock files), then killed, and waited for until none holds
+// the lock. A lock no one holds is a run with nothing left running, whose
+// group's id is not touched (another process may have it by now).
 func endRun(m marker) error {
 	lock, err := os.Open(runLock(m.Run))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // its rebase never started
+		return nil // nothing of it ever started
 	}
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	free := func() bool { return syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil }
-	if free() {
-		return nil
-	}
-	if m.Pgid > 0 {
-		_ = syscall.Kill(-m.Pgid, syscall.SIGKILL) // ESRCH: gone meanwhile
-	}
-	for deadline := time.Now().Add(endWait); !free(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return outcome.WithHints(fmt.Errorf("a process of the interrupted run still runs (it holds %s)", runLock(m.Run)),
-				"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
+	free := func(wait time.Duration) bool {
+		for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+			if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
 		}
 	}
-	return nil
+	if free(0) {
+		return nil
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if m.Pgid > 0 {
+			_ = syscall.Kill(-m.Pgid, sig) // ESRCH: gone meanwhile
+		}
+		if free(endWait) {
+			return nil
+		}
+	}
+	return outcome.WithHints(fmt.Errorf("a process of the interrupted run still runs (it holds %s)", runLock(m.Run)),
+		"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
 }
 
-// endWait is how long endRun waits for a killed run's processes to end:
-// SIGKILLed, they end at once; one that outlives it left the group.
-const endWait = 10 * time.Second
+// endWait is how long endRun waits for a killed run's processes to end
+// after each signal: git ends at once on SIGTERM, a gate may take a
+// moment; one that outlives SIGKILL left the group.
+const endWait = 5 * time.Second
 
 func markerPath(repo *gitext.Repo) string {
 	return filepath.Join(repo.GitDir, "crucible-verify-commits")
@@ -167,14 +210,15 @@ func readMarker(repo *gitext.Repo) (marker, bool, error) {
 
 func removeMarker(repo *gitext.Repo) { _ = os.Remove(markerPath(repo)) }
 
-// abortRebase aborts the rebase a run left under way, which puts the
-// branch back. One git cannot abort (a file in the way) stays, with the
-// run's marker and directory, for verify-commits --abort to finish.
-func (s *Store) abortRebase(ctx context.Context) error {
+// abortRebase aborts the rebase run m left under way, which puts the
+// branch back, in the run's recorded group as the rebase ran. One git
+// cannot abort (a file in the way) stays, with the run's marker and
+// directory, for verify-commits --abort to finish.
+func (s *Store) abortRebase(ctx context.Context, m *marker) error {
 	if s.repo.Operation() != "rebase" {
 		return nil
 	}
-	if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
+	if err := s.gitGroup(context.WithoutCancel(ctx), m, nil, "rebase", "--abort"); err != nil {
 		return outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
 			"move what git names out of the way, then: git crucible verify-commits --abort")
 	}

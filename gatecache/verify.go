@@ -364,8 +364,9 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	if err := m.write(s.repo); err != nil {
 		return err
 	}
+	defer m.release()
 	rebaseErr := s.rebaseTodo(ctx, &m, todoFile)
-	if err := s.abortRebase(ctx); err != nil {
+	if err := s.abortRebase(ctx, &m); err != nil {
 		return err
 	}
 	if err := s.collect(run, o.Spec, rep.Commits); err != nil {

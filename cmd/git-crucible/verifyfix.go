@@ -139,7 +139,7 @@ func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
 	if err != nil {
 		return err
 	}
-	var runner agent.Runner
+	runner := agent.Runner{Start: b.Start}
 	_, err = runner.Run(ctx, a, agent.Request{Prompt: []byte(text), PromptFile: ad.Prompt(),
 		Output: ad.Report(), Workdir: f.repo.WorkTree, Role: fixRole, Template: fixTemplate, Phase: d.Phase,
 		Task: b.Commit.Task, Round: b.Round, Commands: f.commands(b)})
