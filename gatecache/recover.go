@@ -176,6 +176,19 @@ func endRun(m marker) error {
 		"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
 }
 
+// waitIndexLock gives a git the killed run started outside its groups
+// (one reading the index, which may refresh it) a moment to finish and
+// release the index, before the abort needs it. A lock left by a git
+// killed with it stays: the abort says so.
+func waitIndexLock(repo *gitext.Repo) {
+	lock := filepath.Join(repo.GitDir, "index.lock")
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Lstat(lock); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+	}
+}
+
 // endWait is how long endRun waits for a killed run's processes to end
 // after each signal: git ends at once on SIGTERM, a gate may take a
 // moment; one that outlives SIGKILL left the group.
@@ -313,9 +326,19 @@ func (s *Store) recover(ctx context.Context, m marker) (*Interrupted, error) {
 		if err := s.checkOurs(m); err != nil {
 			return nil, err
 		}
+		// A pick the rebase was stopped in leaves its CHERRY_PICK_HEAD,
+		// which the abort keeps.
+		_, err := os.Stat(filepath.Join(s.repo.GitDir, "CHERRY_PICK_HEAD"))
+		picking := err == nil
+		waitIndexLock(s.repo)
 		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
 			return nil, outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
 				"move what git names out of the way, then: git crucible verify-commits --abort")
+		}
+		if picking {
+			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "cherry-pick", "--quit"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	head, err := s.checkRestored(ctx, m)

@@ -418,8 +418,14 @@ func (s *Store) collect(run, spec string, commits []Commit) error {
 	if err != nil {
 		return err
 	}
+	// Only whole lines: a gate killed while its exit trap wrote leaves a
+	// torn last one, which says nothing.
+	text := string(b)
 	var outs []Outcome
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for _, line := range strings.Split(text[:strings.LastIndex(text, "\n")+1], "\n") {
+		if line == "" {
+			continue
+		}
 		var i, code int
 		if n, err := fmt.Sscanf(line, "%d %d", &i, &code); n != 2 || err != nil || i < 0 || i >= len(commits) || code < 0 || code > 255 {
 			return fmt.Errorf("%s: not a result: %q", filepath.Join(run, "results"), line)

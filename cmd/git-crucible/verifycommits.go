@@ -134,10 +134,11 @@ func verifyCommitsAction(c *cli.Context) error {
 			return err
 		}
 		if c.Bool("abort") {
+			removeFixerDirs(repo)
 			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: %s\n", recovered(in))
 			return nil
 		}
-		printRecovered(c, in)
+		printRecovered(c, repo, in)
 		o = in.Options
 	} else if o, err = verifyOptions(c, repo); err != nil {
 		return err
@@ -152,7 +153,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	}
 	rep, err := store.Verify(ctx, o)
 	if rep != nil {
-		printRecovered(c, rep.Recovered)
+		printRecovered(c, repo, rep.Recovered)
 	}
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
@@ -172,9 +173,11 @@ func recovered(in *gatecache.Interrupted) string {
 	return fmt.Sprintf("HEAD is back on %s; %d results it had are kept", where, in.Kept)
 }
 
-// printRecovered says on stderr that a killed run was put back, if one was.
-func printRecovered(c *cli.Context, in *gatecache.Interrupted) {
+// printRecovered says on stderr that a killed run was put back, if one
+// was, and removes what its fixer left.
+func printRecovered(c *cli.Context, repo *gitext.Repo, in *gatecache.Interrupted) {
 	if in != nil {
+		removeFixerDirs(repo)
 		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: %s\n", recovered(in))
 	}
 }
