@@ -45,7 +45,8 @@ tmp="$bindir/.git-crucible.tmp.$$"
 page_tmp="$mandir/.git-crucible.1.tmp.$$"
 trap 'rm -f "$hook_tmp" "$tmp" "$page_tmp"' EXIT
 go build -trimpath -o "$hook_tmp" ./cmd/git-crucible-hook
-go build -trimpath -tags urfave_cli_no_docs,urfave_cli_no_suggest -o "$tmp" ./cmd/git-crucible
+# -buildvcs=auto: the commit built from is what git crucible --version says.
+go build -trimpath -buildvcs=auto -tags urfave_cli_no_docs,urfave_cli_no_suggest -o "$tmp" ./cmd/git-crucible
 mv -f "$hook_tmp" "$bindir/git-crucible-hook"
 mv -f "$tmp" "$bindir/git-crucible"
 

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/gate"
+	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
@@ -53,7 +55,7 @@ func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, tas
 			if round > 0 {
 				result += fmt.Sprintf(" (after %d fix)", round)
 			}
-			return done(result), nil
+			return done(result), w.reopen(ctx, p, fmt.Sprintf("task %s passes %s now", task.ID, command))
 		}
 		if round == TaskCheckFixes {
 			reason := fmt.Sprintf("%s: %s still fails (exit %d) after %d fix by the task's implementer; its output is in %s",
@@ -94,6 +96,22 @@ func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, tas
 			return *end, nil
 		}
 	}
+}
+
+// reopen begins p's phase again when an escalation of it recorded FAIL
+// and what escalated has since been put right (why): the ledger would
+// stop the walk at the phase's end otherwise.
+func (w *walker) reopen(ctx context.Context, p spec.Point, why string) error {
+	if w.state.Gates.Ledger.Entry(p.Phase).Status != ledger.Fail {
+		return nil
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID,
+		pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
+			Choice: fmt.Sprintf("Phase %d goes on", p.Phase), Reason: why + ": what escalated was put right"}},
+		pipeline.Draft{Type: pipeline.LedgerType(ledger.Begin), Data: pipeline.LedgerData{Phase: p.Phase}}); err != nil {
+		return err
+	}
+	return w.refresh(ctx)
 }
 
 // GateFailure is a fast gate that fails, as the fatal finding a fixer

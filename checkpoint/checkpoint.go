@@ -48,7 +48,7 @@ func Open(ctx context.Context, main *gitext.Repo) (*Shadow, error) {
 		name = "worktree-" + filepath.Base(main.GitDir)
 	}
 	dir := filepath.Join(main.CrucibleDir(), "shadow", name)
-	s := &Shadow{main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format, Private: true}}
+	s := &Shadow{main: main, repo: &gitext.Repo{GitDir: dir, CommonDir: dir, WorkTree: main.WorkTree, Format: main.Format, Private: true, NoReflogs: true}}
 	_, headErr := os.Stat(filepath.Join(dir, "HEAD"))
 	_, objErr := os.Stat(filepath.Join(dir, "objects"))
 	switch {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -70,7 +71,7 @@ func BackupBranch(branch string) string {
 // and the branch is put back where it was. The stack is kept first on the
 // backup branch, which is never recreated: one that exists (a fix run
 // again) is kept. Provenance notes and trailers follow the amended
-// commits.
+// commits. A range that holds a merge is refused before anything runs.
 func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, error) {
 	unlock, in, err := s.begin(ctx)
 	if err != nil {
@@ -90,6 +91,13 @@ func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, erro
 		return nil, err
 	}
 	if err := s.checkClean(ctx); err != nil {
+		return nil, err
+	}
+	commits, err := s.commits(ctx, o.Base, start)
+	if err != nil {
+		return nil, err
+	}
+	if err := fixable(commits); err != nil {
 		return nil, err
 	}
 	fr := &FixReport{Backup: BackupBranch(branch), Recovered: in}
@@ -124,6 +132,19 @@ func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, erro
 		fr.Fixed = append(fr.Fixed, fixed)
 		o.Mode = UseCache // what this run tested stands
 	}
+}
+
+// fixable refuses a range that holds a merge: the fix's rebase replays
+// the range as a line of picks, which would flatten it.
+func fixable(commits []Commit) error {
+	for _, c := range slices.Backward(commits) {
+		if len(c.Parents) > 1 {
+			return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("--fix rewrites a line of commits, and the range holds merge %s (%s)", c.Commit[:12], c.Subject)},
+				"fix the commits after it: git crucible verify-commits --fix "+c.Commit+"..HEAD",
+				"or fix each topic branch before it is merged; without --fix, verify-commits verifies the whole range")
+		}
+	}
+	return nil
 }
 
 // firstFailure is the index of the first failing commit, -1 when none.

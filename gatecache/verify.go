@@ -32,29 +32,32 @@ type Options struct {
 
 // Commit is one commit of the range and its verdict.
 type Commit struct {
-	Commit  string `json:"commit"`
-	Tree    string `json:"tree"`
-	Subject string `json:"subject"`
-	Task    string `json:"task,omitempty"` // Crucible-Task, or the provenance note's
-	Seq     string `json:"seq,omitempty"`  // Crucible-Seq, likewise
-	Status  Status `json:"status,omitempty"`
-	Exit    int    `json:"exit"`
-	Cached  bool   `json:"cached"`        // the result came from the cache
-	Log     string `json:"log,omitempty"` // the gate's output, when it ran here or before
+	Commit  string   `json:"commit"`
+	Parents []string `json:"-"`
+	Tree    string   `json:"tree"`
+	Subject string   `json:"subject"`
+	Task    string   `json:"task,omitempty"` // Crucible-Task, or the provenance note's
+	Seq     string   `json:"seq,omitempty"`  // Crucible-Seq, likewise
+	Status  Status   `json:"status,omitempty"`
+	Exit    int      `json:"exit"`
+	Cached  bool     `json:"cached"`        // the result came from the cache
+	Log     string   `json:"log,omitempty"` // the gate's output, when it ran here or before
+	Run     bool     `json:"run,omitempty"` // --dry-run: the gate would run here
 }
 
-// Report is a run's outcome, commits oldest first. A commit the run did
-// not reach has no Status.
+// Report is a run's outcome, commits parents first, in the order the
+// rebase visits them. A commit the run did not reach has no Status.
 type Report struct {
-	Base    string   `json:"base"`
-	Head    string   `json:"head"`
-	Gate    string   `json:"gate"`
-	Command string   `json:"command"`
-	Spec    string   `json:"spec"`
-	Commits []Commit `json:"commits"`
-	Ran     int      `json:"ran"`    // gate runs in the authoritative pass
-	Cached  int      `json:"cached"` // results taken from the cache
-	DryRun  bool     `json:"dry_run,omitempty"`
+	Base     string   `json:"base"`
+	Head     string   `json:"head"`
+	Gate     string   `json:"gate"`
+	Command  string   `json:"command"`
+	Spec     string   `json:"spec"`
+	Commits  []Commit `json:"commits"`
+	Ran      int      `json:"ran"`    // gate runs in the authoritative pass
+	Cached   int      `json:"cached"` // results taken from the cache
+	DryRun   bool     `json:"dry_run,omitempty"`
+	WouldRun int      `json:"would_run,omitempty"` // --dry-run: commits the gate would run at
 	// Recovered is the killed run the run put back before it began.
 	Recovered *Interrupted `json:"-"`
 }
@@ -139,6 +142,10 @@ func (s *Store) verify(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	if o.DryRun {
+		// With slots, every commit not answered is tested, failures or not.
+		for i, run := range gated(rep.Commits, o.KeepGoing || o.Jobs > 1) {
+			rep.Commits[i].Run = run
+		}
 		rep.count()
 		return rep, nil // writes nothing, not even earlier runs' pending notes
 	}
@@ -202,11 +209,13 @@ func (s *Store) finish(ctx context.Context, rep *Report) error {
 	return err
 }
 
-// count sets Ran and Cached from the commits' verdicts.
+// count sets Ran, Cached and WouldRun from the commits' verdicts.
 func (rep *Report) count() {
-	rep.Ran, rep.Cached = 0, 0
+	rep.Ran, rep.Cached, rep.WouldRun = 0, 0, 0
 	for _, c := range rep.Commits {
 		switch {
+		case c.Run:
+			rep.WouldRun++
 		case c.Status == "":
 		case c.Cached:
 			rep.Cached++
@@ -216,12 +225,16 @@ func (rep *Report) count() {
 	}
 }
 
-// commits lists base..head oldest first, with what attributes a failure.
-// The range must be a line of commits on base, each the parent of the
-// next, for the rebase to fast-forward every one: it would flatten a
-// merge, and move commits that do not descend from base.
+// commits lists base..head as git rev-list does, in topological order
+// (parents first), with what attributes a failure. base must be an
+// ancestor of head; the range may hold merges, and commits of the topics
+// they merge that do not descend from base: git lists them, so they are
+// verified too.
 func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error) {
-	out, err := s.repo.Git(ctx, "rev-list", "--reverse", "--parents", base+".."+head, "--")
+	if err := s.checkAncestor(ctx, base, head); err != nil {
+		return nil, err
+	}
+	out, err := s.repo.Git(ctx, "rev-list", "--reverse", "--topo-order", "--parents", base+".."+head, "--")
 	if err != nil {
 		return nil, err
 	}
@@ -240,17 +253,8 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 	}
 	defer prov.Close()
 	list := make([]Commit, 0, len(lines))
-	parent := base
 	for _, line := range lines {
 		f := strings.Fields(line)
-		switch {
-		case len(f) > 2:
-			return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("%s is a merge: the range must be a line of commits", f[0])},
-				"verify the commits after it: git crucible verify-commits "+f[0]+"..HEAD")
-		case len(f) < 2 || f[1] != parent:
-			return nil, &outcome.Refused{Err: fmt.Errorf("%s is not an ancestor of HEAD", base)}
-		}
-		parent = f[0]
 		data, err := objects.ReadKind(f[0], "commit")
 		if err != nil {
 			return nil, err
@@ -260,7 +264,7 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 			return nil, fmt.Errorf("commit %s: %w", f[0], err)
 		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
-		item := Commit{Commit: f[0], Tree: c.Tree, Subject: subject}
+		item := Commit{Commit: f[0], Parents: f[1:], Tree: c.Tree, Subject: subject}
 		for _, t := range enforce.CrucibleLines(c.Message) {
 			switch {
 			case strings.EqualFold(t.Key, enforce.TrailerTask):
@@ -289,6 +293,24 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 	return list, nil
 }
 
+// checkAncestor refuses a base that head does not descend from: the range
+// would not be the commits made on it.
+func (s *Store) checkAncestor(ctx context.Context, base, head string) error {
+	ok, err := s.repo.IsAncestor(ctx, base, head)
+	if err != nil || ok {
+		return err
+	}
+	hints := []string{"git merge-base --is-ancestor " + base + " HEAD says so (exit status 1)"}
+	fork, err := s.repo.MergeBase(ctx, base, head)
+	if err != nil {
+		return err
+	}
+	if fork != "" {
+		hints = append(hints, "verify the commits since HEAD forked from it: git crucible verify-commits "+fork+"..HEAD")
+	}
+	return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("%s is not an ancestor of HEAD", base)}, hints...)
+}
+
 // pinned is the configuration the rebase runs with, whatever the user's:
 // no editor but the one writing our todo list, no autosquash or
 // autostash, no other refs moved, no signing.
@@ -300,9 +322,9 @@ var pinned = []string{
 }
 
 // rebase is the authoritative pass: git rebase -i over the range with a
-// todo list of our own: every commit picked, and after each commit the
-// cache could not answer an exec line running the gate. A commit keeps its
-// parent, so every pick fast-forwards. The exec line is plain shell (one
+// todo list of our own (todoList): every commit picked, or merged, onto its
+// own parents, so that each fast-forwards, and after each commit the cache
+// could not answer an exec line running the gate. The exec line is plain shell (one
 // sh, as git rebase --exec's own), so a gate costs what it costs there:
 // it writes the gate's output and exit status into the run's directory,
 // which are recorded here once the rebase ends. A failure stops the
@@ -333,22 +355,18 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	if err := os.WriteFile(filepath.Join(run, "gate"), []byte(gate), 0o644); err != nil {
 		return err
 	}
-	var todo strings.Builder
-	stopped, runs := false, 0
-	for i, c := range rep.Commits {
-		fmt.Fprintf(&todo, "pick %s\n", c.Commit)
-		stopped = stopped || (c.Status == Fail && !o.KeepGoing)
-		if c.Status != "" || stopped {
-			continue
+	execs, runs := make([]string, len(rep.Commits)), 0
+	for i, ok := range gated(rep.Commits, o.KeepGoing) {
+		if ok {
+			execs[i] = fmt.Sprintf("crucible_commit=%d; . %s", i, shellQuote(filepath.Join(run, "gate")))
+			runs++
 		}
-		fmt.Fprintf(&todo, "exec crucible_commit=%d; . %s\n", i, shellQuote(filepath.Join(run, "gate")))
-		runs++
 	}
 	if runs == 0 {
 		return nil // every commit is known: nothing for a rebase to find
 	}
 	todoFile := filepath.Join(run, "todo")
-	if err := os.WriteFile(todoFile, []byte(todo.String()), 0o644); err != nil {
+	if err := os.WriteFile(todoFile, []byte(todoList(o.Base, head, rep.Commits, execs)), 0o644); err != nil {
 		return err
 	}
 	// A kill from here on leaves the rebase wedged: the marker says how
@@ -387,6 +405,58 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 		return fmt.Errorf("git rebase: %w", rebaseErr)
 	}
 	return ctx.Err()
+}
+
+// gated says at which commits the rebase runs the gate: those the cache
+// did not answer, and none past a known failure unless keepGoing.
+func gated(commits []Commit, keepGoing bool) []bool {
+	out := make([]bool, len(commits))
+	for i, c := range commits {
+		if c.Status == Fail && !keepGoing {
+			break
+		}
+		out[i] = c.Status == ""
+	}
+	return out
+}
+
+// todoList is the rebase's todo list: every commit of the range put back
+// onto its own parents, in order, so that git fast-forwards each one
+// (pick, or merge -C for a merge) and rewrites none, with an exec line
+// running execs[i] after commits[i] when it is not "". A commit whose
+// first parent is not the one before it (a topic's first commit, a
+// merge's main line after a topic) starts with a reset to that parent:
+// ids serve as labels, since no commit changes its id. Such a list ends
+// with a check that the rebase is back at head, so that a git that did
+// not fast-forward stops there, and is aborted, before the branch moves.
+// A line of commits on base is a list of picks alone.
+func todoList(base, head string, commits []Commit, execs []string) string {
+	var b strings.Builder
+	at, line := base, true
+	for i, c := range commits {
+		switch {
+		case len(c.Parents) == 0: // a history of its own, merged
+			b.WriteString("reset [new root]\n")
+			line = false
+		case c.Parents[0] != at:
+			fmt.Fprintf(&b, "reset %s\n", c.Parents[0])
+			line = false
+		}
+		if len(c.Parents) > 1 {
+			fmt.Fprintf(&b, "merge -C %s %s\n", c.Commit, strings.Join(c.Parents[1:], " "))
+			line = false
+		} else {
+			fmt.Fprintf(&b, "pick %s\n", c.Commit)
+		}
+		if execs[i] != "" {
+			fmt.Fprintf(&b, "exec %s\n", execs[i])
+		}
+		at = c.Commit
+	}
+	if !line {
+		fmt.Fprintf(&b, "exec test \"$(git rev-parse HEAD)\" = %s\n", head)
+	}
+	return b.String()
 }
 
 // rebaseTodo runs git rebase -i onto m.Base with the list in todoFile as

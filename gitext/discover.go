@@ -22,6 +22,10 @@ type Repo struct {
 	// quarantine sets GIT_OBJECT_DIRECTORY for the repository receiving it)
 	// do not apply to it. A checkpoint shadow is private.
 	Private bool
+	// NoReflogs leaves the reflogs of the refs BeginRefs moves to git's
+	// config (a bare repository keeps none): a checkpoint shadow prunes
+	// its refs to free their objects, which a reflog would keep.
+	NoReflogs bool
 }
 
 // ObjectDir is where loose objects are written.

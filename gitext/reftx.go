@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -87,11 +88,14 @@ type RefTx struct {
 // BeginRefs starts a ref transaction: `git update-ref --stdin` waiting for
 // its updates. Nothing is locked until Commit, which moves nothing if ctx
 // has ended by then. Every ref it moves keeps a reflog, refs/crucible/*
-// too (git logs only branches and notes unless asked): a chain rewound or
-// deleted by hand is recovered from it, and gc keeps what it names.
+// too (git logs only branches and notes unless asked), unless NoReflogs:
+// a chain rewound by hand is recovered from it, and gc keeps what it names.
 func (r *Repo) BeginRefs(ctx context.Context, reason string) (*RefTx, error) {
-	t := &RefTx{repo: r, ctx: ctx, done: make(chan error, 1),
-		args: []string{"-c", WaitForLocks(), "update-ref", "--create-reflog", "--stdin", "-z", "-m", reason}}
+	args := []string{"-c", WaitForLocks(), "update-ref", "--create-reflog", "--stdin", "-z", "-m", reason}
+	if r.NoReflogs {
+		args = slices.DeleteFunc(args, func(a string) bool { return a == "--create-reflog" })
+	}
+	t := &RefTx{repo: r, ctx: ctx, done: make(chan error, 1), args: args}
 	t.cmd = exec.Command("git", t.args...)
 	t.cmd.Env = Env(r)
 	t.cmd.Stderr = &t.stderr

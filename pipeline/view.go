@@ -50,7 +50,8 @@ const (
 var healthRank = map[string]int{"": 0, Green: 0, Yellow: 1, Red: 2}
 
 // Health is the seed's one-way GREEN -> YELLOW -> RED machine, reset to
-// GREEN when a later phase begins.
+// GREEN when a later phase begins, a failed one begins again, or the
+// phase passes or completes: it follows the current state.
 type Health struct {
 	Level  string       `json:"level"`
 	Phase  ledger.Phase `json:"phase,omitempty"`
@@ -143,11 +144,17 @@ func (s *State) observe(prev *State, e Event, p any) {
 	case *LedgerData:
 		switch e.Type {
 		case LedgerType(ledger.Begin):
-			if d.Phase > v.Health.Phase {
+			// A later phase, or a failed one begun again (a redo), starts afresh.
+			if d.Phase > v.Health.Phase || prev.Gates.Ledger.Entry(d.Phase).Status == ledger.Fail {
+				v.Health = Health{Level: Green, Phase: d.Phase}
+			}
+		case LedgerType(ledger.PassGate), LedgerType(ledger.CompletePhase):
+			// The phase is done: what troubled it is settled.
+			if d.Phase >= v.Health.Phase {
 				v.Health = Health{Level: Green, Phase: d.Phase}
 			}
 		case LedgerType(ledger.FailPhase):
-			v.worsen(Red, fmt.Sprintf("Phase %d failed: %s", d.Phase, d.Reason),
+			v.worsen(Red, fmt.Sprintf("Phase %d failed: %s", d.Phase, ReasonOrNone(d.Reason)),
 				fmt.Sprintf("Re-work Phase %d (git crucible ledger begin %d) or escalate to the user.", d.Phase, d.Phase))
 		}
 	case *VerdictData:
@@ -267,6 +274,15 @@ func (s *State) observe(prev *State, e Event, p any) {
 			}
 		}
 	}
+}
+
+// ReasonOrNone is reason, or "(no reason given)" when there is none: a
+// message never ends on an empty reason.
+func ReasonOrNone(reason string) string {
+	if strings.TrimSpace(reason) == "" {
+		return "(no reason given)"
+	}
+	return reason
 }
 
 // worsen moves health towards RED, never back.

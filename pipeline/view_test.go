@@ -45,11 +45,16 @@ func TestHealthMachine(t *testing.T) {
 	step(TypeVerdict, VerdictData{Phase: 1, Verdict: "FAIL", PipelineID: "p1", Rounds: 4}, Green)
 	step(TypeVerdict, VerdictData{Phase: 1, Verdict: "FAIL", PipelineID: "p1", Rounds: 5}, Yellow)
 	step(TypeVerdict, VerdictData{Phase: 1, Verdict: "PASS", PipelineID: "p1", Rounds: 6}, Yellow) // never improves within a phase
-	step(LedgerType(ledger.PassGate), LedgerData{Phase: 1}, Yellow)
-	step(LedgerType(ledger.Begin), LedgerData{Phase: 2}, Green) // a phase boundary resets it
+	step(LedgerType(ledger.PassGate), LedgerData{Phase: 1}, Green)                                 // but the phase's end settles it
+	step(LedgerType(ledger.Begin), LedgerData{Phase: 2}, Green)
+	step(LedgerType(ledger.FailPhase), LedgerData{Phase: 2}, Red)
+	if got := st.View.Health.Reason; got != "Phase 2 failed: (no reason given)" {
+		t.Fatalf("reason %q", got)
+	}
+	step(LedgerType(ledger.Begin), LedgerData{Phase: 2}, Green) // a failed phase redone starts afresh
 	step(TypeVerdict, VerdictData{Phase: 2, Verdict: "STAGNATION", PipelineID: "p1"}, Red)
 	step(TypeVerdict, VerdictData{Phase: 2, Verdict: "PASS", PipelineID: "p1", Rounds: 1}, Red)
-	step(LedgerType(ledger.PassGate), LedgerData{Phase: 2}, Red)
+	step(LedgerType(ledger.PassGate), LedgerData{Phase: 2}, Green)
 	step(LedgerType(ledger.Begin), LedgerData{Phase: 3}, Green)
 	for i := 1; i <= 3; i++ {
 		want := Green

@@ -113,9 +113,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, handled := hotPath(args, stdout, stderr); handled {
 		return code
 	}
+	if len(args) == 2 && (args[1] == "--version" || args[1] == "version") {
+		fmt.Fprintf(stdout, "git crucible version %s\n", version())
+		return exitOK
+	}
 	app := newApp(stdin, stdout, stderr)
 	if name := unknownCommand(app, args); name != "" {
 		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible help'.\n", name)
+		var names []string
+		for _, c := range app.Commands {
+			if !c.Hidden {
+				names = append(names, c.Name)
+			}
+		}
+		if similar := similarCommands(name, names); len(similar) > 0 {
+			// git's words for it
+			fmt.Fprintf(stderr, "\nThe most similar command%s\n", map[bool]string{true: " is", false: "s are"}[len(similar) == 1])
+			for _, c := range similar {
+				fmt.Fprintf(stderr, "\t%s\n", c)
+			}
+		}
 		return exitUsage
 	}
 	path, wantsHelp, err := helpRequest(app, args)
@@ -156,6 +173,13 @@ func flagError(err error) error {
 			name = "-" + name
 		}
 		msg = fmt.Sprintf("unknown option '-%s'", name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		name = strings.TrimPrefix(name, "-")
+		if len(name) > 1 {
+			name = "-" + name
+		}
+		msg = fmt.Sprintf("option '-%s' requires a value", name)
 	}
 	return &usageError{Msg: msg}
 }

@@ -41,6 +41,8 @@ func buildCommand() *cli.Command {
 			"command by command, or by git config " + build.TrustAgentCommandsKey + " true. Without consent\n" +
 			"the walk stops before one runs (exit status 2). --json prints where the walk stopped, with\n" +
 			"the agents' commands, as JSON.\n\n" +
+			"A new build first runs the project's test command once: failing already, it stops the build\n" +
+			"before anything is recorded, the failure's last lines shown (--baseline-fails goes on).\n" +
 			"A new build refuses a work tree whose tracked files differ from HEAD (commit or stash\n" +
 			"them); untracked files may stay, and no commit takes them: the engine commits only what\n" +
 			"its dispatches changed, with its trailers and provenance note, hooks or none. While it\n" +
@@ -50,6 +52,7 @@ func buildCommand() *cli.Command {
 			jsonFlag,
 			&cli.BoolFlag{Name: "yes", Usage: "approve the design and the commands agents wrote: go on past the approval pause"},
 			&cli.BoolFlag{Name: "resume", Usage: "go on with the branch's unfinished pipeline"},
+			&cli.BoolFlag{Name: "baseline-fails", Usage: "start even though the project's test command fails before the build (checked first otherwise)"},
 			&cli.BoolFlag{Name: "fresh", Usage: "abandon the branch's unfinished pipeline and start anew"},
 			&cli.StringFlag{Name: "design", Usage: "use the design document `FILE` (a work-tree path) instead of writing one"},
 			&cli.StringFlag{Name: "spec", Usage: "walk the pipeline spec `FILE` instead of the work tree's or the built-in one"},
@@ -100,6 +103,9 @@ func buildAction(c *cli.Context) error {
 			if err := checkClean(c, s); err != nil {
 				return err
 			}
+			if err := checkBaseline(c, s, agents.Test); err != nil {
+				return err
+			}
 		}
 		id, err := buildPipeline(c, s, resume, fresh)
 		if err != nil {
@@ -127,6 +133,25 @@ func checkClean(c *cli.Context, s *session) error {
 	var dirty *build.DirtyTreeError
 	if errors.As(err, &dirty) {
 		return withHints(&refused{Err: err}, "commit or stash them, then build again; untracked files may stay: the build never commits them")
+	}
+	return err
+}
+
+// checkBaseline runs the project's test command before a new pipeline is
+// recorded, unless --baseline-fails: failing already, it would be found
+// in Phase 4, after every agent ran.
+func checkBaseline(c *cli.Context, s *session, command string) error {
+	if c.Bool("baseline-fails") {
+		return nil
+	}
+	err := build.CheckBaseline(c.Context, s.svc.Repo, command)
+	var failing *build.BaselineError
+	if errors.As(err, &failing) {
+		for _, l := range strings.Split(failing.Tail, "\n") {
+			fmt.Fprintf(s.err(), "  %s\n", l)
+		}
+		return withHints(&refused{Err: err}, "its whole output is in "+failing.Log,
+			"fix what fails, or build anyway with --baseline-fails (the tests then fail before and after)")
 	}
 	return err
 }
@@ -264,6 +289,12 @@ func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, erro
 		fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
 	}
 	fmt.Fprintf(s.err(), "Started pipeline %s on branch '%s'\n", st.ID, st.Branch)
+	if missing, err := hooksMissing(c.Context, s.svc.Repo); err != nil {
+		return "", err
+	} else if len(missing) > 0 {
+		fmt.Fprintln(s.err(), "hint: the gate hooks are not installed: the engine writes its commits' trailers and provenance itself,")
+		fmt.Fprintln(s.err(), "hint: but nothing checks another commit here; install them with: git crucible hooks install")
+	}
 	return st.ID, nil
 }
 

@@ -280,6 +280,18 @@ func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint
 	for _, ch := range changes {
 		fmt.Fprintf(s.err(), "  %s %s\n", ch.Op, ch.Path)
 	}
+	moves := !keepHead && len(paths) == 0 && cp.Head != "" && cp.Head != safety.Head
+	if moves {
+		// A head gone (gc) lists nothing here; the branch's move says why below.
+		left, _ := s.svc.Repo.Git(c.Context, "log", "--format=%h %s", cp.Head+".."+safety.Head, "--")
+		if lines := strings.Split(strings.TrimSpace(string(left)), "\n"); len(lines) > 0 && lines[0] != "" {
+			fmt.Fprintf(s.err(), "The branch moves back to %s, leaving %s behind (the safety checkpoint keeps them; --keep-head leaves the branch):\n",
+				cp.Head[:12], plural(len(lines), "commit"))
+			for _, l := range lines {
+				fmt.Fprintf(s.err(), "  %s\n", l)
+			}
+		}
+	}
 	if !yes {
 		fmt.Fprint(s.err(), "Proceed? [yes / no] ")
 		var answer string
@@ -304,6 +316,10 @@ func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint
 			cp.ID[:12], cp.Reason, plural(len(changes), "path"), gone), "the branch stays where it was; undo the restore with: "+r.undo)
 	} else if err != nil { // a *checkpoint.KilledRestoreError adds its own hint
 		return nil, withHints(err, "the work tree is restored; the branch did not move")
+	}
+	if moves {
+		// Restoring the safety checkpoint moves the branch back too.
+		r.undo = fmt.Sprintf("git crucible checkpoint restore %s --yes", safety.ID[:12])
 	}
 	return r, nil
 }

@@ -16,7 +16,7 @@ func initCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Gives this clone a writer id (it orders events written by different clones) and records\n" +
 			"the identity that signs pipeline commits (git's committer identity). Running it again keeps\n" +
-			"the writer id and refreshes the identity. 'git crucible start' runs it when needed.\n\n" +
+			"the writer id and refreshes the identity. 'git crucible start' does all of it too.\n\n" +
 			"It also sets, in this repository's config, what makes provenance notes follow amended and\n" +
 			"rebased commits: notes.rewriteRef=refs/notes/crucible/* (added to any you have) and, unless\n" +
 			"you chose one, notes.rewriteMode=cat_sort_uniq. It changes nothing about remotes: push and\n" +

@@ -25,7 +25,7 @@ import (
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
-		Usage:     "check a task DAG's manifest and show its levels",
+		Usage:     "run a task DAG's tasks level by level (--dry-run: check its manifest and show its levels)",
 		ArgsUsage: "[FILE|DIR|NAME]",
 		Description: "Reads a dispatch manifest, the dispatch seed's dispatch.yaml or the same schema in TOML\n" +
 			"(dispatch.toml): FILE itself; DIR/dispatch.yaml (or .toml); dispatch/NAME/ under the work tree's\n" +

@@ -56,7 +56,7 @@ func TestScriptsSHA256(t *testing.T) {
 
 // sha256Scenarios are the scenarios TestScriptsSHA256 runs.
 var sha256Scenarios = []string{
-	"build", "replay", "run", "verify_commits", "verify_commits_fix", // engines
+	"build", "replay", "run", "verify_commits", "verify_commits_fix", "verify_commits_merges", // engines
 	"sync", "sync_daemon", "push_verify", "push_history", // remotes
 	"hooks_enforce", "hooks_receive", "gitcitizen", // hooks, worktrees, GIT_DIR
 	"import_roundtrip", "export", "dispatch", "walk", // file formats, dispatch records

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/hooks"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -45,13 +50,48 @@ func startCommand() *cli.Command {
 				if abandoned != "" {
 					fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
 				}
+				// What init sets up, start does too: notes that follow rewrites.
+				configured, err := notes.Configure(c.Context, s.svc.Repo)
+				if err != nil {
+					return err
+				}
+				unguarded, err := hooksMissing(c.Context, s.svc.Repo)
+				if err != nil {
+					return err
+				}
 				if s.jsonOut() {
-					return s.printJSON(map[string]any{"pipeline": st.ID, "abandoned": abandoned, "state": st})
+					return s.printJSON(map[string]any{"pipeline": st.ID, "abandoned": abandoned, "state": st, "hooks_missing": unguarded})
+				}
+				for _, line := range notesSaid(configured) {
+					fmt.Fprintln(s.err(), line)
 				}
 				fmt.Fprintf(s.err(), "Started pipeline on branch '%s': %s\n", st.Branch, oneLine(st.Goal))
+				if len(unguarded) > 0 {
+					fmt.Fprintf(s.err(), "hint: the gate hooks are not installed (%s): commits and pushes are not checked against the ledger\n", strings.Join(unguarded, ", "))
+					fmt.Fprintln(s.err(), "hint: install them with: git crucible hooks install")
+				}
 				fmt.Fprintln(s.out(), st.ID)
 				return nil
 			})
 		},
 	}
+}
+
+// hooksMissing are the gate hooks git would not run of ours in repo.
+func hooksMissing(ctx context.Context, repo *gitext.Repo) ([]string, error) {
+	dir, err := repo.HooksDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, name := range hooks.Defaults(repo.Bare) {
+		h, err := hooks.Inspect(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		if !h.Ours() {
+			missing = append(missing, name)
+		}
+	}
+	return missing, nil
 }

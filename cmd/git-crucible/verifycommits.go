@@ -27,13 +27,16 @@ func verifyCommitsCommand() *cli.Command {
 		ArgsUsage: "[<range>]",
 		Description: "Runs the gate at each commit of <range> (BASE..HEAD, BASE.. or BASE; default: the commits since\n" +
 			"the branch's upstream, else since the baseline of the pipeline active on the branch), so that a\n" +
-			"commit that only builds because of a later one is caught and named. The range must be a line of\n" +
-			"commits on BASE.\n\n" +
+			"commit that only builds because of a later one is caught and named. The commits are those 'git\n" +
+			"rev-list BASE..HEAD' lists, parents first: merges too (a merge's tree is gated like any other),\n" +
+			"and the commits a merged topic brings from before BASE. BASE must be an ancestor of HEAD.\n\n" +
 			"The pass that decides is a real 'git rebase -i' over the range, the user's rebase settings pinned\n" +
-			"off: every commit is picked, and after each one the cache cannot answer an exec line runs the gate\n" +
-			"at the top of the work tree (as 'git rebase --exec' does: sh, the work tree clean). Every commit\n" +
-			"keeps its parent, so the rebase only fast-forwards and the branch is left exactly as it was, also\n" +
-			"when a commit fails: the rebase stops there and is aborted. --keep-going tests every commit.\n\n" +
+			"off: every commit is picked (a merge: merge -C) onto its own parents, and after each one the cache\n" +
+			"cannot answer an exec line runs the gate at the top of the work tree (as 'git rebase --exec' does:\n" +
+			"sh, the work tree clean). Every commit keeps its parents, so the rebase only fast-forwards and the\n" +
+			"branch is left exactly as it was, also when a commit fails: the rebase stops there and is aborted.\n" +
+			"--keep-going tests every commit. --dry-run says which commits the gate would run at and which the\n" +
+			"cache answers.\n\n" +
 			"The gate: --exec CMD; --gate NAME (git config crucible.gate.<name>, or [gates] in\n" +
 			".crucible/gates.toml); else the fast gate of git config crucible.fastGate or of fast-gate in\n" +
 			".crucible/gates.toml. no-fast-gate (git config crucible.noFastGate '<reason>', or\n" +
@@ -57,7 +60,8 @@ func verifyCommitsCommand() *cli.Command {
 			"gets the fixer prompt with the gate's failure and output, its change is amended into the commit\n" +
 			"(message and trailers kept, provenance notes carried over), the gate runs again, and the rebase\n" +
 			"goes on: up to 3 rounds a commit, then it escalates and the branch is put back where it was. With\n" +
-			"a pipeline active on the branch each fix is a dispatch of its engine, in its manifest.\n\n" +
+			"a pipeline active on the branch each fix is a dispatch of its engine, in its manifest. A range\n" +
+			"that holds a merge is refused by --fix, which rewrites a line of commits.\n\n" +
 			"A run killed mid-way leaves its rebase under way: --abort puts HEAD and the branch back as they\n" +
 			"were and keeps the results it had; --continue does the same, then runs it again from the cache;\n" +
 			"a plain run does the same, then runs as asked. Each first kills what the killed run left running\n" +
@@ -257,7 +261,7 @@ func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
 	for _, c := range rep.Commits {
 		status, note := string(c.Status), ""
 		switch {
-		case c.Status == "" && rep.DryRun:
+		case c.Run:
 			status, note = "run", " (not cached)"
 		case c.Status == "":
 			status, note = "-", " (not reached)"
@@ -265,6 +269,10 @@ func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
 			note = " (cached)"
 		}
 		fmt.Fprintf(w, "%-4s %s %s%s%s\n", status, c.Commit[:12], c.Subject, attribution(c), note)
+	}
+	if rep.DryRun {
+		fmt.Fprintf(w, "%s: would run the gate at %s, %d answered from the cache\n", plural(len(rep.Commits), "commit"), plural(rep.WouldRun, "commit"), rep.Cached)
+		return
 	}
 	fmt.Fprintf(w, "%s: %s, %d cached\n", plural(len(rep.Commits), "commit"), plural(rep.Ran, "gate run"), rep.Cached)
 }

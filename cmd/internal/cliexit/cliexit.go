@@ -45,6 +45,10 @@ func Report(stderr io.Writer, err error) int {
 	if errors.As(err, &hinter) {
 		hints = append(hints, hinter.Hint())
 	}
+	if errors.Is(err, gitext.ErrMissing) {
+		hints = append(hints, "an object is gone from the repository (a git gc --prune=now while it was being written?);",
+			"a chain's reflog holds its earlier tips: git reflog show refs/crucible/pipelines/<id>, then git update-ref to a whole one")
+	}
 	printHints := func() {
 		for _, h := range hints {
 			fmt.Fprintf(stderr, "hint: %s\n", h)

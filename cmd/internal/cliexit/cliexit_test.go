@@ -56,3 +56,16 @@ func TestReportSignalledGit(t *testing.T) {
 		t.Errorf("%q exit %d", b.String(), code)
 	}
 }
+
+// TestReportMissingObject: an object gone from the repository (what a
+// gc --prune=now racing a write leaves) says where to find an earlier tip.
+func TestReportMissingObject(t *testing.T) {
+	var b bytes.Buffer
+	err := fmt.Errorf("commit a0241c2cd330: a0241c2cd33094c2cc75b70b694a75e27b87d889: %w", gitext.ErrMissing)
+	want := "fatal: commit a0241c2cd330: a0241c2cd33094c2cc75b70b694a75e27b87d889: object not found\n" +
+		"hint: an object is gone from the repository (a git gc --prune=now while it was being written?);\n" +
+		"hint: a chain's reflog holds its earlier tips: git reflog show refs/crucible/pipelines/<id>, then git update-ref to a whole one\n"
+	if code := Report(&b, err); code != ExitFatal || b.String() != want {
+		t.Errorf("%q exit %d", b.String(), code)
+	}
+}
