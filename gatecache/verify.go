@@ -179,7 +179,8 @@ func (s *Store) verify(ctx context.Context, o Options) (*Report, error) {
 // checkClean refuses a work tree with changes to tracked files, which
 // the rebase would refuse half-way through set-up.
 func (s *Store) checkClean(ctx context.Context) error {
-	_, _ = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "update-index", "-q", "--refresh")
+	// In a group of its own: a kill of ours leaves it to release index.lock.
+	_, _ = s.repo.GitGroup(ctx, s.repo.WorkTree, nil, "update-index", "-q", "--refresh")
 	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--quiet", "HEAD", "--")
 	var gerr *gitext.Error
 	if errors.As(err, &gerr) && gerr.ExitCode == 1 {

@@ -18,7 +18,8 @@ import (
 )
 
 // TestKilledVerifyCommitsLosesNothing SIGKILLs verify-commits 30 times at
-// seeded random moments of a rebase over 12 commits (the git-crucible
+// seeded random moments of a rebase over 12 commits, a merged topic of 2
+// and its merge (the git-crucible
 // process alone, or its process group: either way its rebase, in a group
 // of its own, lives on), each kill followed in turn by --continue,
 // --abort or the same run again. After each, every commit of the branch is
@@ -32,11 +33,28 @@ func TestKilledVerifyCommitsLosesNothing(t *testing.T) {
 	}
 	dir := gittest.Init(t)
 	gittest.Git(t, dir, "tag", "base")
-	for i := 1; i <= 12; i++ {
-		write(t, filepath.Join(dir, fmt.Sprint("f", i)), "x\n")
+	commit := func(name string) {
+		write(t, filepath.Join(dir, name), "x\n")
 		gittest.Git(t, dir, "add", "-A")
-		gittest.Git(t, dir, "commit", "-q", "-m", fmt.Sprint("c", i))
+		gittest.Git(t, dir, "commit", "-q", "-m", name)
 	}
+	// 12 commits on main, a topic of 2 forked at the 4th merged after the
+	// 10th: the rebase resets and merges as well as picks.
+	for i := 1; i <= 12; i++ {
+		commit(fmt.Sprint("f", i))
+		switch i {
+		case 4:
+			gittest.Git(t, dir, "branch", "topic")
+		case 8:
+			gittest.Git(t, dir, "checkout", "-q", "topic")
+			commit("t1")
+			commit("t2")
+			gittest.Git(t, dir, "checkout", "-q", "main")
+		case 10:
+			gittest.Git(t, dir, "merge", "-q", "--no-ff", "-m", "merge topic", "topic")
+		}
+	}
+	gittest.Git(t, dir, "branch", "-D", "topic")
 	write(t, filepath.Join(dir, "MYNOTES.txt"), "my notes\n")
 	want := gittest.Git(t, dir, "rev-list", "base..main")
 	// --force: every run rebases, the gate at every commit; slow at c6,
