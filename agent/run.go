@@ -181,6 +181,9 @@ type Runner struct {
 	// too) as soon as it runs, before anything waits for it: the engine
 	// records it, so that a successor can find an agent that outlived it.
 	Started func(pid int)
+	// Start, when set, starts the agent's process instead of cmd.Start: in
+	// a process group of its own, with its group's id the process's pid.
+	Start func(cmd *exec.Cmd) error
 }
 
 // GracePeriod is the time between SIGTERM and SIGKILL.
@@ -347,7 +350,11 @@ func (r *Runner) start(ctx context.Context, res *Result, a Agent, req Request) (
 		return nil, err
 	}
 	begin := time.Now()
-	if err := cmd.Start(); err != nil {
+	start := (*exec.Cmd).Start
+	if r.Start != nil {
+		start = r.Start
+	}
+	if err := start(cmd); err != nil {
 		res.Stdout, res.Stderr, _ = collect(0) // nothing ran to write them
 		return &Failure{Kind: NotStarted, Detail: fmt.Sprintf("could not start %s: %v", res.Argv[0], err)}, nil
 	}

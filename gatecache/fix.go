@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,6 +30,9 @@ type Broken struct {
 	Command string
 	Exit    int
 	Log     string // the gate's output
+	// Start starts a process of the fixer's as the rebase's are: in a
+	// process group the run records, which a recovery after a kill ends.
+	Start func(*exec.Cmd) error
 }
 
 // Fixer edits the work tree at a broken commit. An error stops the fix
@@ -51,6 +55,7 @@ type FixReport struct {
 	BackupKept bool   // it existed already: kept, not recreated
 	Fixed      []Fixed
 	Escalated  *Broken
+	Recovered  *Interrupted // the killed run the fix put back before it began
 }
 
 // BackupBranch is the branch that keeps a stack as it was before its
@@ -68,7 +73,7 @@ func BackupBranch(branch string) string {
 // again) is kept. Provenance notes and trailers follow the amended
 // commits. A range that holds a merge is refused before anything runs.
 func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, error) {
-	unlock, err := s.begin()
+	unlock, in, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +100,7 @@ func (s *Store) Fix(ctx context.Context, o Options, fix Fixer) (*FixReport, erro
 	if err := fixable(commits); err != nil {
 		return nil, err
 	}
-	fr := &FixReport{Backup: BackupBranch(branch)}
+	fr := &FixReport{Backup: BackupBranch(branch), Recovered: in}
 	o.KeepGoing, o.DryRun = false, false
 	for last := -1; ; {
 		rep, err := s.verify(ctx, o)
@@ -198,47 +203,51 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 	// Killed from here on, verify-commits --abort puts the branch back
 	// where this rebase found it (the backup branch has the stack as it
 	// was before the first fix).
-	m := marker{Run: run, Head: rep.Head, Branch: branch, Base: o.Base, Gate: o.Gate, Spec: o.Spec, Mode: o.Mode}
+	m := marker{Run: run, Head: rep.Head, Branch: branch, Base: o.Base, Gate: o.Gate, Spec: o.Spec, Mode: o.Mode, Fix: true}
 	if err := m.write(s.repo); err != nil {
 		return Fixed{}, nil, err
 	}
-	if err := s.rebaseTodo(ctx, o.Base, todoFile, notes.RewriteArgs...); err != nil {
-		return Fixed{}, nil, s.abort(ctx, fmt.Errorf("git rebase: %w", err))
+	defer m.release()
+	if err := s.rebaseTodo(ctx, &m, todoFile, notes.RewriteArgs...); err != nil {
+		return Fixed{}, nil, s.abort(ctx, &m, fmt.Errorf("git rebase: %w", err))
 	}
-	broken := Broken{Commit: bad, Rounds: FixRounds, Command: o.Gate.Command, Exit: bad.Exit, Log: bad.Log}
+	broken := Broken{Commit: bad, Rounds: FixRounds, Command: o.Gate.Command, Exit: bad.Exit, Log: bad.Log,
+		Start: func(cmd *exec.Cmd) error { return s.startGroup(&m, cmd) }}
 	for broken.Round = 1; broken.Round <= FixRounds; broken.Round++ {
 		before, err := s.repo.Dirty(ctx, s.repo.WorkTree)
 		if err != nil {
-			return Fixed{}, nil, s.abort(ctx, err)
+			return Fixed{}, nil, s.abort(ctx, &m, err)
 		}
 		if err := fix(ctx, broken); err != nil {
-			return Fixed{}, nil, s.abort(ctx, err)
+			return Fixed{}, nil, s.abort(ctx, &m, err)
 		}
-		tree, err := s.amend(ctx, before)
+		tree, err := s.amend(ctx, &m, before)
 		if err != nil {
-			return Fixed{}, nil, s.abort(ctx, err)
+			return Fixed{}, nil, s.abort(ctx, &m, err)
 		}
-		if err := s.test(ctx, s.repo.WorkTree, o.Gate.Command, o.Spec, tree, UseCache); err != nil {
-			return Fixed{}, nil, s.abort(ctx, err)
+		// In the work tree, as the rebase's gate: a recovery ends it.
+		inGroup := func(cmd *exec.Cmd) error { return s.runGroup(&m, cmd) }
+		if err := s.testWith(ctx, inGroup, s.repo.WorkTree, o.Gate.Command, o.Spec, tree, UseCache); err != nil {
+			return Fixed{}, nil, s.abort(ctx, &m, err)
 		}
 		r, _, err := s.Lookup(tree, o.Spec)
 		if err != nil {
-			return Fixed{}, nil, s.abort(ctx, err)
+			return Fixed{}, nil, s.abort(ctx, &m, err)
 		}
 		if r.Status != Fail {
 			head, err := s.repo.HeadCommit()
 			if err != nil {
-				return Fixed{}, nil, s.abort(ctx, err)
+				return Fixed{}, nil, s.abort(ctx, &m, err)
 			}
-			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
-				return Fixed{}, nil, s.abort(ctx, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
+			if err := s.gitGroup(ctx, &m, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
+				return Fixed{}, nil, s.abort(ctx, &m, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
 			}
 			return Fixed{Old: bad.Commit, New: head, Subject: bad.Subject, Rounds: broken.Round}, nil, nil
 		}
 		broken.Exit, broken.Log = r.Exit, s.LogPath(tree, o.Spec)
 	}
 	broken.Round = FixRounds
-	return Fixed{}, &broken, s.abort(ctx, nil)
+	return Fixed{}, &broken, s.abort(ctx, &m, nil)
 }
 
 // amend commits what the fixer changed into the commit the rebase stopped
@@ -246,7 +255,7 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 // it changed are the paths dirty now that were not before it ran (the
 // work tree as git status showed it then): a file that was there
 // untracked is the user's, never staged, whatever the fixer did to it.
-func (s *Store) amend(ctx context.Context, before map[string]string) (string, error) {
+func (s *Store) amend(ctx context.Context, m *marker, before map[string]string) (string, error) {
 	now, err := s.repo.Dirty(ctx, s.repo.WorkTree)
 	if err != nil {
 		return "", err
@@ -257,8 +266,14 @@ func (s *Store) amend(ctx context.Context, before map[string]string) (string, er
 			spec = append(append(spec, p...), 0)
 		}
 	}
+	// Git that writes runs in the run's recorded group: a recovery waits
+	// for it, or stops it with its locks removed.
 	if spec != nil {
-		if _, err := s.repo.GitEnvInput(ctx, s.repo.WorkTree, []string{"GIT_LITERAL_PATHSPECS=1"}, spec, "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+		paths := filepath.Join(m.Run, "paths")
+		if err := os.WriteFile(paths, spec, 0o644); err != nil {
+			return "", err
+		}
+		if err := s.gitGroup(ctx, m, []string{"GIT_LITERAL_PATHSPECS=1"}, "add", "--all", "--pathspec-from-file="+paths, "--pathspec-file-nul"); err != nil {
 			return "", err
 		}
 	}
@@ -267,7 +282,7 @@ func (s *Store) amend(ctx context.Context, before map[string]string) (string, er
 	switch {
 	case errors.As(err, &gerr) && gerr.ExitCode == 1:
 		args := append(append(append([]string{}, pinned...), notes.RewriteArgs...), "commit", "-q", "--amend", "--no-edit")
-		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, args...); err != nil {
+		if err := s.gitGroup(ctx, m, nil, args...); err != nil {
 			return "", err
 		}
 	case err != nil:
@@ -277,10 +292,10 @@ func (s *Store) amend(ctx context.Context, before map[string]string) (string, er
 	return strings.TrimSpace(string(out)), err
 }
 
-// abort ends the fix's rebase, which puts the branch back where it found
-// it, and returns err.
-func (s *Store) abort(ctx context.Context, err error) error {
-	if aerr := s.abortRebase(ctx); aerr != nil {
+// abort ends the fix's rebase (run m), which puts the branch back where it
+// found it, and returns err.
+func (s *Store) abort(ctx context.Context, m *marker, err error) error {
+	if aerr := s.abortRebase(ctx, m); aerr != nil {
 		return errors.Join(err, aerr)
 	}
 	return err

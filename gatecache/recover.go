@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
@@ -27,7 +31,168 @@ type marker struct {
 	Mode      Mode     `json:"mode"`
 	KeepGoing bool     `json:"keep_going"`
 	Commits   []Commit `json:"commits"` // the range, by the index the results name
+	// Pgid is the process group of the run's git rebase (the gate its
+	// exec lines run is in it), recorded before that git starts: see
+	// runGroup. Its processes hold the run's lock (runLock) while they live.
+	Pgid int  `json:"pgid,omitempty"`
+	Fix  bool `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
+
+	lock *os.File // the run's lock, once held: see hold
 }
+
+// runLock is the file whose flock the processes of a run's rebase hold
+// while any of them lives: the run's directory is its own, so a process
+// an earlier run left (a gate's daemon) cannot hold a later run's.
+func runLock(run string) string { return filepath.Join(run, "lock") }
+
+// startGroup starts cmd (a git rebase, a gate, the fixer) in a process
+// group of its own that m records before cmd starts, for a recovery after
+// a kill to end it: an sh starts first, waits for a line on a pipe, which
+// it gets once the marker has its pid (its group's id), and only then is
+// replaced by cmd. A run killed before that line leaves sh an end of
+// file: it exits, cmd never starts. Every process of the group inherits
+// the run's lock (hold), held while it lives. The caller waits for cmd.
+func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
+	if err := m.hold(); err != nil {
+		return err
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		return err
+	}
+	wait, start, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer wait.Close()
+	defer start.Close()
+	cmd.Path, cmd.Args = sh, append([]string{"sh", "-c", `IFS= read -r go <&4 || exit 1; exec 4<&-; exec "$@"`, "sh"}, cmd.Args...)
+	cmd.ExtraFiles = []*os.File{m.lock, wait}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	m.Pgid = cmd.Process.Pid
+	if err := m.write(s.repo); err != nil {
+		start.Close() // sh exits: cmd never runs
+		_ = cmd.Wait()
+		return err
+	}
+	_, _ = start.Write([]byte("go\n")) // sh gone: Wait says why
+	return nil
+}
+
+// runGroup runs cmd under startGroup and returns what cmd.Wait does.
+func (s *Store) runGroup(m *marker, cmd *exec.Cmd) error {
+	if err := s.startGroup(m, cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+// hold takes the run's lock, once, for the processes of its groups to
+// inherit: a recovery knows none of them runs once it can take it.
+func (m *marker) hold() error {
+	if m.lock != nil {
+		return nil
+	}
+	lock, err := os.OpenFile(runLock(m.Run), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return fmt.Errorf("%s: %w", runLock(m.Run), err)
+	}
+	m.lock = lock
+	return nil
+}
+
+// release lets go of the run's lock, once this process has no more use
+// for it (its groups' processes may still hold it).
+func (m *marker) release() {
+	if m.lock != nil {
+		m.lock.Close()
+	}
+}
+
+// gitGroup runs git with args in the work tree under runGroup; an ended
+// ctx asks its group to stop (SIGTERM).
+func (s *Store) gitGroup(ctx context.Context, m *marker, env []string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := s.runGroup(m, cmd)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return &gitext.Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot run git: %w", err)
+	}
+	return nil
+}
+
+// endRun ends what a killed run left running, before anything is put
+// back under it: a process that still holds the run's lock is of one of
+// its recorded groups, the last of which is asked to stop (SIGTERM: git
+// removes its lock files), then killed, and waited for until none holds
+// the lock. A lock no one holds is a run with nothing left running, whose
+// group's id is not touched (another process may have it by now).
+func endRun(m marker) error {
+	lock, err := os.Open(runLock(m.Run))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing of it ever started
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	free := func(wait time.Duration) bool {
+		for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+			if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+		}
+	}
+	if free(0) {
+		return nil
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if m.Pgid > 0 {
+			_ = syscall.Kill(-m.Pgid, sig) // ESRCH: gone meanwhile
+		}
+		if free(endWait) {
+			return nil
+		}
+	}
+	return outcome.WithHints(fmt.Errorf("a process of the interrupted run still runs (it holds %s)", runLock(m.Run)),
+		"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
+}
+
+// waitIndexLock gives a git the killed run started outside its groups
+// (one reading the index, which may refresh it) a moment to finish and
+// release the index, before the abort needs it. A lock left by a git
+// killed with it stays: the abort says so.
+func waitIndexLock(repo *gitext.Repo) {
+	lock := filepath.Join(repo.GitDir, "index.lock")
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Lstat(lock); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+	}
+}
+
+// endWait is how long endRun waits for a killed run's processes to end
+// after each signal: git ends at once on SIGTERM, a gate may take a
+// moment; one that outlives SIGKILL left the group.
+const endWait = 5 * time.Second
 
 func markerPath(repo *gitext.Repo) string {
 	return filepath.Join(repo.GitDir, "crucible-verify-commits")
@@ -58,14 +223,15 @@ func readMarker(repo *gitext.Repo) (marker, bool, error) {
 
 func removeMarker(repo *gitext.Repo) { _ = os.Remove(markerPath(repo)) }
 
-// abortRebase aborts the rebase a run left under way, which puts the
-// branch back. One git cannot abort (a file in the way) stays, with the
-// run's marker and directory, for verify-commits --abort to finish.
-func (s *Store) abortRebase(ctx context.Context) error {
+// abortRebase aborts the rebase run m left under way, which puts the
+// branch back, in the run's recorded group as the rebase ran. One git
+// cannot abort (a file in the way) stays, with the run's marker and
+// directory, for verify-commits --abort to finish.
+func (s *Store) abortRebase(ctx context.Context, m *marker) error {
 	if s.repo.Operation() != "rebase" {
 		return nil
 	}
-	if _, err := s.repo.GitEnv(context.WithoutCancel(ctx), s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
+	if err := s.gitGroup(context.WithoutCancel(ctx), m, nil, "rebase", "--abort"); err != nil {
 		return outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
 			"move what git names out of the way, then: git crucible verify-commits --abort")
 	}
@@ -94,16 +260,6 @@ func lockWorktree(repo *gitext.Repo) (unlock func(), err error) {
 	return unlock, err
 }
 
-// errInterrupted says a run was killed here, and how to go on.
-func errInterrupted(err error) error {
-	if err != nil {
-		return err
-	}
-	return outcome.WithHints(&outcome.Refused{Err: errors.New("a verify-commits run was interrupted in this worktree; its rebase may still be under way")},
-		"keep what it tested and run again: git crucible verify-commits --continue",
-		"or put everything back as it was: git crucible verify-commits --abort")
-}
-
 // Interrupted is a killed run, recovered: the branch back as it was, the
 // results it had recorded kept. Options run it again.
 type Interrupted struct {
@@ -121,10 +277,11 @@ func (s *Store) Interrupted() (bool, error) {
 }
 
 // Recover puts back a run that was killed mid-way (a stale rebase-merge
-// directory and the run's marker): it records the results the run's exec
-// lines had written, aborts the rebase, checks that HEAD and its branch are
-// what they were, and forgets the run. A rebase that verify-commits did
-// not start is left alone.
+// directory and the run's marker): it ends what the run left running (its
+// rebase's process group), records the results the run's exec lines had
+// written, aborts the rebase, checks that HEAD and its branch are what
+// they were, and forgets the run. A rebase that verify-commits did not
+// start is left alone.
 func (s *Store) Recover(ctx context.Context) (*Interrupted, error) {
 	unlock, err := lockWorktree(s.repo)
 	if err != nil {
@@ -142,6 +299,16 @@ func (s *Store) Recover(ctx context.Context) (*Interrupted, error) {
 		}
 		return nil, &outcome.Refused{Err: errors.New("no interrupted verify-commits run in this worktree")}
 	}
+	return s.recover(ctx, m)
+}
+
+// recover is Recover, the worktree locked, m the killed run's marker.
+// Whatever it cannot vouch for it leaves as it is, the marker with it, and
+// says what to run.
+func (s *Store) recover(ctx context.Context, m marker) (*Interrupted, error) {
+	if err := endRun(m); err != nil {
+		return nil, err
+	}
 	commits := append([]Commit(nil), m.Commits...)
 	if err := s.collect(m.Run, m.Spec, commits); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -156,40 +323,85 @@ func (s *Store) Recover(ctx context.Context) (*Interrupted, error) {
 		return nil, err
 	}
 	if s.repo.Operation() == "rebase" {
+		if err := s.checkOurs(m); err != nil {
+			return nil, err
+		}
+		// A pick the rebase was stopped in leaves its CHERRY_PICK_HEAD,
+		// which the abort keeps.
+		_, err := os.Stat(filepath.Join(s.repo.GitDir, "CHERRY_PICK_HEAD"))
+		picking := err == nil
+		waitIndexLock(s.repo)
 		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
-			return nil, fmt.Errorf("cannot abort the rebase: %w", err)
+			return nil, outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
+				"move what git names out of the way, then: git crucible verify-commits --abort")
+		}
+		if picking {
+			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "cherry-pick", "--quit"); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if err := s.checkRestored(m); err != nil {
+	head, err := s.checkRestored(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(m.Run); err != nil {
 		return nil, err
 	}
 	removeMarker(s.repo)
-	return &Interrupted{Head: m.Head, Branch: m.Branch, Kept: kept,
+	return &Interrupted{Head: head, Branch: m.Branch, Kept: kept,
 		Options: Options{Base: m.Base, Gate: m.Gate, Spec: m.Spec, Mode: m.Mode, KeepGoing: m.KeepGoing}}, nil
 }
 
+// checkOurs makes sure the rebase under way is the killed run's, which
+// started at m.Head on m.Branch, before aborting it: the abort moves HEAD
+// and the branch back to where that rebase started.
+func (s *Store) checkOurs(m marker) error {
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(s.repo.GitDir, "rebase-merge", name))
+		return strings.TrimSpace(string(b))
+	}
+	branch := m.Branch
+	if branch == "" {
+		branch = "detached HEAD"
+	}
+	if read("orig-head") != m.Head || read("head-name") != branch {
+		return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("the rebase under way is not the interrupted run's (of %s at %s)", branch, m.Head)},
+			"see: git status; once it is finished or aborted: git crucible verify-commits --abort")
+	}
+	return nil
+}
+
 // checkRestored makes sure HEAD is back on the branch at the commit it
-// was on: the rebase moves the branch only when it finishes, so the abort
-// restores it, and anything else is said, not papered over.
-func (s *Store) checkRestored(m marker) error {
+// was on, and returns it: the rebase moves the branch only when it
+// finishes, so the abort restores it. A --fix run's rebase that finished
+// before the kill (the branch's last move is its finish, from m.Head) has
+// the commit fixed as the run would leave it: that stands. Anything else
+// is said, not papered over.
+func (s *Store) checkRestored(ctx context.Context, m marker) (string, error) {
 	branch, err := s.repo.ReadSymref("HEAD")
 	if err != nil {
-		return err
+		return "", err
 	}
 	head, err := s.repo.HeadCommit()
 	if err != nil {
-		return err
+		return "", err
 	}
-	if branch != m.Branch || head != m.Head {
-		where := m.Head
-		if m.Branch != "" {
-			where = m.Branch + " at " + m.Head
-		}
-		return outcome.WithHints(fmt.Errorf("HEAD is not back where the run found it (%s)", where),
-			"see: git reflog")
+	if branch == m.Branch && (head == m.Head || m.Fix && branch != "" && s.finishedFrom(ctx, branch, head, m.Head)) {
+		return head, nil
 	}
-	return nil
+	where := m.Head
+	if m.Branch != "" {
+		where = m.Branch + " at " + m.Head
+	}
+	return "", outcome.WithHints(fmt.Errorf("HEAD is not back where the run found it (%s)", where),
+		"see: git reflog")
+}
+
+// finishedFrom reports whether branch's last move, to head, was a rebase
+// finishing that started at from.
+func (s *Store) finishedFrom(ctx context.Context, branch, head, from string) bool {
+	out, err := s.repo.Git(ctx, "reflog", "show", "-n", "2", "--format=%H %gs", branch, "--")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return err == nil && len(lines) == 2 && strings.HasPrefix(lines[0], head+" rebase (finish): ") && strings.HasPrefix(lines[1], from+" ")
 }

@@ -60,13 +60,18 @@ func gateEnv() []string {
 // signal N) and output. An error is a gate that could not start, or ctx
 // ending; the gate's process group is killed then.
 func execGate(ctx context.Context, dir, command string) (int, []byte, error) {
+	return runGate(ctx, dir, command, (*exec.Cmd).Run)
+}
+
+// runGate is execGate, run starting the gate's command and waiting for it.
+func runGate(ctx context.Context, dir, command string, run func(*exec.Cmd) error) (int, []byte, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir, cmd.Env = dir, gateEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	err := cmd.Run()
+	err := run(cmd)
 	if ctx.Err() != nil {
 		return 0, out.Bytes(), ctx.Err()
 	}
@@ -104,11 +109,16 @@ func Fingerprint(ctx context.Context, dir, toolchain string) (string, error) {
 // test runs the gate at one tree in dir and records the result, unless
 // the cache holds one that mode lets stand.
 func (s *Store) test(ctx context.Context, dir, command, spec, tree string, mode Mode) error {
+	return s.testWith(ctx, (*exec.Cmd).Run, dir, command, spec, tree, mode)
+}
+
+// testWith is test, run starting the gate and waiting for it (runGate).
+func (s *Store) testWith(ctx context.Context, run func(*exec.Cmd) error, dir, command, spec, tree string, mode Mode) error {
 	if cached, ok, err := s.Lookup(tree, spec); err != nil || (ok && mode.Reuse(cached)) {
 		return err
 	}
 	start := time.Now()
-	code, out, err := execGate(ctx, dir, command)
+	code, out, err := runGate(ctx, dir, command, run)
 	if err != nil {
 		return err
 	}

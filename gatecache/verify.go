@@ -58,6 +58,8 @@ type Report struct {
 	Cached   int      `json:"cached"` // results taken from the cache
 	DryRun   bool     `json:"dry_run,omitempty"`
 	WouldRun int      `json:"would_run,omitempty"` // --dry-run: commits the gate would run at
+	// Recovered is the killed run the run put back before it began.
+	Recovered *Interrupted `json:"-"`
 }
 
 // Failed returns the commits that failed.
@@ -76,32 +78,42 @@ func (r *Report) Failed() []Commit {
 // filled it, with Jobs), the others by a real git rebase -i over the range
 // with an exec line after each of them (see rebase). With every commit
 // answered no rebase runs. The branch is left exactly as it was whether
-// the gate passes or not.
+// the gate passes or not. A run killed here before is recovered first.
 func (s *Store) Verify(ctx context.Context, o Options) (*Report, error) {
-	unlock, err := s.begin()
+	unlock, in, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return s.verify(ctx, o)
+	rep, err := s.verify(ctx, o)
+	if rep != nil {
+		rep.Recovered = in
+	}
+	return rep, err
 }
 
-// begin takes the worktree's lock for a run, refusing one where a run was
-// interrupted or a git operation is under way.
-func (s *Store) begin() (unlock func(), err error) {
+// begin takes the worktree's lock for a run and recovers a run that was
+// killed here (see Recover), refusing one where a git operation is under
+// way.
+func (s *Store) begin(ctx context.Context) (unlock func(), in *Interrupted, err error) {
 	if unlock, err = lockWorktree(s.repo); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, ok, err := readMarker(s.repo); err != nil || ok {
+	if m, ok, err := readMarker(s.repo); err != nil {
 		unlock()
-		return nil, errInterrupted(err)
+		return nil, nil, err
+	} else if ok {
+		if in, err = s.recover(ctx, m); err != nil {
+			unlock()
+			return nil, nil, fmt.Errorf("a verify-commits run was interrupted in this worktree: %w", err)
+		}
 	}
 	if op := s.repo.Operation(); op != "" {
 		unlock()
-		return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
+		return nil, nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("a %s is under way in this worktree", op)},
 			"finish it or abort it first (git "+op+" --continue or --abort)")
 	}
-	return unlock, nil
+	return unlock, in, nil
 }
 
 // verify is Verify, the worktree locked.
@@ -167,7 +179,8 @@ func (s *Store) verify(ctx context.Context, o Options) (*Report, error) {
 // checkClean refuses a work tree with changes to tracked files, which
 // the rebase would refuse half-way through set-up.
 func (s *Store) checkClean(ctx context.Context) error {
-	_, _ = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "update-index", "-q", "--refresh")
+	// In a group of its own: a kill of ours leaves it to release index.lock.
+	_, _ = s.repo.GitGroup(ctx, s.repo.WorkTree, nil, "update-index", "-q", "--refresh")
 	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--quiet", "HEAD", "--")
 	var gerr *gitext.Error
 	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
@@ -370,8 +383,9 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	if err := m.write(s.repo); err != nil {
 		return err
 	}
-	rebaseErr := s.rebaseTodo(ctx, o.Base, todoFile)
-	if err := s.abortRebase(ctx); err != nil {
+	defer m.release()
+	rebaseErr := s.rebaseTodo(ctx, &m, todoFile)
+	if err := s.abortRebase(ctx, &m); err != nil {
 		return err
 	}
 	if err := s.collect(run, o.Spec, rep.Commits); err != nil {
@@ -446,20 +460,19 @@ func todoList(base, head string, commits []Commit, execs []string) string {
 	return b.String()
 }
 
-// rebaseTodo runs git rebase -i onto base with the list in todoFile as
+// rebaseTodo runs git rebase -i onto m.Base with the list in todoFile as
 // its todo list, the user's rebase settings pinned off; extra are more
 // git options (-c).
-func (s *Store) rebaseTodo(ctx context.Context, base, todoFile string, extra ...string) error {
+func (s *Store) rebaseTodo(ctx context.Context, m *marker, todoFile string, extra ...string) error {
 	args := append(append(append([]string{}, pinned...), extra...), "rebase", "-i", "--no-autosquash", "--no-autostash",
-		"--no-update-refs", "--reschedule-failed-exec", "--no-fork-point", base)
+		"--no-update-refs", "--reschedule-failed-exec", "--no-fork-point", m.Base)
 	// The editor git runs on its todo list puts ours in its place, with
 	// shell builtins alone (git appends "$@", the list's path).
 	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
 	// In a process group of its own, which an ended ctx asks to stop as a
 	// whole: the gate git runs, not git alone, must stop before the
-	// rebase is aborted under it.
-	_, err := s.repo.GitGroup(ctx, s.repo.WorkTree, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
-	return err
+	// rebase is aborted under it; m records it for a recovery to end.
+	return s.gitGroup(ctx, m, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 }
 
 // collect records the results the exec lines left in run: "i <status>"
@@ -476,8 +489,14 @@ func (s *Store) collect(run, spec string, commits []Commit) error {
 	if err != nil {
 		return err
 	}
+	// Only whole lines: a gate killed while its exit trap wrote leaves a
+	// torn last one, which says nothing.
+	text := string(b)
 	var outs []Outcome
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for _, line := range strings.Split(text[:strings.LastIndex(text, "\n")+1], "\n") {
+		if line == "" {
+			continue
+		}
 		var i, code int
 		if n, err := fmt.Sscanf(line, "%d %d", &i, &code); n != 2 || err != nil || i < 0 || i >= len(commits) || code < 0 || code > 255 {
 			return fmt.Errorf("%s: not a result: %q", filepath.Join(run, "results"), line)

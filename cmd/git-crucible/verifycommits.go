@@ -65,10 +65,13 @@ func verifyCommitsCommand() *cli.Command {
 			"a pipeline active on the branch each fix is a dispatch of its engine, in its manifest. A range\n" +
 			"that holds a merge is refused by --fix, which rewrites a line of commits.\n\n" +
 			"A run killed mid-way leaves its rebase under way: --abort puts HEAD and the branch back as they\n" +
-			"were and keeps the results it had; --continue does the same, then runs it again from the cache.\n" +
-			"So does a rebase git could not abort (a file in the way), once the file is moved. Ctrl-C and\n" +
-			"SIGTERM stop the gate with the rebase. While a build runs on the branch, verify-commits is refused:\n" +
-			"the build checks each task's commit itself.\n\n" +
+			"were and keeps the results it had; --continue does the same, then runs it again from the cache;\n" +
+			"a plain run does the same, then runs as asked. Each first kills what the killed run left running\n" +
+			"(its rebase and gate, in a process group the run records before git starts) and waits for it to\n" +
+			"end; a --fix whose rebase finished keeps its fix. What it cannot vouch for it leaves as it is and\n" +
+			"says what to run. So does a rebase git could not abort (a file in the way), once the file is\n" +
+			"moved. Ctrl-C and SIGTERM stop the gate with the rebase. While a build runs on the branch,\n" +
+			"verify-commits is refused: the build checks each task's commit itself.\n\n" +
 			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate, the range or\n" +
 			"the work tree was refused; 2 --fix escalated: a commit still failed after its rounds; 128 not a\n" +
 			"git repository, no gate, or git failed; 129 usage error.",
@@ -136,15 +139,12 @@ func verifyCommitsAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		where := in.Head[:12]
-		if in.Branch != "" {
-			where = strings.TrimPrefix(in.Branch, "refs/heads/") + " at " + where
-		}
 		if c.Bool("abort") {
-			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+			removeFixerDirs(repo)
+			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: %s\n", recovered(in))
 			return nil
 		}
-		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: HEAD is back on %s; %d results it had are kept\n", where, in.Kept)
+		printRecovered(c, repo, in)
 		o = in.Options
 	} else if o, err = verifyOptions(c, repo); err != nil {
 		return err
@@ -158,6 +158,9 @@ func verifyCommitsAction(c *cli.Context) error {
 		return verifyFix(c, ctx, repo, store, o)
 	}
 	rep, err := store.Verify(ctx, o)
+	if rep != nil {
+		printRecovered(c, repo, rep.Recovered)
+	}
 	if ctx.Err() != nil && c.Context.Err() == nil {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
 	}
@@ -165,6 +168,24 @@ func verifyCommitsAction(c *cli.Context) error {
 		return err
 	}
 	return reportVerify(c, rep)
+}
+
+// recovered says where a killed run's recovery left HEAD.
+func recovered(in *gatecache.Interrupted) string {
+	where := in.Head[:12]
+	if in.Branch != "" {
+		where = strings.TrimPrefix(in.Branch, "refs/heads/") + " at " + where
+	}
+	return fmt.Sprintf("HEAD is back on %s; %d results it had are kept", where, in.Kept)
+}
+
+// printRecovered says on stderr that a killed run was put back, if one
+// was, and removes what its fixer left.
+func printRecovered(c *cli.Context, repo *gitext.Repo, in *gatecache.Interrupted) {
+	if in != nil {
+		removeFixerDirs(repo)
+		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: %s\n", recovered(in))
+	}
 }
 
 // reportVerify prints a verification and exits 1 when a commit failed.

@@ -89,10 +89,11 @@ func write(t *testing.T, path, content string) {
 
 // TestKilledVerifyCommits kills verify-commits with its rebase and gate
 // (SIGKILL to the process group) while the gate runs at commit 3 of 5:
-// the rebase is left under way, a new run is refused, --abort puts HEAD
-// and every ref back exactly and keeps the two results recorded before
-// the kill; killed again, --continue puts them back and tests only the
-// commits not tested yet.
+// the rebase is left under way, --abort puts HEAD and every ref back
+// exactly and keeps the two results recorded before the kill; killed
+// again, --continue puts them back and tests only the commits not tested
+// yet; killed again (--force), a plain run puts them back as --continue
+// does and answers every commit from the cache.
 func TestKilledVerifyCommits(t *testing.T) {
 	dir := gittest.Init(t)
 	gittest.Git(t, dir, "tag", "base")
@@ -123,11 +124,11 @@ func TestKilledVerifyCommits(t *testing.T) {
 		b, _ := os.ReadFile(runs)
 		return strings.Count(string(b), "run\n")
 	}
-	killAtCommit3 := func() {
+	killAtCommit3 := func(args ...string) {
 		t.Helper()
 		os.Remove(ready)
 		write(t, hang, "")
-		cmd := exec.Command("git-crucible", "verify-commits", "--exec", "sh "+gate, "base..HEAD")
+		cmd := exec.Command("git-crucible", append([]string{"verify-commits", "--exec", "sh " + gate, "base..HEAD"}, args...)...)
 		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
@@ -153,9 +154,6 @@ func TestKilledVerifyCommits(t *testing.T) {
 	}
 
 	killAtCommit3()
-	if code, out := verify("--exec", "sh "+gate, "base..HEAD"); code != 1 || !strings.Contains(out, "hint: keep what it tested and run again: git crucible verify-commits --continue") {
-		t.Fatalf("a run over the wedged rebase: exit %d\n%s", code, out)
-	}
 	code, out := verify("--abort")
 	if code != 0 || !strings.HasPrefix(out, "Aborted the interrupted run: HEAD is back on main at ") || !strings.HasSuffix(out, "; 2 results it had are kept\n") {
 		t.Fatalf("--abort: exit %d\n%s", code, out)
@@ -181,5 +179,19 @@ func TestKilledVerifyCommits(t *testing.T) {
 	}
 	if after := refs(); after != before {
 		t.Fatalf("refs after --continue:\n%s\nwant:\n%s", after, before)
+	}
+
+	// A plain run recovers as --continue does, then runs as asked.
+	killAtCommit3("--force")
+	n = countRuns()
+	code, out = verify("--exec", "sh "+gate, "base..HEAD")
+	if code != 0 || !strings.HasPrefix(out, "Recovered the interrupted run: HEAD is back on main at ") || !strings.Contains(out, "; 2 results it had are kept\n") || !strings.HasSuffix(out, "5 commits: 0 gate runs, 5 cached\n") {
+		t.Fatalf("a run over the wedged rebase: exit %d\n%s", code, out)
+	}
+	if got := countRuns() - n; got != 0 {
+		t.Errorf("the run over the wedged rebase ran the gate %d times, want none", got)
+	}
+	if after := refs(); after != before {
+		t.Fatalf("refs after a run over the wedged rebase:\n%s\nwant:\n%s", after, before)
 	}
 }

@@ -26,6 +26,7 @@ const (
 	fixRole     = "fixer"
 	fixTemplate = "fixer"
 	fixStep     = "verify-commits" // the step a pipeline's manifest records its dispatches at
+	fixOwner    = "verify-commits" // whose agent directories a fixer run alone gets
 )
 
 // fixAgent dispatches the fixer role at broken commits. With a pipeline
@@ -98,6 +99,21 @@ func (f *fixAgent) Close() {
 	_ = os.RemoveAll(f.dir)
 }
 
+// removeFixerDirs removes the agent directories a killed --fix run's
+// fixer left in the work tree (one run at a time per work tree: none is
+// in use), and the parents it leaves empty.
+func removeFixerDirs(repo *gitext.Repo) {
+	dir := filepath.Join(repo.WorkTree, filepath.FromSlash(agent.RunsDir), fixOwner)
+	if os.RemoveAll(dir) != nil {
+		return
+	}
+	for dir = filepath.Dir(dir); dir != repo.WorkTree; dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			return // not empty: the user's files too
+		}
+	}
+}
+
 // Fix is a gatecache.Fixer: one dispatch of the fixer at b. An agent that
 // fails is a round that did not fix, which the gate then says; only the
 // engine's own failures are errors.
@@ -129,7 +145,7 @@ func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
 	if err != nil {
 		return err
 	}
-	ad, err := build.NewAgentDir(f.repo.WorkTree, "verify-commits")
+	ad, err := build.NewAgentDir(f.repo.WorkTree, fixOwner)
 	if err != nil {
 		return err
 	}
@@ -139,7 +155,7 @@ func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
 	if err != nil {
 		return err
 	}
-	var runner agent.Runner
+	runner := agent.Runner{Start: b.Start}
 	_, err = runner.Run(ctx, a, agent.Request{Prompt: []byte(text), PromptFile: ad.Prompt(),
 		Output: ad.Report(), Workdir: f.repo.WorkTree, Role: fixRole, Template: fixTemplate, Phase: d.Phase,
 		Task: b.Commit.Task, Round: b.Round, Commands: f.commands(b)})
@@ -219,6 +235,7 @@ func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *ga
 	defer fixer.Close()
 	fr, err := store.Fix(ctx, o, fixer.Fix)
 	if fr != nil {
+		printRecovered(c, repo, fr.Recovered)
 		printFix(c.App.Writer, fr)
 	}
 	if ctx.Err() != nil && c.Context.Err() == nil {
