@@ -397,7 +397,7 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	}
 	if now != head {
 		return outcome.WithHints(fmt.Errorf("HEAD moved from %s to %s during the rebase", head, now),
-			"put it back with: git reset --hard "+head)
+			"see what moved it with: git reflog; the branch was at "+head+" (git reset --keep "+head[:12]+" puts it back, keeping your changes)")
 	}
 	if rebaseErr != nil && len(rep.Failed()) == 0 {
 		if err := s.checkClean(ctx); err != nil {
