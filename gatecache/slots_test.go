@@ -31,7 +31,7 @@ func TestStretches(t *testing.T) {
 				todo = append(todo, Commit{Commit: "c" + strconv.Itoa(i), Tree: "t" + strconv.Itoa(i)})
 			}
 			deal := newStretches(todo, tc.slots)
-			var got, dealt []int
+			var got []int
 			var trees []string
 			for _, slot := range tc.calls {
 				c, i, ok := deal.next(slot)
@@ -42,7 +42,7 @@ func TestStretches(t *testing.T) {
 				if c.Commit != "c"+strconv.Itoa(i) {
 					t.Fatalf("dealt %s as commit %d", c.Commit, i)
 				}
-				got, dealt, trees = append(got, i), append(dealt, i), append(trees, c.Tree)
+				got, trees = append(got, i), append(trees, c.Tree)
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("dealt %v, want %v", got, tc.want)
