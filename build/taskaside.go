@@ -1,7 +1,6 @@
 package build
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,7 +88,7 @@ func (w *walker) setAside(ctx context.Context, task *report.PlanTask) (string, e
 	if err != nil || branch == "" {
 		return "", err
 	}
-	paths, err := changedPaths(ctx, repo, base, head)
+	paths, err := repo.ChangedPaths(ctx, base, head)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +138,7 @@ func (w *walker) keptAside(ctx context.Context, task *report.PlanTask) (string, 
 	if parent, err := repo.Git(ctx, "rev-parse", "--verify", "-q", kept+"^"); err != nil || strings.TrimSpace(string(parent)) != base {
 		return "", nil // set aside from elsewhere: the branch moved since
 	}
-	paths, err := changedPaths(ctx, repo, base, kept)
+	paths, err := repo.ChangedPaths(ctx, base, kept)
 	if err != nil {
 		return "", err
 	}
@@ -151,21 +150,6 @@ func (w *walker) keptAside(ctx context.Context, task *report.PlanTask) (string, 
 		}
 	}
 	return ref, nil
-}
-
-// changedPaths are the paths that differ between commits a and b.
-func changedPaths(ctx context.Context, repo *gitext.Repo, a, b string) ([]string, error) {
-	out, err := repo.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b)
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			paths = append(paths, string(p))
-		}
-	}
-	return paths, nil
 }
 
 // holds reports whether the index and the work tree have paths as commit

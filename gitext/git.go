@@ -190,6 +190,21 @@ func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]by
 	return run(ctx, r, stdin, args...)
 }
 
+// ChangedPaths are the paths that differ between commits a and b.
+func (r *Repo) ChangedPaths(ctx context.Context, a, b string) ([]string, error) {
+	out, err := r.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			paths = append(paths, string(p))
+		}
+	}
+	return paths, nil
+}
+
 // IsAncestor reports whether commit a is reachable from commit b.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)

@@ -516,13 +516,13 @@ func (r *Runner) rework(ctx context.Context, p Plan, boundary string, commits []
 				return nil, nil, err
 			}
 			messages[c.Task] = string(out)
-			if res.Changed, err = r.changes(ctx, c.SHA); err != nil {
+			if res.Changed, err = r.Repo.ChangedPaths(ctx, c.SHA+"^", c.SHA); err != nil {
 				return nil, nil, err
 			}
 			res.Tree = c.SHA
 		}
 		if f, ok := p.Amend.Fixing[c.Task]; ok && f.Fix != "" {
-			fixed, err := r.changes(ctx, f.Fix)
+			fixed, err := r.Repo.ChangedPaths(ctx, f.Fix+"^", f.Fix)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -539,21 +539,6 @@ func (r *Runner) rework(ctx context.Context, p Plan, boundary string, commits []
 		results = append(results, res)
 	}
 	return results, messages, nil
-}
-
-// changes are the paths commit changes from its parent.
-func (r *Runner) changes(ctx context.Context, commit string) ([]string, error) {
-	out, err := r.Repo.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-commit-id", commit+"^", commit)
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			paths = append(paths, string(p))
-		}
-	}
-	return paths, nil
 }
 
 // ErrNoCommitGate stops an amendment round that has no command to check
