@@ -1,12 +1,9 @@
 package build
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -37,25 +34,20 @@ func CheckBaseline(ctx context.Context, r *gitext.Repo, command string) error {
 	if command == "" {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = r.WorkTree
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	var exit *exec.ExitError
+	code, out, err := runShell(ctx, r.WorkTree, command)
 	switch {
-	case err == nil:
-		return nil
-	case !errors.As(err, &exit):
+	case err != nil:
 		return fmt.Errorf("the project's test command: %w", err)
+	case code == 0:
+		return nil
 	}
 	log := filepath.Join(r.CrucibleDir(), "baseline.log")
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(log, out, 0o644); err != nil {
 		return err
 	}
-	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-	return &BaselineError{Command: command, Exit: exit.ExitCode(), Tail: strings.Join(lines[max(0, len(lines)-baselineTail):], "\n"), Log: log}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	return &BaselineError{Command: command, Exit: code, Tail: strings.Join(lines[max(0, len(lines)-baselineTail):], "\n"), Log: log}
 }

@@ -330,13 +330,8 @@ func ranFailed(st *spec.Step, command string, code int, log string) string {
 // and keeps its output in the pipeline's run directory: its exit code and
 // the log's path.
 func (w *walker) runCommand(ctx context.Context, st *spec.Step, task *report.PlanTask, command string) (int, string, error) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = w.e.Workdir
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
+	code, out, err := runShell(ctx, w.e.Workdir, command)
+	if err != nil {
 		return 0, "", fmt.Errorf("%s: %w", st.ID, err)
 	}
 	if ctx.Err() != nil {
@@ -350,10 +345,25 @@ func (w *walker) runCommand(ctx context.Context, st *spec.Step, task *report.Pla
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
 		return 0, "", err
 	}
-	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(log, out, 0o644); err != nil {
 		return 0, "", err
 	}
-	return cmd.ProcessState.ExitCode(), log, nil
+	return code, log, nil
+}
+
+// runShell runs command with sh in dir: its exit status and its output,
+// stdout and stderr as they came; an error only when it could not run.
+func runShell(ctx context.Context, dir, command string) (int, []byte, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = dir
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return 0, nil, err
+	}
+	return cmd.ProcessState.ExitCode(), buf.Bytes(), nil
 }
 
 // approve records the approval with Yes, and the consent to the commands
