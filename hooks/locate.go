@@ -39,3 +39,23 @@ func samePath(a, b string) bool {
 	}
 	return resolve(a) == resolve(b)
 }
+
+// NotOurs are the gate hooks of repo (Defaults) that git would not run as
+// git-crucible's: missing, or someone else's.
+func NotOurs(ctx context.Context, repo *gitext.Repo) ([]string, error) {
+	dir, err := repo.HooksDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, name := range Defaults(repo.Bare) {
+		h, err := Inspect(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		if !h.Ours() {
+			missing = append(missing, name)
+		}
+	}
+	return missing, nil
+}

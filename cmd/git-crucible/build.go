@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/replay"
@@ -289,7 +290,7 @@ func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, erro
 		fmt.Fprintf(s.err(), "Abandoned pipeline %s (kept in refs/crucible/pipelines/%s)\n", abandoned, abandoned)
 	}
 	fmt.Fprintf(s.err(), "Started pipeline %s on branch '%s'\n", st.ID, st.Branch)
-	if missing, err := hooksMissing(c.Context, s.svc.Repo); err != nil {
+	if missing, err := hooks.NotOurs(c.Context, s.svc.Repo); err != nil {
 		return "", err
 	} else if len(missing) > 0 {
 		fmt.Fprintln(s.err(), "hint: the gate hooks are not installed: the engine writes its commits' trailers and provenance itself,")

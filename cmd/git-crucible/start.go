@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -55,7 +53,7 @@ func startCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				unguarded, err := hooksMissing(c.Context, s.svc.Repo)
+				unguarded, err := hooks.NotOurs(c.Context, s.svc.Repo)
 				if err != nil {
 					return err
 				}
@@ -75,23 +73,4 @@ func startCommand() *cli.Command {
 			})
 		},
 	}
-}
-
-// hooksMissing are the gate hooks git would not run of ours in repo.
-func hooksMissing(ctx context.Context, repo *gitext.Repo) ([]string, error) {
-	dir, err := repo.HooksDir(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var missing []string
-	for _, name := range hooks.Defaults(repo.Bare) {
-		h, err := hooks.Inspect(dir, name)
-		if err != nil {
-			return nil, err
-		}
-		if !h.Ours() {
-			missing = append(missing, name)
-		}
-	}
-	return missing, nil
 }
