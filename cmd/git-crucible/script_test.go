@@ -44,6 +44,9 @@ func TestScripts(t *testing.T) {
 // rules, which the hash does not reach; running all twice would cost CI
 // more than it finds.
 func TestScriptsSHA256(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the scenarios run in SHA-1 repositories only")
+	}
 	var files []string
 	for _, name := range sha256Scenarios {
 		files = append(files, filepath.Join(scriptDir, name+".txtar"))

@@ -102,9 +102,13 @@ var versions sync.Map // program path -> its --version output
 
 // RequireClient is the path of program ("claude" or "codex") on PATH. A
 // test that needs it is skipped when it is missing, with the command that
-// installs it, unless CI=true, where it fails: CI installs both.
+// installs it, unless CI=true, where it fails: CI installs both. With
+// -short it is skipped: the everyday subset leaves the real clients out.
 func RequireClient(t testing.TB, program string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: the real %s is left out", program)
+	}
 	path, err := exec.LookPath(program)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
