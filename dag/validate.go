@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/gatecache"
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/report"
 )
 
@@ -134,7 +134,7 @@ func (v Validation) check(line int) *Error {
 	case v.NoFastGate && strings.TrimSpace(v.Reason) == "":
 		return errorf(line, "validation: no-fast-gate: true needs a reason saying why the full verify pipeline is the minimum")
 	case v.FastGate != "":
-		if err := gatecache.CheckStub(v.FastGate); err != nil {
+		if err := fastgate.CheckStub(v.FastGate); err != nil {
 			return errorf(line, "validation.fast-gate: %v", err)
 		}
 	}

@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/internal/outcome"
@@ -99,7 +99,7 @@ func Resolve(ctx context.Context, repo *gitext.Repo, req Request) (Gate, error) 
 	if g.Toolchain == "" && g.Source == TrackedFile {
 		g.Toolchain = deref(tracked.Toolchain)
 	}
-	if err := CheckStub(g.Command); err != nil {
+	if err := fastgate.CheckStub(g.Command); err != nil {
 		return Gate{}, &outcome.Refused{Err: fmt.Errorf("%s (from %s): %w", g.Name, g.Source, err)}
 	}
 	return g, nil
@@ -237,42 +237,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// stubPart matches one command of a pipeline that checks nothing.
-var stubPart = regexp.MustCompile(`^(|true|:|/bin/true|/usr/bin/true|exit|exit 0|(echo|printf)(\s.*)?)$`)
-
-// shellWrap matches `sh -c '...'` and its kin, whose script is checked too.
-var shellWrap = regexp.MustCompile(`^(?:/bin/|/usr/bin/)?(?:sh|bash|dash|zsh)\s+-c\s+(?:'([^']*)'|"([^"]*)")$`)
-
-// CheckStub refuses a gate that cannot fail where it must: the seed's
-// contract is that a fast gate fails when a commit uses what only a later
-// commit adds. Empty commands, true, :, echo and printf, and lists or
-// shell wrappers of nothing else are stubs. It is a best-effort match on
-// the text: a contrived bypass is the caller's problem.
-func CheckStub(command string) error {
-	if isStub(command, 0) {
-		return fmt.Errorf("%q is a stub, not a gate: a fast gate must fail when a commit uses what only a later commit adds", strings.TrimSpace(command))
-	}
-	return nil
-}
-
-// separators split a command list into its commands.
-var separators = regexp.MustCompile(`&&|\|\||[;|\n&]`)
-
-func isStub(command string, depth int) bool {
-	if m := shellWrap.FindStringSubmatch(strings.TrimSpace(command)); m != nil {
-		return depth < 3 && isStub(m[1]+m[2], depth+1)
-	}
-	for _, part := range separators.Split(command, -1) {
-		part = strings.Join(strings.Fields(part), " ")
-		part = strings.TrimSuffix(strings.TrimPrefix(part, "("), ")")
-		part = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(part, "{"), "}"))
-		if !stubPart.MatchString(part) {
-			return false
-		}
-	}
-	return true
 }
 
 // Spec is the gate's identity in the cache: the command and the toolchain

@@ -1,0 +1,46 @@
+// Package fastgate is what is known of a fast gate's command before it
+// runs: whether it can fail at all. Pure: it runs nothing, so the task
+// DAG's manifest check (package dag) can use it without linking git.
+package fastgate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// stubPart matches one command of a pipeline that checks nothing.
+var stubPart = regexp.MustCompile(`^(|true|:|/bin/true|/usr/bin/true|exit|exit 0|(echo|printf)(\s.*)?)$`)
+
+// shellWrap matches `sh -c '...'` and its kin, whose script is checked too.
+var shellWrap = regexp.MustCompile(`^(?:/bin/|/usr/bin/)?(?:sh|bash|dash|zsh)\s+-c\s+(?:'([^']*)'|"([^"]*)")$`)
+
+// CheckStub refuses a gate that cannot fail where it must: the seed's
+// contract is that a fast gate fails when a commit uses what only a later
+// commit adds. Empty commands, true, :, echo and printf, and lists or
+// shell wrappers of nothing else are stubs. It is a best-effort match on
+// the text: a contrived bypass is the caller's problem.
+func CheckStub(command string) error {
+	if isStub(command, 0) {
+		return fmt.Errorf("%q is a stub, not a gate: a fast gate must fail when a commit uses what only a later commit adds", strings.TrimSpace(command))
+	}
+	return nil
+}
+
+// separators split a command list into its commands.
+var separators = regexp.MustCompile(`&&|\|\||[;|\n&]`)
+
+func isStub(command string, depth int) bool {
+	if m := shellWrap.FindStringSubmatch(strings.TrimSpace(command)); m != nil {
+		return depth < 3 && isStub(m[1]+m[2], depth+1)
+	}
+	for _, part := range separators.Split(command, -1) {
+		part = strings.Join(strings.Fields(part), " ")
+		part = strings.TrimSuffix(strings.TrimPrefix(part, "("), ")")
+		part = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(part, "{"), "}"))
+		if !stubPart.MatchString(part) {
+			return false
+		}
+	}
+	return true
+}
