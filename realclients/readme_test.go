@@ -93,13 +93,14 @@ var closed = regexp.MustCompile(`(?m)^Pipeline build-[0-9-]+-[0-9a-f]+: the four
 
 // freshCopy is this repository as a fresh clone of it would be, made
 // from the work tree so that what is tested is what is checked out:
-// its tracked files only, committed in a repository of their own.
+// its files that git tracks or would (not ignored), committed in a
+// repository of their own.
 func freshCopy(t *testing.T, tmp string, env []string) string {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	list, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
