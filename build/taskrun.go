@@ -109,9 +109,17 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if began != nil && began.Backup != "" {
 		res.Backup = began.Backup
 	}
+	start := head // where the run began
+	if began != nil {
+		start = began.Start
+	}
 	if runDone(tr.Manifest) {
 		res.Head, res.Status, res.Done = head, string(dag.RunCompleted), true
-		return res, e.dropWork(ctx, head)
+		if err := e.dropWork(ctx, head); err != nil {
+			return res, err
+		}
+		// A run killed after its end was recorded left what it leaves.
+		return res, e.leave(ctx, branch, res.Backup, start)
 	}
 	if tr.Approve != nil {
 		if err := tr.Approve(); err != nil {
@@ -134,8 +142,8 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 			return res, err
 		}
 		tr.Manifest.Status = dag.RunInProgress
-	} else if b, err := repo.ReadRef(res.Backup); err != nil || b == "" {
-		return res, errors.Join(err, fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(res.Backup, "refs/heads/")))
+	} else if err := e.keepBackup(ctx, res.Backup, start); err != nil {
+		return res, err
 	}
 	tr.Manifest.BackupBranch = strings.TrimPrefix(res.Backup, "refs/heads/")
 	saw := func() {
@@ -291,7 +299,70 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	}
 	tr.Manifest.Status = dag.RunStatus(res.Status)
 	saw()
-	return res, nil
+	if res.Status != string(dag.RunCompleted) {
+		return res, nil // what it leaves stays, for the run to go on
+	}
+	return res, e.leave(ctx, branch, res.Backup, start)
+}
+
+// keepBackup makes sure a resumed run's backup branch is there: one
+// that is gone (git crucible clean removes it: its commit is on the
+// branch) is made again at start, where the run began, as the run made
+// it; a run whose start the chain does not say (an earlier git-crucible's)
+// cannot, and is refused.
+func (e *Engine) keepBackup(ctx context.Context, backup, start string) error {
+	repo := e.Service.Repo
+	b, err := repo.ReadRef(backup)
+	switch {
+	case err != nil || b != "":
+		return err
+	case start == "":
+		return fmt.Errorf("the run's backup branch %s is gone: it is the way back to where the run began; recreate it from the reflog before going on", strings.TrimPrefix(backup, "refs/heads/"))
+	}
+	err = repo.UpdateRefs(ctx, "git crucible run: backup before the run, made again", gitext.RefUpdate{Name: backup, New: start})
+	if errors.Is(err, gitext.ErrRefChanged) {
+		return nil // made meanwhile
+	}
+	return err
+}
+
+// leave removes what a completed run leaves, once its end is recorded:
+// the slots' worktrees (their work is on the branch) and the backup
+// branch when the run made it: it still points at start, where the run
+// began (compare-and-swap), and start is on the branch, so that nothing
+// is lost; the chain's dag.run names it and start. A backup that was
+// there before the run, at another commit, is not the run's, and stays.
+func (e *Engine) leave(ctx context.Context, branch, backup, start string) error {
+	repo := e.Service.Repo
+	pool := taskrun.Slots(repo)
+	slots, err := pool.Slots()
+	if err != nil {
+		return err
+	}
+	for _, n := range slots {
+		if err := pool.Remove(ctx, n); err != nil {
+			return err
+		}
+	}
+	if err := pool.Prune(ctx); err != nil {
+		return err
+	}
+	b, err := repo.ReadRef(backup)
+	if err != nil || b == "" || start == "" || b != start {
+		return err
+	}
+	head, err := repo.ReadRef(branch)
+	if err != nil {
+		return err
+	}
+	if on, err := repo.IsAncestor(ctx, start, head); err != nil || !on {
+		return err
+	}
+	err = repo.UpdateRefs(ctx, "git crucible run: completed, its backup is on the branch", gitext.RefUpdate{Name: backup, Old: start})
+	if errors.Is(err, gitext.ErrRefChanged) {
+		return nil // moved meanwhile: no longer the run's
+	}
+	return err
 }
 
 // dropWork deletes the run's work ref (ours) once head, the branch, holds
@@ -348,7 +419,7 @@ func (e *Engine) begin(ctx context.Context, tr TaskRun, branch, head, backup str
 		}
 	}
 	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: "in-progress",
-		Manifest: tr.Path, Branch: strings.TrimPrefix(branch, "refs/heads/"), Backup: backup,
+		Manifest: tr.Path, Branch: strings.TrimPrefix(branch, "refs/heads/"), Backup: backup, Start: head,
 		MaxParallel: tr.MaxParallel, Tasks: len(tr.Manifest.Tasks)}})
 }
 

@@ -24,10 +24,15 @@ var DAGRunStatuses = []string{"in-progress", "completed", "failed", "escalated"}
 
 // DAGRunData is the payload of dag.run.
 type DAGRunData struct {
-	Status      string `json:"status"`
-	Manifest    string `json:"manifest,omitempty"` // the manifest file, from the work tree's top
-	Branch      string `json:"branch,omitempty"`   // the branch the run commits on
-	Backup      string `json:"backup,omitempty"`   // the backup branch, made once, before the first level moves the branch
+	Status   string `json:"status"`
+	Manifest string `json:"manifest,omitempty"` // the manifest file, from the work tree's top
+	Branch   string `json:"branch,omitempty"`   // the branch the run commits on
+	Backup   string `json:"backup,omitempty"`   // the backup branch, made once, before the first level moves the branch
+	// Start is the branch's commit the run began at, where a backup
+	// branch the run made points: the run deletes that backup when it
+	// completes (the commit is then on the branch), and a resume remakes
+	// it there when it is gone.
+	Start       string `json:"start,omitempty"`
 	MaxParallel int    `json:"max_parallel,omitempty"`
 	Tasks       int    `json:"tasks,omitempty"`
 	Reason      string `json:"reason,omitempty"`

@@ -31,6 +31,10 @@ func BranchLock(r *gitext.Repo, branch string) string {
 	return filepath.Join(r.CrucibleDir(), "runs", ".branches", hex.EncodeToString(sum[:8]))
 }
 
+// BranchHolder returns the live engine holding the lock of branch (its
+// short name), or nil, as HolderOf does for a pipeline.
+func BranchHolder(r *gitext.Repo, branch string) *Holder { return holderIn(BranchLock(r, branch)) }
+
 // BranchLockPipeline starts the line of a branch lock naming its pipeline.
 const BranchLockPipeline = "pipeline "
 

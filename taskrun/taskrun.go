@@ -63,11 +63,15 @@ type Runner struct {
 // edit anything under .git), and ignored by git.
 const SlotsDir = ".crucible/slots"
 
+// Slots is the pool of task worktrees under SlotsDir of repo's work tree.
+func Slots(repo *gitext.Repo) wtpool.Pool {
+	return wtpool.Pool{Repo: repo, Dir: filepath.Join(repo.WorkTree, filepath.FromSlash(SlotsDir)), Hidden: true}
+}
+
 // New is a runner whose task worktrees are the slots under SlotsDir of
 // repo's work tree.
 func New(repo *gitext.Repo, maxParallel int, dispatch Dispatcher) *Runner {
-	return &Runner{Repo: repo, Pool: wtpool.Pool{Repo: repo, Dir: filepath.Join(repo.WorkTree, filepath.FromSlash(SlotsDir)), Hidden: true},
-		MaxParallel: max(maxParallel, 1), Dispatch: dispatch}
+	return &Runner{Repo: repo, Pool: Slots(repo), MaxParallel: max(maxParallel, 1), Dispatch: dispatch}
 }
 
 // Result is how one task of a level went.

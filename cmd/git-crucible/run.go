@@ -57,7 +57,10 @@ func runCommand() *cli.Command {
 			"commit keeping its message), the fast gate run at each rebuilt commit (a failing one goes back to\n" +
 			"fixing) and the critique run again: amendment round 3 warns, round 4 escalates. Once accepted the\n" +
 			"branch moves to the level's commits (compare-and-swap; the work tree follows as git checkout\n" +
-			"would). Before the first level the branch is kept as backup-<branch>-pre-dispatch, never recreated.\n\n" +
+			"would). Before the first level the branch is kept as backup-<branch>-pre-dispatch, never recreated.\n" +
+			"A run that completes then deletes it (compare-and-swap, only where the run began: that commit is on\n" +
+			"the branch) and removes its task worktrees; one that does not keeps both for going on (git crucible\n" +
+			"status lists them; git crucible clean removes them).\n\n" +
 			"A run asks no one: a manifest whose commits.approval is ask-once or ask-each has its commits\n" +
 			"approved up front with --yes, and without it the run is refused before anything is recorded; auto,\n" +
 			"or no approval (the seed's ask-once default is for a person at the orchestrator), needs nothing.\n\n" +

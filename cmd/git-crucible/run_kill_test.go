@@ -31,9 +31,10 @@ const sampleDAG = "dispatch/demo"
 // is completed; the branch holds one commit per task that changes files,
 // in level order, with the clean run's tree; no task's agent started
 // after its task was committed; verify and fsck are clean; no lock is
-// left; the work ref is gone and the backup branch is the commit the run
-// began on; an implementer or critique dispatched more than once was
-// dispatched again only as the retry of the one before, with the reason.
+// left; the work ref, the backup branch (the commit the run began on is
+// on the branch) and the slots' worktrees are gone; an implementer or
+// critique dispatched more than once was dispatched again only as the
+// retry of the one before, with the reason.
 func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real task runs for several seconds")
@@ -180,8 +181,14 @@ func assertRunConverged(t *testing.T, dir, log, base, tree string) {
 	if w := gittest.Git(t, dir, "for-each-ref", "refs/crucible/work/"); w != "" {
 		t.Errorf("the work ref is left: %s", w)
 	}
-	if b := gittest.Git(t, dir, "rev-parse", "refs/heads/backup-main-pre-dispatch"); b != base {
-		t.Errorf("the backup branch is at %s, want the base %s", b, base)
+	// Complete, the run removed its backup branch, its commit being on
+	// the branch, and its slots' worktrees.
+	if b := gittest.Git(t, dir, "for-each-ref", "refs/heads/backup-main-pre-dispatch"); b != "" {
+		t.Errorf("the backup branch is left: %s", b)
+	}
+	gittest.Git(t, dir, "merge-base", "--is-ancestor", base, "HEAD")
+	if wt := gittest.Git(t, dir, "worktree", "list", "--porcelain"); strings.Count(wt, "worktree ") != 1 {
+		t.Errorf("worktrees are left:\n%s", wt)
 	}
 	assertNoLocks(t, dir)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/leftover"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/replay"
@@ -32,7 +33,10 @@ func statusCommand() *cli.Command {
 			"stagnation, an escalation or a failed phase. A quality gate that a later phase began without is\n" +
 			"marked MISSING, as 'metrics' and --markdown say. A task run (git crucible run) adds its section: the\n" +
 			"level, the tasks by status, the running tasks and their worktrees, the backup branch (\"task_run\"\n" +
-			"in --json). --watch redraws whenever the pipeline changes.\n\n" +
+			"in --json); when no engine runs it, what it left (\"left\"): its task worktrees, each with its\n" +
+			"commit and whether it holds changes that are not on the branch, and its backup branch, with the\n" +
+			"command that removes them, git crucible clean. A run that completes leaves nothing.\n" +
+			"--watch redraws whenever the pipeline changes.\n\n" +
 			"Once agents' clients report what their dispatches used, status says what the pipeline cost and\n" +
 			"how much of that is known (Cost: $0.42 (claude, 12 of 14 dispatches; 2 estimated by size)), the\n" +
 			"tokens reported and those estimated by size (characters / 4) for the other dispatches, and the cost\n" +
@@ -84,7 +88,11 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 			out["resume"] = outlook
 		}
 		if d := st.View.DAG; d != nil {
-			out["task_run"] = taskRunOf(s, d)
+			t, err := taskRunFor(ctx, s, st.ID, d)
+			if err != nil {
+				return err
+			}
+			out["task_run"] = t
 		}
 		return writeJSON(w, out, "  ")
 	}
@@ -149,7 +157,11 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		}
 	}
 	if v.DAG != nil {
-		writeTaskRun(w, taskRunOf(s, v.DAG))
+		t, err := taskRunFor(ctx, s, st.ID, v.DAG)
+		if err != nil {
+			return err
+		}
+		writeTaskRun(w, t)
 	}
 	if len(v.Recent) > 0 {
 		fmt.Fprintf(w, "\nRecent events:\n")
@@ -260,6 +272,72 @@ type taskRun struct {
 	Counts  map[string]int         `json:"counts"`
 	Running []pipeline.RunningTask `json:"running"`
 	Backup  string                 `json:"backup,omitempty"`
+	// Gone: the backup branch is not there (a run that completed
+	// deleted it, or git crucible clean did).
+	Gone bool `json:"backup_gone,omitempty"`
+	// Left is what the run left, when no engine runs it: its slots and
+	// its backup branch.
+	Left *runLeft `json:"left,omitempty"`
+}
+
+// runLeft is what a task run left behind, and the command that cleans it.
+type runLeft struct {
+	Slots   []leftSlot   `json:"slots"`
+	Backups []leftBackup `json:"backups"`
+	Clean   string       `json:"clean"`
+}
+
+type leftSlot struct {
+	Path   string `json:"path"` // from the work tree's top
+	Commit string `json:"commit,omitempty"`
+	Dirty  bool   `json:"dirty"` // it has uncommitted changes
+}
+
+type leftBackup struct {
+	Branch string `json:"branch"`
+	Commit string `json:"commit"`
+}
+
+// taskRunFor is taskRunOf, with what the run left when no engine runs
+// pipeline id.
+func taskRunFor(ctx context.Context, s *session, id string, d *pipeline.DAGView) (taskRun, error) {
+	t := taskRunOf(s, d)
+	repo := s.svc.Repo
+	if t.Backup != "" {
+		b, err := repo.ReadRef("refs/heads/" + t.Backup)
+		if err != nil {
+			return t, err
+		}
+		t.Gone = b == ""
+	}
+	if build.Running(s.svc, id) != 0 {
+		return t, nil
+	}
+	found, err := leftover.Find(ctx, repo, leftover.Options{Dirty: true})
+	if err != nil {
+		return t, err
+	}
+	l := &runLeft{Slots: []leftSlot{}, Backups: []leftBackup{}, Clean: "git crucible clean"}
+	for _, sl := range found.Slots {
+		l.Slots = append(l.Slots, leftSlot{Path: relTop(repo.WorkTree, sl.Path), Commit: sl.Commit, Dirty: sl.Dirty})
+	}
+	for _, b := range found.Backups {
+		if b.Branch == t.Backup {
+			l.Backups = append(l.Backups, leftBackup{Branch: b.Branch, Commit: b.Commit})
+		}
+	}
+	if len(l.Slots)+len(l.Backups) > 0 {
+		t.Left = l
+	}
+	return t, nil
+}
+
+// relTop is path from the work tree's top when it is under it.
+func relTop(top, path string) string {
+	if rel, err := filepath.Rel(top, path); top != "" && err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return path
 }
 
 func taskRunOf(s *session, d *pipeline.DAGView) taskRun {
@@ -303,9 +381,32 @@ func writeTaskRun(w io.Writer, t taskRun) {
 		}
 		fmt.Fprintf(w, "%s%-18s %s\n", label, r.Task, r.Worktree)
 	}
-	if t.Backup != "" {
+	switch {
+	case t.Backup == "":
+	case t.Gone && t.Status == "completed":
+		fmt.Fprintf(w, "  Backup:  %s, deleted when the run completed\n", t.Backup)
+	case t.Gone:
+		fmt.Fprintf(w, "  Backup:  %s, deleted (going on makes it again)\n", t.Backup)
+	default:
 		fmt.Fprintf(w, "  Backup:  %s\n", t.Backup)
 	}
+	if t.Left == nil {
+		return
+	}
+	label := "  Left:    "
+	for _, sl := range t.Left.Slots {
+		dirty := ""
+		if sl.Dirty {
+			dirty = ", with changes not on the branch"
+		}
+		fmt.Fprintf(w, "%s%s at %s%s\n", label, sl.Path, abbrev(sl.Commit), dirty)
+		label = "           "
+	}
+	for _, b := range t.Left.Backups {
+		fmt.Fprintf(w, "%sbranch %s at %s\n", label, b.Branch, abbrev(b.Commit))
+		label = "           "
+	}
+	fmt.Fprintf(w, "  Clean:   %s (--dry-run lists what it removes; going on uses them)\n", t.Left.Clean)
 }
 
 // maxLabel is the widest a task's title is shown in status's task list.

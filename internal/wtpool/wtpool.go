@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,3 +178,84 @@ func (p Pool) worktreeGitDir(dir string) (string, bool) {
 
 // errNotSlot refuses a .git or gitdir file that is not a regular file.
 var errNotSlot = errors.New("not a slot worktree's own file")
+
+// Slots are the numbers of the pool's slots that have a directory, in
+// order.
+func (p Pool) Slots() ([]int, error) {
+	entries, err := os.ReadDir(p.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var slots []int
+	for _, d := range entries {
+		num, ok := strings.CutPrefix(d.Name(), "slot-")
+		if n, err := strconv.Atoi(num); ok && err == nil && n > 0 && d.IsDir() && d.Name() == "slot-"+strconv.Itoa(n) {
+			slots = append(slots, n)
+		}
+	}
+	slices.Sort(slots)
+	return slots, nil
+}
+
+// Worktree opens slot n's worktree as its last holder left it, without
+// holding it; false when the slot holds no worktree of the repository.
+func (p Pool) Worktree(n int) (*gitext.Repo, bool) {
+	gitDir, ok := p.worktreeGitDir(p.Path(n))
+	if !ok {
+		return nil, false
+	}
+	return p.worktree(gitDir, p.Path(n)), true
+}
+
+// Remove removes slot n, held meanwhile: its worktree (git worktree
+// remove --force: what is in it goes, uncommitted changes too; the
+// caller decides they may), or its directory when it holds none of the
+// repository's, and its lock file.
+func (p Pool) Remove(ctx context.Context, n int) error {
+	s, err := p.Hold(n)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(s.Dir + ".lock")
+	defer s.Release()
+	if _, ok := p.worktreeGitDir(s.Dir); ok {
+		unlock, err := fsutil.Lock(filepath.Join(p.Dir, "add.lock"))
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if _, err := p.Repo.GitLocking(ctx, "worktree", "remove", "--force", "--force", s.Dir); err != nil {
+			return fmt.Errorf("slot %d: %w", n, err)
+		}
+	}
+	return os.RemoveAll(s.Dir)
+}
+
+// Prune forgets the worktrees whose directories are gone (git worktree
+// prune) and, when the pool has no slot left, removes its directory.
+func (p Pool) Prune(ctx context.Context) error {
+	if _, err := p.Repo.GitLocking(ctx, "worktree", "prune"); err != nil {
+		return err
+	}
+	slots, err := p.Slots()
+	if err != nil || len(slots) > 0 {
+		return err
+	}
+	entries, err := os.ReadDir(p.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, d := range entries {
+		name := d.Name()
+		if name != ".gitignore" && name != "add.lock" && !strings.HasSuffix(name, ".lock") {
+			return nil // not ours: the directory stays
+		}
+	}
+	return os.RemoveAll(p.Dir)
+}
