@@ -36,7 +36,7 @@ func runCommand() *cli.Command {
 			"the same file with no edge between them, a stub fast gate (true, echo ...) and no-fast-gate\n" +
 			"without a reason. --dry-run then shows the levels, the tasks ready to run and any deadlock.\n\n" +
 			"Otherwise the tasks run, level by level: each ready task's agent (the one playing role implementer;\n" +
-			"see git crucible agents) in its own linked worktree under <git-common-dir>/crucible/worktrees, at most\n" +
+			"see git crucible agents) in its own linked worktree, .crucible/slots/slot-N of the work tree (ignored by git), at most\n" +
 			"--max-parallel at once, its prompt given the reports of the tasks it receives. A task passes when\n" +
 			"its output.yaml says completed, lists its deviations and its evidence files exist, and it changed\n" +
 			"no file outside its plan without reporting it. At the end of a level its passed tasks are\n" +
