@@ -211,12 +211,10 @@ func (s *State) observe(prev *State, e Event, p any) {
 			if line.ModelTier != nil {
 				m.ByTier = cloneAdd(m.ByTier, *line.ModelTier, 1)
 			}
-			if line.InputChars != nil {
-				m.InputChars += *line.InputChars
-			}
+			m.InputChars += d.data.InputChars(line)
 		}
-		if line.Status != "dispatched" && line.OutputChars != nil {
-			m.OutputChars += *line.OutputChars
+		if line.Status != "dispatched" {
+			m.OutputChars += d.data.OutputSize(line)
 		}
 	case *ImportFilesData:
 		// What the files recorded bounds the wall clock: the run began at
