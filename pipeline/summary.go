@@ -110,9 +110,7 @@ func Summarize(st *State) Summary {
 	for _, n := range m.ByRole {
 		r.Dispatches += n
 	}
-	if m.FirstStart != "" && m.LastFinish != "" {
-		r.WallClockS = Seconds(m.FirstStart, m.LastFinish)
-	}
+	r.WallClockS = m.wallClock()
 	for _, g := range GateStates(st) {
 		r.GateRounds[g.Name], r.Gates[g.Name] = g.Rounds, g.State
 	}
@@ -124,4 +122,27 @@ func orEmpty(m map[string]int) map[string]int {
 		return map[string]int{}
 	}
 	return m
+}
+
+// wallClock is the wall clock from the first dispatch (or the imported
+// run's start) to the last finish, 0 when either is not known.
+func (m *Metrics) wallClock() int {
+	if m.FirstStart == "" || m.LastFinish == "" {
+		return 0
+	}
+	return Seconds(m.FirstStart, m.LastFinish)
+}
+
+// Imported reports whether st holds a run imported from crucible's files.
+func (st *State) Imported() bool { return st.Import.Seq != 0 }
+
+// Elapsed is how long pipeline st has run, in seconds, at time now: from
+// its start to now; for an imported run, its own recorded span instead,
+// metrics' wall clock (from its start to the last time its files, or what
+// it did here since, record), for now says nothing of when it ran.
+func Elapsed(st *State, now string) int {
+	if st.Imported() {
+		return st.View.Metrics.wallClock()
+	}
+	return Seconds(st.Created, now)
 }
