@@ -133,15 +133,17 @@ func (m *Metrics) wallClock() int {
 	return Seconds(m.FirstStart, m.LastFinish)
 }
 
-// Imported reports whether st holds a run imported from crucible's files.
-func (st *State) Imported() bool { return st.Import.Seq != 0 }
+// ImportedOnly reports whether st is a run imported from crucible's
+// files that has done nothing here since: its last event is an import's.
+func (st *State) ImportedOnly() bool { return st.Import.Seq != 0 && st.Import.Seq == st.Seq }
 
 // Elapsed is how long pipeline st has run, in seconds, at time now: from
-// its start to now; for an imported run, its own recorded span instead,
-// metrics' wall clock (from its start to the last time its files, or what
-// it did here since, record), for now says nothing of when it ran.
+// its start to now; for a run imported from crucible's files that has done
+// nothing here since, its own recorded span instead, metrics' wall clock
+// (from its start to the last time its files record), for now says
+// nothing of when it ran.
 func Elapsed(st *State, now string) int {
-	if st.Imported() {
+	if st.ImportedOnly() {
 		return st.View.Metrics.wallClock()
 	}
 	return Seconds(st.Created, now)

@@ -20,7 +20,7 @@ func metricsCommand() *cli.Command {
 			"acknowledged), IN_PROGRESS, FAIL, INFERRED, NOT_REACHED, or MISSING (a later phase began\n" +
 			"without it). A WARNING names every gate that is neither passed, skipped with acknowledgement\n" +
 			"nor under way. An imported run's wall clock is its own span, from its start to the last time\n" +
-			"its files (or what it did here since) record: 'status' gives it as its Elapsed time.\n\n" +
+			"its files record: until it does something here, 'status' gives that as its Elapsed time.\n\n" +
 			"When agents' clients reported what their dispatches used (claude: tokens and a price; codex:\n" +
 			"tokens only), the estimates are of the other dispatches only, and the block adds the reported\n" +
 			"tokens and the cost, which says how much of it is known: \"Cost: $0.42 (claude, 12 of 14\n" +

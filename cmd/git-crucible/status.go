@@ -100,7 +100,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
 	fmt.Fprintf(w, "\nElapsed:  %s", interop.Duration(pipeline.Elapsed(st, now)))
-	if st.Imported() {
+	if st.ImportedOnly() {
 		fmt.Fprint(w, " (the imported run's recorded span, as metrics' wall clock)")
 	}
 	fmt.Fprintln(w)
