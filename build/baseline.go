@@ -8,16 +8,25 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // BaselineError is the project's test command failing before a build
 // began: every agent would run, and Phase 4 would find what was broken
-// already. Log keeps its whole output.
+// already. Log keeps its whole output; Failing are the failures it names
+// (Failures), none when it names none that can be recognised.
 type BaselineError struct {
 	Command string
 	Exit    int
 	Tail    string // the output's last lines
 	Log     string
+	Failing []string
+}
+
+// Known is the known-failing baseline e records, for a build that goes on
+// (build --baseline-fails): WalkOptions.Baseline.
+func (e *BaselineError) Known() *pipeline.BaselineData {
+	return &pipeline.BaselineData{Command: e.Command, Exit: e.Exit, Failing: e.Failing}
 }
 
 func (e *BaselineError) Error() string {
@@ -49,5 +58,6 @@ func CheckBaseline(ctx context.Context, r *gitext.Repo, command string) error {
 		return err
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	return &BaselineError{Command: command, Exit: code, Tail: strings.Join(lines[max(0, len(lines)-baselineTail):], "\n"), Log: log}
+	return &BaselineError{Command: command, Exit: code, Tail: strings.Join(lines[max(0, len(lines)-baselineTail):], "\n"), Log: log,
+		Failing: Failures(out)}
 }

@@ -48,6 +48,9 @@ type chainView struct {
 	replayed bool
 	// dagRun says Phase 3 began as a task DAG (a dag.run event).
 	dagRun bool
+	// baseline is the known-failing baseline the build began on, nil
+	// when it began on a passing one.
+	baseline *pipeline.BaselineData
 }
 
 // replayedAt is where a dispatch ran: its point and role.
@@ -68,6 +71,12 @@ func (v *chainView) add(ev pipeline.Event) error {
 	switch ev.Type {
 	case pipeline.TypeDAGRun:
 		v.dagRun = true
+	case pipeline.TypeBaseline:
+		var d pipeline.BaselineData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		v.baseline = &d
 	case pipeline.TypeStep:
 		var d pipeline.StepData
 		if err := pipeline.DecodeData(ev, &d); err != nil {

@@ -11,8 +11,14 @@ import (
 // (pipeline.StepDone, ...) and a short result: a gate's verdict, a run's
 // exit. p.Round is the round it ended in, for gates and review loops.
 func (e *Engine) RecordStep(ctx context.Context, p spec.Point, status, result string) error {
+	return e.recordStep(ctx, p, status, result, false)
+}
+
+// recordStep is RecordStep; baseline says a test step is done against
+// the known-failing baseline.
+func (e *Engine) recordStep(ctx context.Context, p spec.Point, status, result string, baseline bool) error {
 	_, _, err := e.Service.Record(ctx, e.ID, pipeline.Draft{Type: pipeline.TypeStep, Data: pipeline.StepData{
-		Phase: p.Phase, Step: p.Step, Task: p.Task, Round: p.Round, Status: status, Result: result}})
+		Phase: p.Phase, Step: p.Step, Task: p.Task, Round: p.Round, Status: status, Result: result, Baseline: baseline}})
 	return err
 }
 

@@ -311,15 +311,98 @@ func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *rep
 		return stepEnd{}, err
 	}
 	result := fmt.Sprintf("exit %d: %s", code, command)
+	known := w.view.baseline
+	if st.Command != spec.CommandTest && st.Command != spec.CommandAcceptance {
+		known = nil // only the test steps compare with the baseline
+	}
+	redOnlyKnown := false
+	if known != nil && st.Expect == spec.ExpectFail && code != 0 {
+		failing, err := readFailures(log)
+		if err != nil {
+			return stepEnd{}, err
+		}
+		redOnlyKnown = len(failing) > 0 && len(notIn(failing, known.Failing)) == 0
+	}
 	switch want := st.Expect; {
-	case want == spec.ExpectFail && code == 0:
-		end := stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s: %s passes; it must fail before the change (RED)", st.ID, command))
+	case want == spec.ExpectFail && (code == 0 || redOnlyKnown):
+		why := "passes"
+		if redOnlyKnown {
+			why = "fails only as at the known-failing baseline"
+		}
+		end := stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s: %s %s; it must fail before the change (RED)", st.ID, command, why))
 		end.stop.Suggestion = "Make the acceptance tests test the goal, so that they fail before it is built."
 		return end, w.escalate(ctx, p, end.stop)
 	case want == spec.ExpectFail, code == 0:
 		return done(result), nil
+	case known != nil:
+		return w.againstBaseline(p, st, command, code, log, known)
 	}
 	return stopped(p, pipeline.StepFailed, WalkFailed, ranFailed(st, command, code, log)), nil
+}
+
+// againstBaseline is how a test step whose command failed (exit code,
+// its output in log) ends when the build began on a known-failing
+// baseline: done when every failure it names failed at the baseline;
+// failed, naming them, when some did not; failed when it names none, for
+// then nothing can be compared.
+func (w *walker) againstBaseline(p spec.Point, st *spec.Step, command string, code int, log string, known *pipeline.BaselineData) (stepEnd, error) {
+	failing, err := readFailures(log)
+	if err != nil {
+		return stepEnd{}, err
+	}
+	if len(failing) == 0 {
+		return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf(
+			"%s: %s failed (exit %d) naming no failure to compare with the known-failing baseline (no %s line); its output is in %s",
+			st.ID, command, code, FailureLines, log)), nil
+	}
+	if fresh := notIn(failing, known.Failing); len(fresh) > 0 {
+		return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf(
+			"%s: %s failed (exit %d), and not only as at the known-failing baseline: %s not failing before the build: %s; its output is in %s",
+			st.ID, command, code, pipeline.Failing(len(fresh)), NameFailures(fresh, maxNamed), log)), nil
+	}
+	end := done(fmt.Sprintf("exit %d: %s; fails as at the baseline (%s)", code, command, pipeline.Failing(len(failing))))
+	end.baseline = true
+	w.wt.warnings = append(w.wt.warnings, fmt.Sprintf("Phase %d, step %s passed against the known-failing baseline: %s fails only as before the build (%s: %s)",
+		p.Phase, st.ID, command, pipeline.Failing(len(failing)), NameFailures(failing, maxNamed)))
+	return end, nil
+}
+
+// maxNamed is how many failures a message names.
+const maxNamed = 5
+
+// FailureLines are the lines Failures recognises, for messages.
+const FailureLines = "'--- FAIL:', 'FAIL', 'FAILED', '✕' or 'not ok'"
+
+// NameFailures is failures as one line, the first n of them named.
+func NameFailures(failures []string, n int) string {
+	if len(failures) <= n {
+		return strings.Join(failures, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(failures[:n], "; "), len(failures)-n)
+}
+
+// readFailures are the failures named in the output kept at log.
+func readFailures(log string) ([]string, error) {
+	out, err := os.ReadFile(log)
+	if err != nil {
+		return nil, err
+	}
+	return Failures(out), nil
+}
+
+// notIn are the failures that are not in known.
+func notIn(failures, known []string) []string {
+	set := make(map[string]bool, len(known))
+	for _, k := range known {
+		set[k] = true
+	}
+	var out []string
+	for _, f := range failures {
+		if !set[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func ranFailed(st *spec.Step, command string, code int, log string) string {

@@ -47,6 +47,12 @@ type WalkOptions struct {
 	// Restored says the engine has restored the work tree (a replay):
 	// what differs from HEAD there, but the user's files, is the engine's.
 	Restored bool
+	// Baseline is the known-failing baseline a new build goes on from
+	// (build --baseline-fails, BaselineError.Known): recorded in the
+	// chain before the first step, once; a resume or a replay reads it
+	// there. Test steps whose command fails pass when every failure
+	// they name failed at the baseline.
+	Baseline *pipeline.BaselineData
 }
 
 // Walk statuses.
@@ -83,6 +89,8 @@ type stepEnd struct {
 	status string // pipeline.StepDone, StepFailed, StepEscalated, StepWaiting
 	result string // what RecordStep keeps: short
 	stop   WalkResult
+	// baseline: a test step done against the known-failing baseline.
+	baseline bool
 }
 
 func done(result string) stepEnd { return stepEnd{status: pipeline.StepDone, result: result} }
@@ -143,6 +151,9 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (res WalkResult, er
 	if err := w.givenDesign(); err != nil {
 		return WalkResult{}, err
 	}
+	if err := w.recordBaseline(ctx); err != nil {
+		return WalkResult{}, err
+	}
 	if err := e.goOnPastBudget(ctx); err != nil {
 		return WalkResult{}, err
 	}
@@ -191,8 +202,21 @@ func (w *walker) recover(ctx context.Context) ([]Recovered, error) {
 
 // record records the end of the step at p, and reloads the chain.
 func (w *walker) record(ctx context.Context, p spec.Point, end stepEnd) error {
-	if err := w.e.RecordStep(ctx, p, end.status, end.result); err != nil {
+	if err := w.e.recordStep(ctx, p, end.status, end.result, end.baseline); err != nil {
 		return err
+	}
+	return w.refresh(ctx)
+}
+
+// recordBaseline records opts.Baseline, the known-failing baseline the
+// build goes on from, unless the chain has one: a walk killed after
+// recording it goes on with that one.
+func (w *walker) recordBaseline(ctx context.Context) error {
+	if w.opts.Baseline == nil || w.view.baseline != nil {
+		return nil
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeBaseline, Data: *w.opts.Baseline}); err != nil {
+		return fmt.Errorf("the known-failing baseline: %w", err)
 	}
 	return w.refresh(ctx)
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
@@ -411,6 +412,9 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 	}
 	for _, l := range fresh {
 		d := pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: promptPaths[l.Seq]}
+		if d.Prompt != "" {
+			d.PromptChars = utf8.RuneCount(prompts[l.Seq])
+		}
 		if l.Timestamp == nil { // crucible's lines have none: the dispatch file's header tells
 			if t, ok := lineTime(l, sent[l.Seq]); ok {
 				d.Time = formatTime(t)
@@ -419,6 +423,9 @@ func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) 
 		delete(promptPaths, l.Seq) // the first line for a seq carries its file
 		if l.Status != "dispatched" {
 			d.Output = outputPaths[l.Seq] // and its first final line the output
+			if d.Output != "" {
+				d.OutputChars = utf8.RuneCount(outputs[l.Seq])
+			}
 			delete(outputPaths, l.Seq)
 		}
 		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportDispatch, Data: d})

@@ -15,7 +15,7 @@ func StatusOf(st *pipeline.State, now string) Status {
 	doc := Status{
 		Updated: st.Updated, Started: st.Created, Skill: "build",
 		Phase:  fmt.Sprintf("%d — %s", st.Phase, st.Phase.Name()),
-		Health: v.Health.Level, Elapsed: Duration(pipeline.Seconds(st.Created, now)),
+		Health: v.Health.Level, Elapsed: Duration(pipeline.Elapsed(st, now)),
 	}
 	if doc.Health == "" {
 		doc.Health = pipeline.Green

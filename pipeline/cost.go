@@ -302,13 +302,11 @@ func (t *CostTally) Add(e Event) error {
 			t.each(o, func(a *costAcc) {
 				a.Dispatches++
 				a.Estimated++
-				if l.InputChars != nil {
-					a.EstInputChars += *l.InputChars
-				}
+				a.EstInputChars += d.InputChars(l)
 			})
 		}
-		if l.Status != "dispatched" && l.OutputChars != nil {
-			t.each(o, func(a *costAcc) { a.EstOutputChars += *l.OutputChars })
+		if l.Status != "dispatched" {
+			t.each(o, func(a *costAcc) { a.EstOutputChars += d.OutputSize(l) })
 		}
 	}
 	return nil

@@ -50,6 +50,30 @@ type ImportDispatchData struct {
 	// its own: its dispatch file's header time (plus its duration when
 	// final), RFC 3339. The event's own time otherwise.
 	Time string `json:"time,omitempty"`
+	// PromptChars and OutputChars are the sizes in characters of the
+	// dispatch file and the output kept at Prompt and Output: crucible's
+	// estimate by size, for a line that says no input_chars or
+	// output_chars (crucible's seldom do).
+	PromptChars int `json:"prompt_chars,omitempty"`
+	OutputChars int `json:"output_chars,omitempty"`
+}
+
+// InputChars is the size of the imported dispatch's prompt: the line's
+// input_chars, else its dispatch file's.
+func (d *ImportDispatchData) InputChars(l ImportedDispatch) int {
+	if l.InputChars != nil {
+		return *l.InputChars
+	}
+	return d.PromptChars
+}
+
+// OutputSize is the size of the imported dispatch's output: the line's
+// output_chars, else its output file's.
+func (d *ImportDispatchData) OutputSize(l ImportedDispatch) int {
+	if l.OutputChars != nil {
+		return *l.OutputChars
+	}
+	return d.OutputChars
 }
 
 // ImportVerdictData is an imported gate-verdict marker, kept at Path.

@@ -38,6 +38,8 @@ func newPayload(typ string) any {
 		return &DispatchFinish{}
 	case TypeStep:
 		return &StepData{}
+	case TypeBaseline:
+		return &BaselineData{}
 	case TypeReplay:
 		return &ReplayData{}
 	case TypeDAGRun:
@@ -133,6 +135,8 @@ func describe(typ string, p any) string {
 	case *DecisionData:
 		return fmt.Sprintf("decision %s: %s", d.Type, LedgerGoal(d.Choice))
 	case *StepData:
+		return d.describe()
+	case *BaselineData:
 		return d.describe()
 	case *DAGRunData:
 		return d.describe()

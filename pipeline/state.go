@@ -224,7 +224,7 @@ func (s *State) Apply(e Event) (warnings []string, err error) {
 		if err != nil {
 			return nil, err
 		}
-	case *StepData, *DAGRunData, *DAGTaskData, *DAGLevelData:
+	case *StepData, *DAGRunData, *DAGTaskData, *DAGLevelData, *BaselineData:
 		if err := p.(interface{ check() error }).check(); err != nil {
 			return nil, err
 		}

@@ -110,9 +110,7 @@ func Summarize(st *State) Summary {
 	for _, n := range m.ByRole {
 		r.Dispatches += n
 	}
-	if m.FirstStart != "" && m.LastFinish != "" {
-		r.WallClockS = Seconds(m.FirstStart, m.LastFinish)
-	}
+	r.WallClockS = m.wallClock()
 	for _, g := range GateStates(st) {
 		r.GateRounds[g.Name], r.Gates[g.Name] = g.Rounds, g.State
 	}
@@ -124,4 +122,29 @@ func orEmpty(m map[string]int) map[string]int {
 		return map[string]int{}
 	}
 	return m
+}
+
+// wallClock is the wall clock from the first dispatch (or the imported
+// run's start) to the last finish, 0 when either is not known.
+func (m *Metrics) wallClock() int {
+	if m.FirstStart == "" || m.LastFinish == "" {
+		return 0
+	}
+	return Seconds(m.FirstStart, m.LastFinish)
+}
+
+// ImportedOnly reports whether st is a run imported from crucible's
+// files that has done nothing here since: its last event is an import's.
+func (st *State) ImportedOnly() bool { return st.Import.Seq != 0 && st.Import.Seq == st.Seq }
+
+// Elapsed is how long pipeline st has run, in seconds, at time now: from
+// its start to now; for a run imported from crucible's files that has done
+// nothing here since, its own recorded span instead, metrics' wall clock
+// (from its start to the last time its files record), for now says
+// nothing of when it ran.
+func Elapsed(st *State, now string) int {
+	if st.ImportedOnly() {
+		return st.View.Metrics.wallClock()
+	}
+	return Seconds(st.Created, now)
 }

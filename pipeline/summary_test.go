@@ -72,3 +72,28 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("gates %v", r.Gates)
 	}
 }
+
+// TestElapsed: a pipeline's elapsed time runs from its start to now; an
+// imported run's is its own span, as metrics' wall clock, until it does
+// something here.
+func TestElapsed(t *testing.T) {
+	native := &State{Created: "2026-04-13T14:00:00Z"}
+	native.View.Metrics = Metrics{FirstStart: "2026-04-13T14:05:00Z", LastFinish: "2026-04-13T14:20:00Z"}
+	if got := Elapsed(native, "2026-04-13T16:00:00Z"); got != 7200 {
+		t.Errorf("native: Elapsed = %d, want 7200", got)
+	}
+	imported := *native
+	imported.Seq, imported.Import.Seq = 3, 3
+	if got, want := Elapsed(&imported, "2026-11-28T12:00:00Z"), Summarize(&imported).WallClockS; got != 900 || got != want {
+		t.Errorf("imported: Elapsed = %d, want 900, the wall clock (%d)", got, want)
+	}
+	goneOn := imported
+	goneOn.Seq = 4
+	if got := Elapsed(&goneOn, "2026-04-13T16:00:00Z"); got != 7200 {
+		t.Errorf("imported, gone on here: Elapsed = %d, want 7200", got)
+	}
+	imported.View.Metrics.LastFinish = ""
+	if got := Elapsed(&imported, "2026-11-28T12:00:00Z"); got != 0 {
+		t.Errorf("imported, no time recorded: Elapsed = %d, want 0", got)
+	}
+}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,8 @@ type View struct {
 	Checkpoints    int             `json:"checkpoints,omitempty"`
 	LastCheckpoint *CheckpointSeen `json:"last_checkpoint,omitempty"`
 	DAG            *DAGView        `json:"dag,omitempty"` // a task run's, when there is one
+	// Baseline is the known-failing baseline, when the build began on one.
+	Baseline *BaselineView `json:"baseline,omitempty"`
 }
 
 // CheckpointSeen is the newest checkpoint, as status shows it.
@@ -173,6 +176,14 @@ func (s *State) observe(prev *State, e Event, p any) {
 		}
 	case *DAGRunData, *DAGTaskData:
 		v.observeDAG(p)
+	case *BaselineData:
+		v.Baseline = &BaselineView{Command: d.Command, Failing: len(d.Failing)}
+	case *StepData:
+		if d.Baseline && d.Status == StepDone && v.Baseline != nil && !slices.Contains(v.Baseline.Steps, d.where()) {
+			b := *v.Baseline
+			b.Steps = append(slices.Clip(b.Steps), d.where())
+			v.Baseline = &b
+		}
 	case *CheckpointData:
 		v.Checkpoints++
 		v.LastCheckpoint = &CheckpointSeen{Reason: d.Reason, Time: e.Time, ID: d.ID}
@@ -200,12 +211,10 @@ func (s *State) observe(prev *State, e Event, p any) {
 			if line.ModelTier != nil {
 				m.ByTier = cloneAdd(m.ByTier, *line.ModelTier, 1)
 			}
-			if line.InputChars != nil {
-				m.InputChars += *line.InputChars
-			}
+			m.InputChars += d.data.InputChars(line)
 		}
-		if line.Status != "dispatched" && line.OutputChars != nil {
-			m.OutputChars += *line.OutputChars
+		if line.Status != "dispatched" {
+			m.OutputChars += d.data.OutputSize(line)
 		}
 	case *ImportFilesData:
 		// What the files recorded bounds the wall clock: the run began at

@@ -43,7 +43,11 @@ func buildCommand() *cli.Command {
 			"the walk stops before one runs (exit status 2). --json prints where the walk stopped, with\n" +
 			"the agents' commands, as JSON.\n\n" +
 			"A new build first runs the project's test command once: failing already, it stops the build\n" +
-			"before anything is recorded, the failure's last lines shown (--baseline-fails goes on).\n" +
+			"before anything is recorded, the failure's last lines shown and its failures named. With\n" +
+			"--baseline-fails it goes on, recording them as the known-failing baseline: a test step\n" +
+			"(run \"test\" or \"acceptance\") whose command fails passes when every failure it names failed\n" +
+			"there, and fails naming the others, or when it names none (lines --- FAIL:, FAIL, FAILED, ✕,\n" +
+			"not ok are recognised).\n" +
 			"A new build refuses a work tree whose tracked files differ from HEAD (commit or stash\n" +
 			"them); untracked files may stay, and no commit takes them: the engine commits only what\n" +
 			"its dispatches changed, with its trailers and provenance note, hooks or none. While it\n" +
@@ -53,7 +57,7 @@ func buildCommand() *cli.Command {
 			jsonFlag,
 			&cli.BoolFlag{Name: "yes", Usage: "approve the design and the commands agents wrote: go on past the approval pause"},
 			&cli.BoolFlag{Name: "resume", Usage: "go on with the branch's unfinished pipeline"},
-			&cli.BoolFlag{Name: "baseline-fails", Usage: "start even though the project's test command fails before the build (checked first otherwise)"},
+			&cli.BoolFlag{Name: "baseline-fails", Usage: "start even though the project's test command fails before the build: its failures become the known-failing baseline"},
 			&cli.BoolFlag{Name: "fresh", Usage: "abandon the branch's unfinished pipeline and start anew"},
 			&cli.StringFlag{Name: "design", Usage: "use the design document `FILE` (a work-tree path) instead of writing one"},
 			&cli.StringFlag{Name: "spec", Usage: "walk the pipeline spec `FILE` instead of the work tree's or the built-in one"},
@@ -100,11 +104,12 @@ func buildAction(c *cli.Context) error {
 		if err := checkDesign(repo.WorkTree, c.String("design")); err != nil {
 			return err
 		}
+		var known *pipeline.BaselineData
 		if !resume {
 			if err := checkClean(c, s); err != nil {
 				return err
 			}
-			if err := checkBaseline(c, s, agents.Test); err != nil {
+			if known, err = checkBaseline(c, s, agents.Test); err != nil {
 				return err
 			}
 		}
@@ -123,7 +128,7 @@ func buildAction(c *cli.Context) error {
 			return err
 		}
 		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design"),
-			Templates: templates, Mutations: mutations, MaxParallel: c.Int("max-parallel")})
+			Templates: templates, Mutations: mutations, MaxParallel: c.Int("max-parallel"), Baseline: known})
 	})
 }
 
@@ -139,23 +144,38 @@ func checkClean(c *cli.Context, s *session) error {
 }
 
 // checkBaseline runs the project's test command before a new pipeline is
-// recorded, unless --baseline-fails: failing already, it would be found
-// in Phase 4, after every agent ran.
-func checkBaseline(c *cli.Context, s *session, command string) error {
-	if c.Bool("baseline-fails") {
-		return nil
-	}
+// recorded: failing already, it would be found in Phase 4, after every
+// agent ran, so the build stops there, the failures named. With
+// --baseline-fails it goes on, and the failures are the known-failing
+// baseline its test steps compare with (nil when the command passes).
+func checkBaseline(c *cli.Context, s *session, command string) (*pipeline.BaselineData, error) {
 	err := build.CheckBaseline(c.Context, s.svc.Repo, command)
 	var failing *build.BaselineError
-	if errors.As(err, &failing) {
-		for _, l := range strings.Split(failing.Tail, "\n") {
-			fmt.Fprintf(s.err(), "  %s\n", l)
-		}
-		return withHints(&refused{Err: err}, "its whole output is in "+failing.Log,
-			"fix what fails, or build anyway with --baseline-fails (the tests then fail before and after)")
+	if !errors.As(err, &failing) {
+		return nil, err
 	}
-	return err
+	named := "hint: its output names no failure (no " + build.FailureLines + " line)"
+	if len(failing.Failing) > 0 {
+		named = fmt.Sprintf("hint: %s at the baseline: %s", pipeline.Failing(len(failing.Failing)), build.NameFailures(failing.Failing, maxNamedFailures))
+	}
+	if c.Bool("baseline-fails") {
+		fmt.Fprintf(s.err(), "warning: %v\n%s\nhint: its whole output is in %s\n", err, named, failing.Log)
+		if len(failing.Failing) == 0 {
+			fmt.Fprintln(s.err(), "hint: a test step whose command fails cannot be compared with it: it fails")
+		} else {
+			fmt.Fprintln(s.err(), "hint: going on from it as the known-failing baseline: a test step passes when it fails only as it does")
+		}
+		return failing.Known(), nil
+	}
+	for _, l := range strings.Split(failing.Tail, "\n") {
+		fmt.Fprintf(s.err(), "  %s\n", l)
+	}
+	return nil, withHints(&refused{Err: err}, strings.TrimPrefix(named, "hint: "), "its whole output is in "+failing.Log,
+		"fix what fails, or build anyway with --baseline-fails: its failures become the known-failing baseline the test steps compare with")
 }
+
+// maxNamedFailures is how many of the baseline's failures are named.
+const maxNamedFailures = 10
 
 // loadAgents is the agents' configuration, refused unless every role sp
 // dispatches has one: checked before anything starts.

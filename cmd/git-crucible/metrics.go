@@ -14,10 +14,13 @@ func metricsCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Dispatches by role and model tier, active work time (overlapping dispatches merged, not\n" +
 			"summed), wall clock from the first dispatch to the last finish, quality-gate rounds per gate,\n" +
-			"estimated tokens (characters / 4), and where each quality gate stands, as 'status' says it:\n" +
-			"PASS, USER_SKIP (skipped and acknowledged), SKIPPED (not acknowledged), IN_PROGRESS, FAIL,\n" +
-			"INFERRED, NOT_REACHED, or MISSING (a later phase began without it). A WARNING names every gate\n" +
-			"that is neither passed, skipped with acknowledgement nor under way.\n\n" +
+			"estimated tokens (characters / 4; an imported dispatch's are its dispatch file's and output's\n" +
+			"when its manifest line gives no input_chars or output_chars), and where each quality gate\n" +
+			"stands, as 'status' says it: PASS, USER_SKIP (skipped and acknowledged), SKIPPED (not\n" +
+			"acknowledged), IN_PROGRESS, FAIL, INFERRED, NOT_REACHED, or MISSING (a later phase began\n" +
+			"without it). A WARNING names every gate that is neither passed, skipped with acknowledgement\n" +
+			"nor under way. An imported run's wall clock is its own span, from its start to the last time\n" +
+			"its files record: until it does something here, 'status' gives that as its Elapsed time.\n\n" +
 			"When agents' clients reported what their dispatches used (claude: tokens and a price; codex:\n" +
 			"tokens only), the estimates are of the other dispatches only, and the block adds the reported\n" +
 			"tokens and the cost, which says how much of it is known: \"Cost: $0.42 (claude, 12 of 14\n" +

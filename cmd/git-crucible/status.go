@@ -107,7 +107,18 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	if v.Health.Reason != "" && v.Health.Level != pipeline.Green {
 		fmt.Fprintf(w, " — %s\nAction:   %s", v.Health.Reason, v.Health.Action)
 	}
-	fmt.Fprintf(w, "\nElapsed:  %s\n", interop.Duration(pipeline.Seconds(st.Created, now)))
+	fmt.Fprintf(w, "\nElapsed:  %s", interop.Duration(pipeline.Elapsed(st, now)))
+	if st.ImportedOnly() {
+		fmt.Fprint(w, " (the imported run's recorded span, as metrics' wall clock)")
+	}
+	fmt.Fprintln(w)
+	if b := v.Baseline; b != nil {
+		fmt.Fprintf(w, "Tests:    known failing at the baseline: %s of %s", pipeline.Failing(b.Failing), b.Command)
+		if len(b.Steps) > 0 {
+			fmt.Fprintf(w, "; passed against it: %s", strings.Join(b.Steps, ", "))
+		}
+		fmt.Fprintln(w)
+	}
 	if cost.Reported > 0 {
 		fmt.Fprintf(w, "Cost:     %s\nTokens:   %s\n", cost.Summary(), cost.Tokens())
 	}
