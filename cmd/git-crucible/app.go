@@ -84,7 +84,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			listCommand(), logCommand(), showCommand(), verifyCommand(), dispatchCommand(),
 			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
 			checkpointCommand(), replayCommand(), resolveCommand(), fetchCommand(), pushCommand(), syncCommand(),
-			hooksCommand(), doctorCommand(), specCommand(), trustCommand(), agentsCommand(), verifyCommitsCommand(), runCommand(),
+			hooksCommand(), doctorCommand(), specCommand(), trustCommand(), agentsCommand(), verifyCommitsCommand(), runCommand(), reportCommand(),
 		},
 	}
 	for _, c := range app.Commands {
