@@ -86,9 +86,9 @@ nav{margin:8px 0;display:flex;flex-wrap:wrap;gap:4px 12px}
 nav a{color:#2a5bd7;text-decoration:none}
 .goal{color:#4a5263;margin:0 0 6px;overflow-wrap:anywhere}
 .scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;font-size:13px;margin:4px 0 8px}
+table{border-collapse:collapse;font-size:13px;margin:4px 0 8px;display:block;overflow-x:auto;max-width:100%}
 th,td{border:1px solid #e1e5ec;padding:3px 7px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f1f4f8;font-weight:600}
+th{background:#f1f4f8;font-weight:600;overflow-wrap:normal;white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .est{color:#8a5a00}
 .muted{color:#6b7385}
@@ -157,7 +157,7 @@ svg text{font:11px system-ui,sans-serif;fill:#1d2330}
 <p class="legend"><span><i class="l-completed"></i>completed</span><span><i class="l-failed"></i>failed</span><span><i class="l-error"></i>error</span><span><i class="l-interrupted"></i>interrupted / killed</span><span><i class="l-skipped"></i>skipped</span><span><i class="l-running"></i>in flight</span><span>dashed outline: retry</span><span>marks: phase (dashed), approval, escalation (red), replay (orange), resume (purple)</span></p>
 <div class="scroll">
 <svg class="timeline" viewBox="0 0 {{.Timeline.Width}} {{.Timeline.Height}}" width="{{.Timeline.Width}}" role="img" aria-label="dispatches by role over the chain">
-{{range .Timeline.Ticks}}<line class="axis" x1="{{.X}}" y1="14" x2="{{.X}}" y2="{{$.Timeline.Height}}"/><text x="{{.X}}" y="11" text-anchor="middle">{{.Label}}</text>
+{{range .Timeline.Ticks}}<line class="axis" x1="{{.X}}" y1="14" x2="{{.X}}" y2="{{$.Timeline.Height}}"/><text x="{{.X}}" y="11" text-anchor="{{.Anchor}}">{{.Label}}</text>
 {{end}}{{range .Timeline.Lanes}}<rect class="lane" x="0" y="{{.Y}}" width="{{$.Timeline.Width}}" height="18"/><text x="4" y="{{plusf .Y 13}}">{{.Name}}</text>
 {{end}}{{range .Timeline.Bars}}<rect class="{{.Class}}" data-seq="{{.Seq}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Title}}</title></rect>
 {{end}}{{range .Timeline.Marks}}<line class="{{.Class}}" x1="{{.X}}" y1="{{.Y1}}" x2="{{.X}}" y2="{{.Y2}}"><title>{{.Title}}</title></line>

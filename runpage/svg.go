@@ -49,8 +49,9 @@ type MarkBox struct {
 
 // Tick is a label of the axis.
 type Tick struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	Anchor string // start, middle, end: the ends' labels stay inside
 }
 
 // Axis places a point of the chain on the x axis: half by its rank among
@@ -110,7 +111,11 @@ func LayoutTimeline(t Timeline) TimelineBox {
 		if a.Span > 0 {
 			label = time.Unix(at, 0).UTC().Format("15:04:05")
 		}
-		box.Ticks = append(box.Ticks, Tick{X: LabelWidth + a.X(rank, at), Label: label})
+		anchor := map[int]string{0: "start", 4: "end"}[i]
+		if anchor == "" {
+			anchor = "middle"
+		}
+		box.Ticks = append(box.Ticks, Tick{X: LabelWidth + a.X(rank, at), Label: label, Anchor: anchor})
 	}
 	return box
 }
