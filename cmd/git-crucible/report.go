@@ -117,7 +117,7 @@ func openPage(s *session, path string) {
 }
 
 // reportHint is the line build, replay and run end with.
-func reportHint(id string) string { return "report: git crucible report " + id }
+func reportHint(id string) string { return "Report: git crucible report " + id }
 
 // reportModel reads what the report of pipeline id is made from.
 func reportModel(ctx context.Context, s *session, id string) (*runpage.Model, error) {

@@ -90,7 +90,7 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 			env.Setenv("FAKECLAUDE", filepath.Join(filepath.Dir(scripted), "fakeclaude"))
 			return setup(env)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck},
 		Condition: func(cond string) (bool, error) {
 			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
 				return hooks.Find(hooks.GUIPath, hooks.HookBinary) != "", nil
