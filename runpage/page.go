@@ -43,6 +43,7 @@ var funcs = template.FuncMap{
 	"plus":    func(a, b int) int { return a + b },
 	"deref":   func(p *int) int { return *p },
 	"plusf":   func(a float64, b float64) float64 { return a + b },
+	"tok":     token,
 	"table":   func(name string, rows []CostRow) costTable { return costTable{name, rows} },
 	"rows": func(name string, l pipeline.CostLine) costTable {
 		return costTable{name, []CostRow{{Key: name, Cost: l}}}
@@ -203,7 +204,7 @@ verdict: {{if $l.Verdict}}{{$l.Verdict}}{{else}}<span class="muted">none yet</sp
 {{end}}</table>
 {{range $l.Rounds}}{{if or .Findings .Unread}}<details><summary>Round {{.Round}}: {{len .Findings}} findings{{if .More}} (and {{.More}} more){{end}}</summary>
 {{if .Unread}}<p class="muted">{{.Unread}}</p>{{end}}<ul>
-{{range .Findings}}<li><span class="sev-{{.Severity}}">{{.Severity}}</span> {{.Title}}{{if .File}} <span class="muted">({{.File}})</span>{{end}}</li>
+{{range .Findings}}<li><span class="sev-{{tok .Severity}}">{{.Severity}}</span> {{.Title}}{{if .File}} <span class="muted">({{.File}})</span>{{end}}</li>
 {{end}}</ul></details>{{end}}{{end}}
 </div>
 {{end}}</div>{{else}}<p class="muted">No gate or review round recorded.</p>{{end}}
@@ -244,7 +245,7 @@ verdict: {{if $l.Verdict}}{{$l.Verdict}}{{else}}<span class="muted">none yet</sp
 {{end}}</table>{{else}}<p class="muted">No task recorded.</p>{{end}}
 <h3>Commits</h3>
 {{if .Tasks.Commits}}<div class="scroll"><table><tr><th>Commit</th><th>Task</th><th>Subject</th><th>Fast gate</th><th>Trailers</th></tr>
-{{range .Tasks.Commits}}<tr><td>{{short .Hash}}</td><td>{{.Task}}</td><td>{{.Subject}}</td><td>{{with .FastGate}}<span class="{{.Status}}">{{.Status}}</span> (exit {{.Exit}}, {{.DurationMS}} ms){{else}}<span class="muted">not run</span>{{end}}</td><td>{{range .Trailers}}{{.Key}}: {{.Value}}<br>{{end}}</td></tr>
+{{range .Tasks.Commits}}<tr><td>{{short .Hash}}</td><td>{{.Task}}</td><td>{{.Subject}}</td><td>{{with .FastGate}}<span class="{{tok .Status}}">{{.Status}}</span> (exit {{.Exit}}, {{.DurationMS}} ms){{else}}<span class="muted">not run</span>{{end}}</td><td>{{range .Trailers}}{{.Key}}: {{.Value}}<br>{{end}}</td></tr>
 {{end}}</table></div>{{else}}<p class="muted">No commit names this pipeline on its branch.</p>{{end}}
 </section>
 
