@@ -123,7 +123,7 @@ svg text{font:11px system-ui,sans-serif;fill:#1d2330}
 .sev-fatal{color:#b42318;font-weight:600}.sev-significant{color:#b54708}.sev-minor{color:#6b7385}.sev-architectural{color:#7a2ed1;font-weight:600}
 .node rect{stroke:#1d2330;stroke-width:.5}
 .node text{font-size:11px}
-.edge{stroke:#6b7385;stroke-width:1.2;fill:none}
+.edge{stroke:#6b7385;stroke-width:1.2;fill:none}.arrow{fill:#6b7385}
 .pass{color:#2f7d4a;font-weight:600}.fail{color:#b42318;font-weight:600}.skip{color:#6b7385}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:10px}
 @media (max-width:600px){.side{grid-template-columns:1fr}body{padding:0 6px 30px}section{padding:10px 8px}}
@@ -237,7 +237,7 @@ verdict: {{if $l.Verdict}}{{$l.Verdict}}{{else}}<span class="muted">none yet</sp
 {{if .Tasks.Tasks}}{{if .Tasks.Run}}<p>Task run: {{.Tasks.Run}}</p>{{end}}
 <div class="scroll">
 <svg class="dag" viewBox="0 0 {{.Graph.Width}} {{.Graph.Height}}" width="{{.Graph.Width}}" role="img" aria-label="the task graph">
-{{range .Graph.Edges}}<line class="edge" x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}"/>
+{{range .Graph.Edges}}<line class="edge" x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}"/><polygon class="arrow" points="{{.Arrow}}"/>
 {{end}}{{range .Graph.Nodes}}<g class="node"><rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="160" height="30" rx="4"/><text x="{{plusf .X 6}}" y="{{plusf .Y 19}}">{{.Label}}</text><title>{{.Title}}</title></g>
 {{end}}</svg></div>
 <table><tr><th>Task</th><th>Level</th><th>Status</th><th>Commit</th><th>Title</th></tr>

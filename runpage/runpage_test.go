@@ -240,8 +240,16 @@ func TestLayoutGraph(t *testing.T) {
 	if n := g.Nodes[2]; n.X != GraphPad+NodeWidth+ColumnGap || n.Y != GraphPad {
 		t.Errorf("2 at %v,%v", n.X, n.Y)
 	}
-	if e := g.Edges[1]; e != (EdgeBox{X1: GraphPad + NodeWidth, Y1: GraphPad + NodeHeight + RowGap + NodeHeight/2, X2: GraphPad + NodeWidth + ColumnGap, Y2: GraphPad + NodeHeight/2}) {
+	if e := g.Edges[1]; e != (EdgeBox{X1: GraphPad + NodeWidth, Y1: GraphPad + NodeHeight + RowGap + NodeHeight/2, X2: GraphPad + NodeWidth + ColumnGap, Y2: GraphPad + NodeHeight/2,
+		Arrow: "220,25 216.9,32.2 212.4,26.8"}) {
 		t.Errorf("edge %+v", e)
+	}
+	// Straight right: the head's base is 7 back, 3.5 either side.
+	if got := arrowhead(0, 10, 100, 10, 7); got != "100,10 93,13.5 93,6.5" {
+		t.Errorf("arrowhead %q", got)
+	}
+	if got := arrowhead(5, 5, 5, 5, 7); got != "" {
+		t.Errorf("arrowhead of nothing %q", got)
 	}
 	if g.Width != 2*GraphPad+2*NodeWidth+ColumnGap || g.Height != 2*GraphPad+2*NodeHeight+RowGap {
 		t.Errorf("%vx%v", g.Width, g.Height)

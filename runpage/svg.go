@@ -104,6 +104,7 @@ func LayoutTimeline(t Timeline) TimelineBox {
 		box.Marks = append(box.Marks, MarkBox{X: LabelWidth + a.X(m.Rank, unix(m.Time)), Y1: AxisHeight - 6, Y2: box.Height,
 			Class: "mark m-" + token(m.Kind), Title: m.Time + " " + m.Label})
 	}
+	last := ""
 	for i := 0; i <= 4; i++ {
 		rank := a.MaxRank * i / 4
 		at := a.T0 + a.Span*int64(i)/4
@@ -111,6 +112,10 @@ func LayoutTimeline(t Timeline) TimelineBox {
 		if a.Span > 0 {
 			label = time.Unix(at, 0).UTC().Format("15:04:05")
 		}
+		if label == last && i < 4 {
+			continue // the same second: one label says it
+		}
+		last = label
 		anchor := map[int]string{0: "start", 4: "end"}[i]
 		if anchor == "" {
 			anchor = "middle"
@@ -259,6 +264,21 @@ type NodeBox struct {
 // task that depends on it.
 type EdgeBox struct {
 	X1, Y1, X2, Y2 float64
+	Arrow          string // the arrowhead's polygon, its tip at X2,Y2
+}
+
+// arrowhead is the points of an arrow's head of size n at (x2, y2), coming
+// from (x1, y1).
+func arrowhead(x1, y1, x2, y2, n float64) string {
+	dx, dy := x2-x1, y2-y1
+	l := math.Hypot(dx, dy)
+	if l == 0 {
+		return ""
+	}
+	ux, uy := dx/l, dy/l
+	bx, by := x2-ux*n, y2-uy*n // the base's middle
+	px, py := -uy*n/2, ux*n/2  // half the base, across
+	return fmt.Sprintf("%g,%g %g,%g %g,%g", round1(x2), round1(y2), round1(bx+px), round1(by+py), round1(bx-px), round1(by-py))
 }
 
 // LayoutGraph places tasks by level (columns, from 1) in the order given.
@@ -300,7 +320,9 @@ func LayoutGraph(tasks []TaskNode, edges [][2]string) GraphBox {
 		if !ok1 || !ok2 {
 			continue
 		}
-		g.Edges = append(g.Edges, EdgeBox{X1: from.X + NodeWidth, Y1: from.Y + NodeHeight/2, X2: to.X, Y2: to.Y + NodeHeight/2})
+		e := EdgeBox{X1: from.X + NodeWidth, Y1: from.Y + NodeHeight/2, X2: to.X, Y2: to.Y + NodeHeight/2}
+		e.Arrow = arrowhead(e.X1, e.Y1, e.X2, e.Y2, 7)
+		g.Edges = append(g.Edges, e)
 	}
 	return g
 }
