@@ -100,16 +100,14 @@ func reportCommand() *cli.Command {
 	}
 }
 
-// openPage opens path with the desktop's opener, when there is one.
+// openPage opens path with the desktop's opener, when there is one: it
+// hands the page to the browser and returns.
 func openPage(s *session, path string) {
 	for _, name := range []string{"xdg-open", "open"} {
 		if prog, err := exec.LookPath(name); err == nil {
-			cmd := exec.Command(prog, path)
-			if err := cmd.Start(); err != nil {
-				fmt.Fprintf(s.err(), "warning: %s %s: %v\n", name, path, err)
-				return
+			if out, err := exec.Command(prog, path).CombinedOutput(); err != nil {
+				fmt.Fprintf(s.err(), "warning: %s %s: %v %s\n", name, path, err, strings.TrimSpace(string(out)))
 			}
-			go cmd.Wait() //nolint:errcheck // the opener's exit says nothing about the page
 			return
 		}
 	}
