@@ -139,7 +139,8 @@ func reportModel(ctx context.Context, s *session, id string) (*runpage.Model, er
 	in := runpage.Input{ID: id, State: st, Events: events, Cost: cost, Now: now, Read: read,
 		Generated: time.Now().UTC().Format(time.RFC3339)}
 	if in.Commits, err = pipelineCommits(ctx, s, st); err != nil {
-		return nil, err
+		// The page goes on without them: its chain is what it is about.
+		fmt.Fprintf(s.err(), "warning: the commits of pipeline %s on %s could not be read: %s\n", id, st.Branch, oneLine(err.Error()))
 	}
 	var trees []string
 	for _, c := range in.Commits {
