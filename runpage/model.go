@@ -842,11 +842,18 @@ func (c *chain) cost() CostView {
 	v.ByPhase = rows(k.ByPhase, numeric)
 	v.ByRole = rows(k.ByRole, strings.Compare)
 	v.ByTask = rows(k.ByTask, numeric)
-	for _, s := range c.sessions[1:] {
+	for i, s := range c.sessions[1:] {
 		p := Preserved{Session: s.Name, From: s.From}
+		// The phases before its boundary as the newest run before it left
+		// them: each phase's dispatches of the last session that ran it.
+		owner := map[int]string{}
 		for _, b := range c.bars {
-			// What ran before the replay, in the phases it kept.
-			if b.Phase >= s.From || c.sessionIndex(b.Session) >= c.sessionIndex(s.Name) {
+			if b.Phase < s.From && c.sessionIndex(b.Session) <= i {
+				owner[b.Phase] = b.Session
+			}
+		}
+		for _, b := range c.bars {
+			if b.Phase >= s.From || owner[b.Phase] != b.Session {
 				continue
 			}
 			p.Dispatches++

@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // TestPageStructure renders the fixture and checks the page against its
@@ -253,5 +256,44 @@ func TestLayoutGraph(t *testing.T) {
 	}
 	if g.Width != 2*GraphPad+2*NodeWidth+ColumnGap || g.Height != 2*GraphPad+2*NodeHeight+RowGap {
 		t.Errorf("%vx%v", g.Width, g.Height)
+	}
+}
+
+// TestPreserved: a replay keeps the phases before its boundary as the
+// newest run before it left them, not the runs that one replaced.
+func TestPreserved(t *testing.T) {
+	var events []pipeline.Event
+	add := func(typ string, data any) {
+		b, err := json.Marshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, pipeline.Event{Seq: int64(len(events) + 1), Time: "2030-01-01T00:00:00Z", Type: typ, Data: b})
+	}
+	seq := 0
+	dispatch := func(p ledger.Phase, session string) {
+		seq++
+		add(pipeline.TypeDispatchStart, pipeline.DispatchStart{Seq: seq, Role: "r", Phase: p, Template: "r", ReplaySession: session, InputChars: 400})
+		add(pipeline.TypeDispatchFinish, pipeline.DispatchFinish{Seq: seq, Status: "completed", DurationS: 10})
+	}
+	dispatch(1, "")
+	dispatch(2, "")
+	dispatch(3, "")
+	add(pipeline.TypeReplay, pipeline.ReplayData{Session: "replay-1", From: 1})
+	dispatch(1, "replay-1")
+	dispatch(2, "replay-1")
+	dispatch(3, "replay-1")
+	add(pipeline.TypeReplay, pipeline.ReplayData{Session: "replay-2", From: 3})
+	dispatch(3, "replay-2")
+	m, err := Build(Input{ID: "p", State: &pipeline.State{ID: "p"}, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(m.Cost.Preserved)
+	if want := "[{replay-1 1 0 0 0 0} {replay-2 3 2 20 0 200}]"; got != want {
+		t.Errorf("preserved %s, want %s", got, want)
+	}
+	if len(m.Sessions) != 3 || m.Timeline.Bars[6].Session != "replay-2" {
+		t.Errorf("sessions %v", m.Sessions)
 	}
 }
