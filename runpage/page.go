@@ -100,6 +100,7 @@ details{margin:4px 0}
 summary{cursor:pointer}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:8px;border-radius:4px;font-size:12px;max-height:480px;overflow:auto}
 svg{display:block;max-width:100%;height:auto}
+svg.timeline{min-width:720px}svg.dag{max-width:none}
 svg text{font:11px system-ui,sans-serif;fill:#1d2330}
 .lane{fill:#f4f6f9}
 .bar{stroke:#0000;stroke-width:1}
