@@ -396,7 +396,7 @@ func Build(in Input) (*Model, error) {
 	m.Gates = c.gates()
 	m.Cost = c.cost()
 	m.Tasks = c.tasks()
-	m.Replays = c.replays()
+	m.Replays = c.replays(m.Gates.Loops)
 	m.Decisions = c.decisions
 	m.Handoffs = c.handoffs
 	return m, nil
@@ -1013,9 +1013,8 @@ func (c *chain) planDeps() map[string][]string {
 	return nil
 }
 
-func (c *chain) replays() []Replay {
+func (c *chain) replays(loops []Loop) []Replay {
 	out := []Replay{}
-	loops := c.gates().Loops
 	for _, d := range c.in.Diffs {
 		r := Replay{Original: d.A.Session.Name, Replay: d.B.Session.Name, From: int(d.From), Mutations: []string{},
 			Files: d.Files, Insertions: d.Insertions, Deletions: d.Deletions, Range: d.Range, Pairs: []PairView{}}
