@@ -64,6 +64,7 @@ var sha256Scenarios = []string{
 	"hooks_enforce", "hooks_receive", "gitcitizen", // hooks, worktrees, GIT_DIR
 	"import_roundtrip", "export", "dispatch", "walk", // file formats, dispatch records
 	"checkpoint_restore", "checkpoint_faults", "gc_auto", // shadow repository, gc
+	"report", // reads trees, commits and the fast-gate cache by tree
 }
 
 func scriptParams(dir string, files []string, setup func(*testscript.Env) error) testscript.Params {
