@@ -242,7 +242,9 @@ func replayDiffs(ctx context.Context, s *session, id string, events []pipeline.E
 		d, err := compareSessions(ctx, s, id, events, sessions[i-1].Name, sessions[i].Name)
 		var bad *refused
 		if errors.As(err, &bad) {
-			continue // a spec this work tree does not trust: no comparison
+			// A spec this work tree does not trust: the page goes without.
+			fmt.Fprintf(s.err(), "warning: no comparison of %s with %s: %s\n", sessions[i].Name, sessions[i-1].Name, oneLine(err.Error()))
+			continue
 		}
 		if err != nil {
 			return nil, err
