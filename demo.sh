@@ -116,3 +116,7 @@ say git crucible status
 say git crucible verify
 
 printf '\nThe demo repositories are %s (its remote: %s.remote.git), %s and %s\n' "$repo" "$repo" "$project" "$dagproject"
+
+printf '\n=== The report of the build: one HTML file, open it in a browser\n'
+cd "$project"
+say git crucible report "$build_id"

@@ -85,7 +85,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			decideCommand(), metricsCommand(), handoffCommand(), hookCommand(), exportCommand(), importCommand(),
 			checkpointCommand(), replayCommand(), resolveCommand(), fetchCommand(), pushCommand(), syncCommand(),
 			hooksCommand(), doctorCommand(), specCommand(), trustCommand(), agentsCommand(), verifyCommitsCommand(), runCommand(),
-			cleanCommand(),
+			cleanCommand(), reportCommand(),
 		},
 	}
 	for _, c := range app.Commands {

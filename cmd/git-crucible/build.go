@@ -221,6 +221,7 @@ func walk(c *cli.Context, s *session, e *build.Engine, opts build.WalkOptions) e
 	if err != nil {
 		return err
 	}
+	defer fmt.Fprintln(s.err(), reportHint(e.ID)) // after what printWalk says, whatever the walk's end
 	return printWalk(s, e.ID, res)
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -102,30 +103,44 @@ var shortstat = regexp.MustCompile(`(\d+) files? changed(?:, (\d+) insertions?\(
 
 // replayDiff prints the Replay Diff of sessions a and b of pipeline id.
 func replayDiff(c *cli.Context, s *session, id, a, b string) error {
-	sp, err := buildSpec(s, "")
-	if err != nil {
-		return err
-	}
 	events, err := s.svc.ChainEvents(c.Context, id)
 	if err != nil {
 		return err
 	}
-	d, err := replay.Compare(id, events, sp, a, b, func(path string) ([]byte, error) { return s.svc.ReadKept(c.Context, id, path) })
-	var bad *replay.OverrideError
-	if errors.As(err, &bad) {
-		return withHints(&refused{Err: err}, "a session is the pipeline's id (its first run) or replay-N")
-	}
+	d, err := compareSessions(c.Context, s, id, events, a, b)
 	if err != nil {
 		return err
+	}
+	if s.jsonOut() {
+		return writeJSON(s.out(), d.Signal(), "")
+	}
+	_, err = s.out().Write(d.Markdown())
+	return err
+}
+
+// compareSessions is the Replay Diff of sessions a and b of pipeline id,
+// with the artifact diff between the commits each ended with.
+func compareSessions(ctx context.Context, s *session, id string, events []pipeline.Event, a, b string) (*replay.Diff, error) {
+	sp, err := buildSpec(s, "")
+	if err != nil {
+		return nil, err
+	}
+	d, err := replay.Compare(id, events, sp, a, b, func(path string) ([]byte, error) { return s.svc.ReadKept(ctx, id, path) })
+	var bad *replay.OverrideError
+	if errors.As(err, &bad) {
+		return nil, withHints(&refused{Err: err}, "a session is the pipeline's id (its first run) or replay-N")
+	}
+	if err != nil {
+		return nil, err
 	}
 	from, to := d.A.Session.Final, d.B.Session.Final
 	if to == "" {
 		to = "HEAD"
 	}
 	if from != "" {
-		out, err := s.svc.Repo.Git(c.Context, "diff", "--shortstat", from, to, "--")
+		out, err := s.svc.Repo.Git(ctx, "diff", "--shortstat", from, to, "--")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if m := shortstat.FindStringSubmatch(string(out)); m != nil {
 			d.Files, _ = strconv.Atoi(m[1])
@@ -134,11 +149,7 @@ func replayDiff(c *cli.Context, s *session, id, a, b string) error {
 		}
 		d.Range = from[:min(12, len(from))] + ".." + to[:min(12, len(to))]
 	}
-	if s.jsonOut() {
-		return writeJSON(s.out(), d.Signal(), "")
-	}
-	_, err = s.out().Write(d.Markdown())
-	return err
+	return d, nil
 }
 
 func replayAction(c *cli.Context) error {

@@ -277,6 +277,7 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 		fmt.Fprintf(s.out(), "Task run of pipeline %s: already done, all %d tasks completed; nothing to run\n", id, len(m.Tasks))
 	default:
 		fmt.Fprintf(s.out(), "Task run of pipeline %s: %d tasks completed, the branch at %s\n", id, len(m.Tasks), res.Head)
+		fmt.Fprintln(s.err(), reportHint(id))
 	}
 	return nil
 }

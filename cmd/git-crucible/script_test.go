@@ -64,6 +64,7 @@ var sha256Scenarios = []string{
 	"hooks_enforce", "hooks_receive", "gitcitizen", // hooks, worktrees, GIT_DIR
 	"import_roundtrip", "export", "dispatch", "walk", // file formats, dispatch records
 	"checkpoint_restore", "checkpoint_faults", "gc_auto", // shadow repository, gc
+	"report", // reads trees, commits and the fast-gate cache by tree
 }
 
 func scriptParams(dir string, files []string, setup func(*testscript.Env) error) testscript.Params {
@@ -90,7 +91,7 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 			env.Setenv("FAKECLAUDE", filepath.Join(filepath.Dir(scripted), "fakeclaude"))
 			return setup(env)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck},
 		Condition: func(cond string) (bool, error) {
 			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
 				return hooks.Find(hooks.GUIPath, hooks.HookBinary) != "", nil
