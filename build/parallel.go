@@ -41,11 +41,15 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 		ts.stop = &end
 		return w.record(ctx, ts.p, end)
 	}
-	// The tasks' worktrees start from the branch: what the phases before
-	// left in the work tree (the design, the plan, the acceptance tests)
-	// goes on it first, for the implementers to read. Only before the
-	// task run begins: after, a change there is a fix's, whose task
-	// commits it.
+	// The tasks' worktrees start from the branch, which has what the
+	// phases before wrote (the design, the plan, the acceptance tests):
+	// each was committed as it ended (commitPhase). This commit is a
+	// safety net, a no-op when nothing is pending, as it is after those
+	// commits: it takes what a dispatch of Phase 3 before the tasks step
+	// (a spec's own) changed, or what a pipeline whose Phases 1 and 2
+	// ran under an engine without phase commits left, for the
+	// implementers to read. Only before the task run begins: after, a
+	// change there is a fix's, whose task commits it.
 	if !w.view.dagRun {
 		if err := w.commitWork(ctx, fmt.Sprintf("Phase 3 of pipeline %s begins\n\nThe work tree as the phases before left it, which the tasks start from.", w.e.ID), enforce.Agent{}, false); err != nil {
 			return err

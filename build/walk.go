@@ -184,6 +184,10 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (res WalkResult, er
 				return end.stop, nil
 			}
 		}
+		// The phase's work in a commit of its own, before the next begins.
+		if err := w.commitPhase(ctx, ph); err != nil {
+			return WalkResult{}, err
+		}
 	}
 	return WalkResult{Status: WalkDone}, nil
 }

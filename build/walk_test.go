@@ -183,14 +183,26 @@ func TestWalkHappy(t *testing.T) {
 			t.Errorf("task %s's check: %q", task, r)
 		}
 	}
-	commits := gittest.Git(t, e.Workdir, "log", "-3",
+	commits := gittest.Git(t, e.Workdir, "log",
 		"--format=%s|%(trailers:key=Crucible-Phase,key=Crucible-Task,key=Crucible-Seq,valueonly,separator=%x2C)")
 	// Dispatches 1-10 are phases 1 and 2 (the design gate's three rounds
 	// and two fixes among them); task 1's implementer is 11, its review 12.
-	if commits != "Test the name argument (task 2)|3,2,13\nTake the name argument (task 1)|3,1,11\nsample|" {
-		t.Errorf("commits:\n%s", commits)
+	// Each phase's artifacts are in the phase's commit, made as it ended.
+	if want := "Test the name argument (task 2)|3,2,13\n" +
+		"Take the name argument (task 1)|3,1,11\n" +
+		"Phase 2 (Plan) of pipeline " + e.ID + ": docs/plan.md|2\n" +
+		"Phase 1 (Design) of pipeline " + e.ID + ": docs/design.md, test/acceptance.sh|1\n" +
+		"sample|"; commits != want {
+		t.Errorf("commits:\n%s\nwant\n%s", commits, want)
 	}
-	if list := gittest.Git(t, e.Workdir, "notes", "--ref="+notes.ProvenanceRef, "list"); len(strings.Fields(list)) != 4 {
+	// A task's commit holds its task's files alone.
+	for rev, want := range map[string]string{"HEAD": "test/unit.sh", "HEAD~1": "greet.sh", "HEAD~2": "docs/plan.md",
+		"HEAD~3": "docs/design.md\ntest/acceptance.sh"} {
+		if got := gittest.Git(t, e.Workdir, "show", "--name-only", "--format=", rev); got != want {
+			t.Errorf("%s's files:\n%s\nwant\n%s", rev, got, want)
+		}
+	}
+	if list := gittest.Git(t, e.Workdir, "notes", "--ref="+notes.ProvenanceRef, "list"); len(strings.Fields(list)) != 8 { // the phases' and the tasks' commits
 		t.Errorf("provenance notes:\n%s", list)
 	}
 }
