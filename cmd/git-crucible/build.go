@@ -52,13 +52,23 @@ func buildCommand() *cli.Command {
 			"them); untracked files may stay, and no commit takes them: the engine commits only what\n" +
 			"its dispatches changed, with its trailers and provenance note, hooks or none. While it\n" +
 			"runs, the pre-commit hook refuses anyone else's commit in the work tree; a commit made\n" +
-			"where no hook runs stops the build (exit status 2), the branch as it is.\n\n" + maxCostHelp,
+			"where no hook runs stops the build (exit status 2), the branch as it is. Each phase's work\n" +
+			"(the design, the acceptance tests, the plan) is committed as the phase ends, in a commit of\n" +
+			"its own with the phase's trailers; in Phase 3, each task's in its own commit.\n\n" +
+			"--dry-run prints the pre-flight (the spec, each role's agent and its program, the design,\n" +
+			"the work tree, the baseline, the pipeline on the branch, the hooks, consent to the commands\n" +
+			"agents write) and the walk, step by step: what each would dispatch, run or pause for. It\n" +
+			"runs the project's test command, as the build's baseline does (a failing one's output kept\n" +
+			"in baseline.log, as a build keeps it), and records nothing: no pipeline, no agent run, no\n" +
+			"commit. Exit status 0 when the build would start, 1 when the pre-flight would refuse it,\n" +
+			"with the build's own error.\n\n" + maxCostHelp,
 		Flags: []cli.Flag{
 			jsonFlag,
 			&cli.BoolFlag{Name: "yes", Usage: "approve the design and the commands agents wrote: go on past the approval pause"},
 			&cli.BoolFlag{Name: "resume", Usage: "go on with the branch's unfinished pipeline"},
 			&cli.BoolFlag{Name: "baseline-fails", Usage: "start even though the project's test command fails before the build: its failures become the known-failing baseline"},
 			&cli.BoolFlag{Name: "fresh", Usage: "abandon the branch's unfinished pipeline and start anew"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the pre-flight (running the project's tests, as the baseline does) and the walk; record nothing, run no agent"},
 			&cli.StringFlag{Name: "design", Usage: "use the design document `FILE` (a work-tree path) instead of writing one"},
 			&cli.StringFlag{Name: "spec", Usage: "walk the pipeline spec `FILE` instead of the work tree's or the built-in one"},
 			&cli.StringFlag{Name: "mode", Value: "feature", Usage: "pipeline `MODE`: feature or refactor"},
@@ -74,6 +84,8 @@ func buildAction(c *cli.Context) error {
 	switch {
 	case resume && fresh:
 		return usageErrorf("--resume and --fresh cannot be used together")
+	case resume && c.Bool("dry-run"):
+		return usageErrorf("--dry-run checks a new build: give the goal, not --resume")
 	case resume && c.NArg() > 0:
 		return usageErrorf("--resume goes on with the pipeline's own goal: give no goal")
 	case !resume && c.NArg() != 1:
@@ -85,6 +97,9 @@ func buildAction(c *cli.Context) error {
 		return err
 	}
 	return withRepo(c, func(s *session) error {
+		if c.Bool("dry-run") {
+			return dryRun(c, s)
+		}
 		repo := s.svc.Repo
 		if repo.WorkTree == "" {
 			return &refused{Err: errors.New("build needs a work tree for its agents")}
