@@ -131,6 +131,7 @@ func TestKilledBuildResumes(t *testing.T) {
 
 	assertTasksCommittedOnce(t, dir)
 	assertTasksNoted(t, dir)
+	assertPhasesCommittedOnce(t, dir)
 	assertUserFiles(t, dir)
 	assertNoLocks(t, dir)
 	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
@@ -209,6 +210,35 @@ func assertTasksCommittedOnce(t *testing.T, dir string) {
 	}
 	if count["1"] != 1 || count["2"] != 1 || len(count) != 2 {
 		t.Errorf("task commits by Crucible-Task: %v, want one each of 1 and 2", count)
+	}
+}
+
+// assertPhasesCommittedOnce fails unless Phases 1 and 2 of the sample's
+// build were committed once each, in a commit of their own with their
+// phase's trailer and note, holding their files alone: however the engine
+// was killed around the phase's end, its commit was made, not lost, not
+// made twice.
+func assertPhasesCommittedOnce(t *testing.T, dir string) {
+	t.Helper()
+	want := map[string]string{"1": "docs/design.md\ntest/acceptance.sh", "2": "docs/plan.md"}
+	seen := map[string]int{}
+	for _, l := range strings.Split(gittest.Git(t, dir, "log", "--format=%H %(trailers:key=Crucible-Phase,valueonly,separator=)/%(trailers:key=Crucible-Task,valueonly,separator=)"), "\n") {
+		commit, trailers, _ := strings.Cut(l, " ")
+		phase, task, _ := strings.Cut(trailers, "/")
+		if phase == "" || task != "" {
+			continue
+		}
+		seen[phase]++
+		if files := gittest.Git(t, dir, "show", "--name-only", "--format=", commit); files != want[phase] {
+			t.Errorf("Phase %s's commit %s holds %q, want %q", phase, commit, files, want[phase])
+		}
+		note, err := exec.Command("git", "-C", dir, "notes", "--ref=crucible/provenance", "show", commit).Output()
+		if err != nil || !strings.Contains(string(note), `"phase":`+phase+",") {
+			t.Errorf("Phase %s's commit %s has the note %q (%v)", phase, commit, note, err)
+		}
+	}
+	if seen["1"] != 1 || seen["2"] != 1 || len(seen) != 2 {
+		t.Errorf("phase commits by Crucible-Phase: %v, want one each of 1 and 2", seen)
 	}
 }
 
@@ -382,10 +412,11 @@ func agentLog(t *testing.T, log string) map[int][]string {
 	return ran
 }
 
-// TestKilledBuildMidCommit kills git-crucible build while git commits a
-// task, HEAD and the branch locked: the commit, in a process group of its
-// own, ends as git would have ended it, leaving no lock, and the resume
-// finishes the walk with each task committed once.
+// TestKilledBuildMidCommit kills git-crucible build while git commits,
+// HEAD and the branch locked (its first commit: Phase 1's, as the phase
+// ends): the commit, in a process group of its own, ends as git would have
+// ended it, leaving no lock, and the resume finishes the walk with each
+// phase and each task committed once.
 func TestKilledBuildMidCommit(t *testing.T) {
 	dir, _ := sampleProject(t)
 	marker := filepath.Join(t.TempDir(), "committing")
@@ -422,5 +453,6 @@ func TestKilledBuildMidCommit(t *testing.T) {
 	}
 	assertTasksCommittedOnce(t, dir)
 	assertTasksNoted(t, dir)
+	assertPhasesCommittedOnce(t, dir)
 	assertUserFiles(t, dir)
 }

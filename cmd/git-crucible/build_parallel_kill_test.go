@@ -61,6 +61,7 @@ func TestKilledParallelBuildResumes(t *testing.T) {
 	if count["1"] != 1 || count["2"] != 1 || count["3"] != 1 || len(count) != 3 {
 		t.Errorf("task commits by Crucible-Task: %v, want one each of 1, 2 and 3", count)
 	}
+	assertPhasesCommittedOnce(t, dir)
 	var log []struct {
 		Type string          `json:"type"`
 		Data json.RawMessage `json:"data"`
