@@ -101,7 +101,11 @@ func dryRun(c *cli.Context, s *session) error {
 				}
 				seen[role] = true
 				a, err := agents.Ready(role, repo.WorkTree)
-				add("agent", err, fmt.Sprintf("%s: %s (%s), its program found", role, a.Name, a.Kind))
+				found := "its program found"
+				if a.Kind == agent.Manual {
+					found = "a person finishes its dispatches"
+				}
+				add("agent", err, fmt.Sprintf("%s: %s (%s), %s", role, a.Name, a.Kind, found))
 			}
 		}
 	}
