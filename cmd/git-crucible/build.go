@@ -164,6 +164,12 @@ func checkClean(c *cli.Context, s *session) error {
 // --baseline-fails it goes on, and the failures are the known-failing
 // baseline its test steps compare with (nil when the command passes).
 func checkBaseline(c *cli.Context, s *session, command string) (*pipeline.BaselineData, error) {
+	return checkBaselineTo(c, s, command, s.err())
+}
+
+// checkBaselineTo is checkBaseline saying its failure's lines, or its
+// warning, on w: build --dry-run says them only when the build would.
+func checkBaselineTo(c *cli.Context, s *session, command string, w io.Writer) (*pipeline.BaselineData, error) {
 	err := build.CheckBaseline(c.Context, s.svc.Repo, command)
 	var failing *build.BaselineError
 	if !errors.As(err, &failing) {
@@ -174,16 +180,16 @@ func checkBaseline(c *cli.Context, s *session, command string) (*pipeline.Baseli
 		named = fmt.Sprintf("hint: %s at the baseline: %s", pipeline.Failing(len(failing.Failing)), build.NameFailures(failing.Failing, maxNamedFailures))
 	}
 	if c.Bool("baseline-fails") {
-		fmt.Fprintf(s.err(), "warning: %v\n%s\nhint: its whole output is in %s\n", err, named, failing.Log)
+		fmt.Fprintf(w, "warning: %v\n%s\nhint: its whole output is in %s\n", err, named, failing.Log)
 		if len(failing.Failing) == 0 {
-			fmt.Fprintln(s.err(), "hint: a test step whose command fails cannot be compared with it: it fails")
+			fmt.Fprintln(w, "hint: a test step whose command fails cannot be compared with it: it fails")
 		} else {
-			fmt.Fprintln(s.err(), "hint: going on from it as the known-failing baseline: a test step passes when it fails only as it does")
+			fmt.Fprintln(w, "hint: going on from it as the known-failing baseline: a test step passes when it fails only as it does")
 		}
 		return failing.Known(), nil
 	}
 	for _, l := range strings.Split(failing.Tail, "\n") {
-		fmt.Fprintf(s.err(), "  %s\n", l)
+		fmt.Fprintf(w, "  %s\n", l)
 	}
 	return nil, withHints(&refused{Err: err}, strings.TrimPrefix(named, "hint: "), "its whole output is in "+failing.Log,
 		"fix what fails, or build anyway with --baseline-fails: its failures become the known-failing baseline the test steps compare with")

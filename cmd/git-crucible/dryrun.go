@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ type dryCheck struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	err    error
+	said   string // what the build would say on stderr as it runs the check
 }
 
 // dryStep is one step of the walk as build --dry-run prints it: what the
@@ -135,16 +137,16 @@ func dryRun(c *cli.Context, s *session) error {
 		out = io.Discard
 	}
 	printDryRun(out, checks, sp, steps)
+	// What the build would say, up to its refusal if any, in its own words.
+	for _, ch := range checks {
+		fmt.Fprint(s.err(), ch.said)
+		if ch.err != nil {
+			break
+		}
+	}
 	if first == nil {
 		fmt.Fprintln(out, "Nothing was recorded: build without --dry-run starts it.")
 		return nil
-	}
-	// The refusal in the build's own words, as it would stop there.
-	var failing *build.BaselineError
-	if errors.As(first, &failing) {
-		for _, l := range strings.Split(failing.Tail, "\n") {
-			fmt.Fprintf(s.err(), "  %s\n", l)
-		}
 	}
 	report(s.err(), first)
 	return &silentExit{Code: exitRefused}
@@ -159,38 +161,26 @@ func newCheck(check string, err error, detail string) dryCheck {
 }
 
 // dryBaseline is the baseline check: the project's test command run once,
-// as a new build runs it first, unless --baseline-fails.
+// as a new build runs it first; with --baseline-fails a failure is the
+// known-failing baseline the build would go on from.
 func dryBaseline(c *cli.Context, s *session, agents *agent.Config) dryCheck {
-	ch := dryCheck{Check: "baseline", OK: true}
 	command := ""
 	if agents != nil {
 		command = agents.Test
 	}
-	switch {
-	case c.Bool("baseline-fails"):
-		ch.Detail = "not run: --baseline-fails starts the build whatever the tests say"
-	case command == "":
-		ch.Detail = "no test command (crucible.test): nothing to run"
-	default:
-		if err := checkBaselineQuiet(c, s, command); err != nil {
-			ch.OK, ch.Detail, ch.err = false, err.Error(), err
-		} else {
-			ch.Detail = command + " passes (it ran)"
-		}
+	if command == "" {
+		return newCheck("baseline", nil, "no test command (crucible.test): nothing to run")
 	}
+	var said bytes.Buffer
+	known, err := checkBaselineTo(c, s, command, &said)
+	detail := command + " passes (it ran)"
+	if known != nil {
+		detail = fmt.Sprintf("%s fails (exit %d): --baseline-fails goes on from it, %s known at the baseline",
+			command, known.Exit, pipeline.Failing(len(known.Failing)))
+	}
+	ch := newCheck("baseline", err, detail)
+	ch.said = said.String()
 	return ch
-}
-
-// checkBaselineQuiet is checkBaseline without the failure's lines, which
-// the dry run prints with its refusal, if it is the first.
-func checkBaselineQuiet(c *cli.Context, s *session, command string) error {
-	err := build.CheckBaseline(c.Context, s.svc.Repo, command)
-	var failing *build.BaselineError
-	if errors.As(err, &failing) {
-		return withHints(&refused{Err: err}, "its whole output is in "+failing.Log,
-			"fix what fails, or build anyway with --baseline-fails (the tests then fail before and after)")
-	}
-	return err
 }
 
 // dryPipeline is the pipeline check: a new one starts on the branch,
