@@ -32,17 +32,7 @@ func (w *walker) commitPhase(ctx context.Context, ph spec.Phase) error {
 	if l.Current() != ph.Number || l.Entry(ph.Number).Status == ledger.NotStarted {
 		return nil
 	}
-	if err := w.checkHead(ctx); err != nil {
-		return err
-	}
-	if err := w.settle(ctx); err != nil {
-		return err
-	}
-	paths, err := w.engineChanges(ctx)
-	if err != nil || len(paths) == 0 {
-		return err
-	}
-	return w.commitWork(ctx, phaseMessage(w.e.ID, ph, paths), enforce.Agent{}, false)
+	return w.commitPending(ctx, func(paths []string) string { return phaseMessage(w.e.ID, ph, paths) }, enforce.Agent{}, false)
 }
 
 // phaseMessage is the message of phase ph's commit of paths.

@@ -215,6 +215,12 @@ func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int,
 // to commit is fine. HEAD moved by another's commit is a
 // *ForeignCommitError.
 func (w *walker) commitWork(ctx context.Context, msg string, a enforce.Agent, amend bool) error {
+	return w.commitPending(ctx, func([]string) string { return msg }, a, amend)
+}
+
+// commitPending is commitWork with the message made from the paths it
+// commits.
+func (w *walker) commitPending(ctx context.Context, message func(paths []string) string, a enforce.Agent, amend bool) error {
 	git := func(stdin []byte, args ...string) error {
 		// Another's ref lock (HEAD, the branch) is waited for as the engine's own ref updates do.
 		// Not ended with ctx either: a git killed mid-commit leaves the
@@ -256,7 +262,7 @@ func (w *walker) commitWork(ctx context.Context, msg string, a enforce.Agent, am
 	if err != nil {
 		return err
 	}
-	text, _, err := enforce.WriteTrailers(ctx, repo, []byte(msg+"\n"), enforce.CommitTrailers(w.e.ID, phase, a), style)
+	text, _, err := enforce.WriteTrailers(ctx, repo, []byte(message(paths)+"\n"), enforce.CommitTrailers(w.e.ID, phase, a), style)
 	if err != nil {
 		return err
 	}

@@ -122,10 +122,7 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 			if err := pipeline.DecodeData(e, &d); err != nil {
 				return err
 			}
-			at := e.Time
-			if d.Time != "" {
-				at = d.Time
-			}
+			at := d.DecidedAt(e)
 			journal = append(journal, Decision{Time: at, Type: d.Type, Choice: d.Choice, Reason: d.Reason,
 				Alternatives: d.Alternatives}.Render()...)
 			continue

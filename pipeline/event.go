@@ -110,6 +110,14 @@ type DecisionData struct {
 	Time string `json:"time,omitempty"`
 }
 
+// DecidedAt is when d was decided: its own Time, else that of its event e.
+func (d DecisionData) DecidedAt(e Event) string {
+	if d.Time != "" {
+		return d.Time
+	}
+	return e.Time
+}
+
 // Draft is an event before the store gives it a place in the chain.
 type Draft struct {
 	Type string

@@ -188,10 +188,7 @@ func (s *State) observe(prev *State, e Event, p any) {
 		v.Checkpoints++
 		v.LastCheckpoint = &CheckpointSeen{Reason: d.Reason, Time: e.Time, ID: d.ID}
 	case *DecisionData:
-		at := e.Time
-		if d.Time != "" {
-			at = d.Time
-		}
+		at := d.DecidedAt(e)
 		v.Journal = v.Journal.add(JournalDecision{Type: d.Type, Choice: d.Choice, Reason: d.Reason,
 			Alternatives: d.Alternatives, Time: at})
 		if d.Type == DecisionBudget && StoppedAtCostCap(s) {

@@ -556,10 +556,7 @@ func (c *chain) read() error {
 			if err := pipeline.DecodeData(e, &d); err != nil {
 				return err
 			}
-			at := e.Time
-			if d.Time != "" {
-				at = d.Time
-			}
+			at := d.DecidedAt(e)
 			c.decisions = append(c.decisions, Decision{Time: at, Type: clipText(d.Type), Choice: clipText(d.Choice),
 				Reason: clipText(d.Reason), Alternatives: clipText(d.Alternatives), Suggestion: clipText(d.Suggestion)})
 			if d.Type == gate.JournalEscalation {
