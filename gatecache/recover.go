@@ -34,8 +34,13 @@ type marker struct {
 	// Pgid is the process group of the run's git rebase (the gate its
 	// exec lines run is in it), recorded before that git starts: see
 	// runGroup. Its processes hold the run's lock (runLock) while they live.
-	Pgid int  `json:"pgid,omitempty"`
-	Fix  bool `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
+	Pgid int `json:"pgid,omitempty"`
+	// Finish says the group Pgid names is a git that writes and ends on
+	// its own (an abort, an amend, a rebase --continue with no gate to
+	// run): a recovery waits for it rather than stopping it half-way, as
+	// a git stopped while it removes its rebase's state leaves half of it.
+	Finish bool `json:"finish,omitempty"`
+	Fix    bool `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
 
 	lock *os.File // the run's lock, once held: see hold
 }
@@ -51,8 +56,10 @@ func runLock(run string) string { return filepath.Join(run, "lock") }
 // it gets once the marker has its pid (its group's id), and only then is
 // replaced by cmd. A run killed before that line leaves sh an end of
 // file: it exits, cmd never starts. Every process of the group inherits
-// the run's lock (hold), held while it lives. The caller waits for cmd.
-func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
+// the run's lock (hold), held while it lives. finish says cmd is a git
+// that ends on its own, for a recovery to wait for (see marker.Finish).
+// The caller waits for cmd.
+func (s *Store) startGroup(m *marker, cmd *exec.Cmd, finish bool) error {
 	if err := m.hold(); err != nil {
 		return err
 	}
@@ -72,7 +79,7 @@ func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	m.Pgid = cmd.Process.Pid
+	m.Pgid, m.Finish = cmd.Process.Pid, finish
 	if err := m.write(s.repo); err != nil {
 		start.Close() // sh exits: cmd never runs
 		_ = cmd.Wait()
@@ -83,8 +90,8 @@ func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
 }
 
 // runGroup runs cmd under startGroup and returns what cmd.Wait does.
-func (s *Store) runGroup(m *marker, cmd *exec.Cmd) error {
-	if err := s.startGroup(m, cmd); err != nil {
+func (s *Store) runGroup(m *marker, cmd *exec.Cmd, finish bool) error {
+	if err := s.startGroup(m, cmd, finish); err != nil {
 		return err
 	}
 	return cmd.Wait()
@@ -117,15 +124,16 @@ func (m *marker) release() {
 }
 
 // gitGroup runs git with args in the work tree under runGroup; an ended
-// ctx asks its group to stop (SIGTERM).
-func (s *Store) gitGroup(ctx context.Context, m *marker, env []string, args ...string) error {
+// ctx asks its group to stop (SIGTERM). finish is as for startGroup: a git
+// that runs no gate.
+func (s *Store) gitGroup(ctx context.Context, m *marker, finish bool, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	err := s.runGroup(m, cmd)
+	err := s.runGroup(m, cmd, finish)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return &gitext.Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
@@ -138,10 +146,16 @@ func (s *Store) gitGroup(ctx context.Context, m *marker, env []string, args ...s
 
 // endRun ends what a killed run left running, before anything is put
 // back under it: a process that still holds the run's lock is of one of
-// its recorded groups, the last of which is asked to stop (SIGTERM: git
-// removes its lock files), then killed, and waited for until none holds
-// the lock. A lock no one holds is a run with nothing left running, whose
-// group's id is not touched (another process may have it by now).
+// its recorded groups, the last of which is waited for when it is a git
+// that ends on its own (marker.Finish), or a rebase past its last exec
+// line (finishingFile), which only has to finish: a git stopped while it
+// removes its rebase's state would leave half of it. Anything else (a
+// gate, the fixer, a rebase with gates to run) is asked to stop
+// (SIGTERM: git removes its lock files), then killed, and waited for until
+// none holds the lock. The group is frozen (SIGSTOP) while endRun looks
+// whether its rebase is finishing, so that it cannot start to while
+// endRun decides. A lock no one holds is a run with nothing left running,
+// whose group's id is not touched (another process may have it by now).
 func endRun(m marker) error {
 	lock, err := os.Open(runLock(m.Run))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -164,6 +178,18 @@ func endRun(m marker) error {
 	if free(0) {
 		return nil
 	}
+	finishing := m.Finish
+	if m.Pgid > 0 && !finishing {
+		_ = syscall.Kill(-m.Pgid, syscall.SIGSTOP) // ESRCH: gone meanwhile
+		_, err := os.Lstat(finishingFile(m.Run))
+		if finishing = err == nil; !finishing {
+			_ = syscall.Kill(-m.Pgid, syscall.SIGTERM)
+		}
+		_ = syscall.Kill(-m.Pgid, syscall.SIGCONT)
+	}
+	if finishing && free(finishWait) || !finishing && free(endWait) {
+		return nil
+	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		if m.Pgid > 0 {
 			_ = syscall.Kill(-m.Pgid, sig) // ESRCH: gone meanwhile
@@ -175,6 +201,14 @@ func endRun(m marker) error {
 	return outcome.WithHints(fmt.Errorf("a process of the interrupted run still runs (it holds %s)", runLock(m.Run)),
 		"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
 }
+
+// finishingFile is the file a run's rebase writes once it has run its
+// last exec line: what it has left to do is finish.
+func finishingFile(run string) string { return filepath.Join(run, "finishing") }
+
+// finishWait is how long endRun waits for a killed run's git that ends on
+// its own before it is asked to stop all the same.
+const finishWait = time.Minute
 
 // waitIndexLock gives a git the killed run started outside its groups
 // (one reading the index, which may refresh it) a moment to finish and
@@ -231,7 +265,7 @@ func (s *Store) abortRebase(ctx context.Context, m *marker) error {
 	if s.repo.Operation() != "rebase" {
 		return nil
 	}
-	if err := s.gitGroup(context.WithoutCancel(ctx), m, nil, "rebase", "--abort"); err != nil {
+	if err := s.gitGroup(context.WithoutCancel(ctx), m, true, nil, "rebase", "--abort"); err != nil {
 		return outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
 			"move what git names out of the way, then: git crucible verify-commits --abort")
 	}

@@ -367,7 +367,10 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 		return nil // every commit is known: nothing for a rebase to find
 	}
 	todoFile := filepath.Join(run, "todo")
-	if err := os.WriteFile(todoFile, []byte(todoList(o.Base, head, rep.Commits, execs)), 0o644); err != nil {
+	// Last, a line that says the rebase has run its gates and has only to
+	// finish: a recovery waits for it to rather than stopping it (endRun).
+	todo := todoList(o.Base, head, rep.Commits, execs) + "exec : >" + shellQuote(finishingFile(run)) + "\n"
+	if err := os.WriteFile(todoFile, []byte(todo), 0o644); err != nil {
 		return err
 	}
 	// A kill from here on leaves the rebase wedged: the marker says how
@@ -472,7 +475,7 @@ func (s *Store) rebaseTodo(ctx context.Context, m *marker, todoFile string, extr
 	// In a process group of its own, which an ended ctx asks to stop as a
 	// whole: the gate git runs, not git alone, must stop before the
 	// rebase is aborted under it; m records it for a recovery to end.
-	return s.gitGroup(ctx, m, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	return s.gitGroup(ctx, m, false, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 }
 
 // collect records the results the exec lines left in run: "i <status>"
