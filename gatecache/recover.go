@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,15 +36,29 @@ type marker struct {
 	// exec lines run is in it), recorded before that git starts: see
 	// runGroup. Its processes hold the run's lock (runLock) while they live.
 	Pgid int `json:"pgid,omitempty"`
-	// Finish says the group Pgid names is a git that writes and ends on
-	// its own (an abort, an amend, a rebase --continue with no gate to
-	// run): a recovery waits for it rather than stopping it half-way, as
-	// a git stopped while it removes its rebase's state leaves half of it.
-	Finish bool `json:"finish,omitempty"`
-	Fix    bool `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
+	// Kind says how a recovery ends the group Pgid names: see endRun.
+	Kind groupKind `json:"kind,omitempty"`
+	Fix  bool      `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
 
 	lock *os.File // the run's lock, once held: see hold
 }
+
+// groupKind is what a run's group runs, which says how a recovery ends
+// it (endRun): git stopped by a signal at the wrong moment leaves its lock
+// (a signal while it creates one) or half of its rebase's state (while it
+// removes it), so a recovery signals no git of the run's own.
+type groupKind int
+
+const (
+	// stopGroup is a gate or the fixer: asked to stop (SIGTERM).
+	stopGroup groupKind = iota
+	// finishGroup is a git that writes and ends on its own (an abort, an
+	// amend, a rebase with no gate to run): waited for.
+	finishGroup
+	// gateRebase is the rebase whose exec lines run the gate: asked to
+	// stop at its next exec line, its gate stopped, then waited for.
+	gateRebase
+)
 
 // runLock is the file whose flock the processes of a run's rebase hold
 // while any of them lives: the run's directory is its own, so a process
@@ -56,10 +71,10 @@ func runLock(run string) string { return filepath.Join(run, "lock") }
 // it gets once the marker has its pid (its group's id), and only then is
 // replaced by cmd. A run killed before that line leaves sh an end of
 // file: it exits, cmd never starts. Every process of the group inherits
-// the run's lock (hold), held while it lives. finish says cmd is a git
-// that ends on its own, for a recovery to wait for (see marker.Finish).
-// The caller waits for cmd.
-func (s *Store) startGroup(m *marker, cmd *exec.Cmd, finish bool) error {
+// the run's lock (hold), held while it lives. kind is what cmd is, for a
+// recovery to end it: a gateRebase's git also holds gitLock, which its
+// exec lines close before they run the gate. The caller waits for cmd.
+func (s *Store) startGroup(m *marker, cmd *exec.Cmd, kind groupKind) error {
 	if err := m.hold(); err != nil {
 		return err
 	}
@@ -75,11 +90,22 @@ func (s *Store) startGroup(m *marker, cmd *exec.Cmd, finish bool) error {
 	defer start.Close()
 	cmd.Path, cmd.Args = sh, append([]string{"sh", "-c", `IFS= read -r go <&4 || exit 1; exec 4<&-; exec "$@"`, "sh"}, cmd.Args...)
 	cmd.ExtraFiles = []*os.File{m.lock, wait}
+	if kind == gateRebase {
+		git, err := os.OpenFile(gitLock(m.Run), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		defer git.Close()
+		if err := syscall.Flock(int(git.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			return fmt.Errorf("%s: %w", gitLock(m.Run), err)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, git) // fd 5
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	m.Pgid, m.Finish = cmd.Process.Pid, finish
+	m.Pgid, m.Kind = cmd.Process.Pid, kind
 	if err := m.write(s.repo); err != nil {
 		start.Close() // sh exits: cmd never runs
 		_ = cmd.Wait()
@@ -90,8 +116,8 @@ func (s *Store) startGroup(m *marker, cmd *exec.Cmd, finish bool) error {
 }
 
 // runGroup runs cmd under startGroup and returns what cmd.Wait does.
-func (s *Store) runGroup(m *marker, cmd *exec.Cmd, finish bool) error {
-	if err := s.startGroup(m, cmd, finish); err != nil {
+func (s *Store) runGroup(m *marker, cmd *exec.Cmd, kind groupKind) error {
+	if err := s.startGroup(m, cmd, kind); err != nil {
 		return err
 	}
 	return cmd.Wait()
@@ -124,16 +150,15 @@ func (m *marker) release() {
 }
 
 // gitGroup runs git with args in the work tree under runGroup; an ended
-// ctx asks its group to stop (SIGTERM). finish is as for startGroup: a git
-// that runs no gate.
-func (s *Store) gitGroup(ctx context.Context, m *marker, finish bool, env []string, args ...string) error {
+// ctx asks its group to stop (SIGTERM). kind is as for startGroup.
+func (s *Store) gitGroup(ctx context.Context, m *marker, kind groupKind, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	err := s.runGroup(m, cmd, finish)
+	err := s.runGroup(m, cmd, kind)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return &gitext.Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
@@ -146,16 +171,18 @@ func (s *Store) gitGroup(ctx context.Context, m *marker, finish bool, env []stri
 
 // endRun ends what a killed run left running, before anything is put
 // back under it: a process that still holds the run's lock is of one of
-// its recorded groups, the last of which is waited for when it is a git
-// that ends on its own (marker.Finish), or a rebase past its last exec
-// line (finishingFile), which only has to finish: a git stopped while it
-// removes its rebase's state would leave half of it. Anything else (a
-// gate, the fixer, a rebase with gates to run) is asked to stop
-// (SIGTERM: git removes its lock files), then killed, and waited for until
-// none holds the lock. The group is frozen (SIGSTOP) while endRun looks
-// whether its rebase is finishing, so that it cannot start to while
-// endRun decides. A lock no one holds is a run with nothing left running,
-// whose group's id is not touched (another process may have it by now).
+// its recorded groups, the last of which is ended as its kind says. A git
+// that ends on its own (finishGroup) is waited for. The rebase running the
+// gate (gateRebase) is asked to stop, without a signal to its git: run's
+// stop file makes its next exec line fail, and the exec line running the
+// gate now (its pid in run's pid file) is asked to stop (SIGTERM), which
+// git sees fail; the group is frozen (SIGSTOP) meanwhile, so that the pid
+// cannot be another's. Its git then stops, or finishes when it is past
+// its gates, and is waited for until it no longer holds gitLock. Whatever is left (a gate, the fixer) is asked to stop (SIGTERM:
+// a git among them removes its lock files), then killed, and waited for
+// until none holds the run's lock. A lock no one holds is a run with
+// nothing left running, whose group's id is not touched (another process
+// may have it by now).
 func endRun(m marker) error {
 	lock, err := os.Open(runLock(m.Run))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -165,7 +192,7 @@ func endRun(m marker) error {
 		return err
 	}
 	defer lock.Close()
-	free := func(wait time.Duration) bool {
+	free := func(lock *os.File, wait time.Duration) bool {
 		for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
 			if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 				return true
@@ -175,26 +202,41 @@ func endRun(m marker) error {
 			}
 		}
 	}
-	if free(0) {
+	if free(lock, 0) {
 		return nil
 	}
-	finishing := m.Finish
-	if m.Pgid > 0 && !finishing {
+	switch {
+	case m.Pgid <= 0:
+	case m.Kind == finishGroup:
+		if free(lock, finishWait) {
+			return nil
+		}
+	case m.Kind == gateRebase:
+		if err := os.WriteFile(stopFile(m.Run), nil, 0o644); err != nil {
+			return err
+		}
 		_ = syscall.Kill(-m.Pgid, syscall.SIGSTOP) // ESRCH: gone meanwhile
-		_, err := os.Lstat(finishingFile(m.Run))
-		if finishing = err == nil; !finishing {
-			_ = syscall.Kill(-m.Pgid, syscall.SIGTERM)
+		if b, err := os.ReadFile(pidFile(m.Run)); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && pid != m.Pgid {
+				if pg, err := syscall.Getpgid(pid); err == nil && pg == m.Pgid {
+					_ = syscall.Kill(pid, syscall.SIGTERM)
+				}
+			}
 		}
 		_ = syscall.Kill(-m.Pgid, syscall.SIGCONT)
-	}
-	if finishing && free(finishWait) || !finishing && free(endWait) {
-		return nil
+		if git, err := os.Open(gitLock(m.Run)); err == nil {
+			free(git, finishWait)
+			git.Close()
+		}
+		if free(lock, 0) {
+			return nil
+		}
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		if m.Pgid > 0 {
 			_ = syscall.Kill(-m.Pgid, sig) // ESRCH: gone meanwhile
 		}
-		if free(endWait) {
+		if free(lock, endWait) {
 			return nil
 		}
 	}
@@ -202,9 +244,16 @@ func endRun(m marker) error {
 		"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
 }
 
-// finishingFile is the file a run's rebase writes once it has run its
-// last exec line: what it has left to do is finish.
-func finishingFile(run string) string { return filepath.Join(run, "finishing") }
+// stopFile is the file a recovery writes to stop a run's rebase at its
+// next exec line (see the run's gate file).
+func stopFile(run string) string { return filepath.Join(run, "stop") }
+
+// pidFile holds the pid of the sh of the exec line running the gate.
+func pidFile(run string) string { return filepath.Join(run, "pid") }
+
+// gitLock is the file whose flock a gateRebase's git holds while it (or
+// a git it runs) lives; its exec lines close it before the gate runs.
+func gitLock(run string) string { return filepath.Join(run, "git.lock") }
 
 // finishWait is how long endRun waits for a killed run's git that ends on
 // its own before it is asked to stop all the same.
@@ -265,7 +314,7 @@ func (s *Store) abortRebase(ctx context.Context, m *marker) error {
 	if s.repo.Operation() != "rebase" {
 		return nil
 	}
-	if err := s.gitGroup(context.WithoutCancel(ctx), m, true, nil, "rebase", "--abort"); err != nil {
+	if err := s.gitGroup(context.WithoutCancel(ctx), m, finishGroup, nil, "rebase", "--abort"); err != nil {
 		return outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
 			"move what git names out of the way, then: git crucible verify-commits --abort")
 	}
@@ -365,9 +414,12 @@ func (s *Store) recover(ctx context.Context, m marker) (*Interrupted, error) {
 		_, err := os.Stat(filepath.Join(s.repo.GitDir, "CHERRY_PICK_HEAD"))
 		picking := err == nil
 		waitIndexLock(s.repo)
-		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
-			return nil, outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
-				"move what git names out of the way, then: git crucible verify-commits --abort")
+		// In the run's recorded group, as its own abort: this recovery
+		// killed, the next one waits for it.
+		err = s.abortRebase(ctx, &m)
+		m.release()
+		if err != nil {
+			return nil, err
 		}
 		if picking {
 			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "cherry-pick", "--quit"); err != nil {
