@@ -178,11 +178,11 @@ func (s *Store) gitGroup(ctx context.Context, m *marker, kind groupKind, env []s
 // gate now (its pid in run's pid file) is asked to stop (SIGTERM), which
 // git sees fail; the group is frozen (SIGSTOP) meanwhile, so that the pid
 // cannot be another's. Its git then stops, or finishes when it is past
-// its gates, and is waited for until it no longer holds gitLock. Whatever is left (a gate, the fixer) is asked to stop (SIGTERM:
-// a git among them removes its lock files), then killed, and waited for
-// until none holds the run's lock. A lock no one holds is a run with
-// nothing left running, whose group's id is not touched (another process
-// may have it by now).
+// its gates, and is waited for until it no longer holds gitLock. Whatever
+// is left (a gate's processes, the fixer) is asked to stop (SIGTERM),
+// then killed, and waited for until none holds the run's lock. A lock no
+// one holds is a run with nothing left running, whose group's id is not
+// touched (another process may have it by now).
 func endRun(m marker) error {
 	lock, err := os.Open(runLock(m.Run))
 	if errors.Is(err, fs.ErrNotExist) {
