@@ -208,11 +208,11 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 		return Fixed{}, nil, err
 	}
 	defer m.release()
-	if err := s.rebaseTodo(ctx, &m, todoFile, notes.RewriteArgs...); err != nil {
+	if err := s.rebaseTodo(ctx, &m, finishGroup, todoFile, notes.RewriteArgs...); err != nil {
 		return Fixed{}, nil, s.abort(ctx, &m, fmt.Errorf("git rebase: %w", err))
 	}
 	broken := Broken{Commit: bad, Rounds: FixRounds, Command: o.Gate.Command, Exit: bad.Exit, Log: bad.Log,
-		Start: func(cmd *exec.Cmd) error { return s.startGroup(&m, cmd) }}
+		Start: func(cmd *exec.Cmd) error { return s.startGroup(&m, cmd, stopGroup) }}
 	for broken.Round = 1; broken.Round <= FixRounds; broken.Round++ {
 		before, err := s.repo.Dirty(ctx, s.repo.WorkTree)
 		if err != nil {
@@ -226,7 +226,7 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 			return Fixed{}, nil, s.abort(ctx, &m, err)
 		}
 		// In the work tree, as the rebase's gate: a recovery ends it.
-		inGroup := func(cmd *exec.Cmd) error { return s.runGroup(&m, cmd) }
+		inGroup := func(cmd *exec.Cmd) error { return s.runGroup(&m, cmd, stopGroup) }
 		if err := s.testWith(ctx, inGroup, s.repo.WorkTree, o.Gate.Command, o.Spec, tree, UseCache); err != nil {
 			return Fixed{}, nil, s.abort(ctx, &m, err)
 		}
@@ -239,7 +239,7 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 			if err != nil {
 				return Fixed{}, nil, s.abort(ctx, &m, err)
 			}
-			if err := s.gitGroup(ctx, &m, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
+			if err := s.gitGroup(ctx, &m, finishGroup, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
 				return Fixed{}, nil, s.abort(ctx, &m, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
 			}
 			return Fixed{Old: bad.Commit, New: head, Subject: bad.Subject, Rounds: broken.Round}, nil, nil
@@ -273,7 +273,7 @@ func (s *Store) amend(ctx context.Context, m *marker, before map[string]string) 
 		if err := os.WriteFile(paths, spec, 0o644); err != nil {
 			return "", err
 		}
-		if err := s.gitGroup(ctx, m, []string{"GIT_LITERAL_PATHSPECS=1"}, "add", "--all", "--pathspec-from-file="+paths, "--pathspec-file-nul"); err != nil {
+		if err := s.gitGroup(ctx, m, finishGroup, []string{"GIT_LITERAL_PATHSPECS=1"}, "add", "--all", "--pathspec-from-file="+paths, "--pathspec-file-nul"); err != nil {
 			return "", err
 		}
 	}
@@ -282,7 +282,7 @@ func (s *Store) amend(ctx context.Context, m *marker, before map[string]string) 
 	switch {
 	case errors.As(err, &gerr) && gerr.ExitCode == 1:
 		args := append(append(append([]string{}, pinned...), notes.RewriteArgs...), "commit", "-q", "--amend", "--no-edit")
-		if err := s.gitGroup(ctx, m, nil, args...); err != nil {
+		if err := s.gitGroup(ctx, m, finishGroup, nil, args...); err != nil {
 			return "", err
 		}
 	case err != nil:

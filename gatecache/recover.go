@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,11 +35,30 @@ type marker struct {
 	// Pgid is the process group of the run's git rebase (the gate its
 	// exec lines run is in it), recorded before that git starts: see
 	// runGroup. Its processes hold the run's lock (runLock) while they live.
-	Pgid int  `json:"pgid,omitempty"`
-	Fix  bool `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
+	Pgid int `json:"pgid,omitempty"`
+	// Kind says how a recovery ends the group Pgid names: see endRun.
+	Kind groupKind `json:"kind,omitempty"`
+	Fix  bool      `json:"fix,omitempty"` // a --fix run: its rebase amends a commit
 
 	lock *os.File // the run's lock, once held: see hold
 }
+
+// groupKind is what a run's group runs, which says how a recovery ends
+// it (endRun): git stopped by a signal at the wrong moment leaves its lock
+// (a signal while it creates one) or half of its rebase's state (while it
+// removes it), so a recovery signals no git of the run's own.
+type groupKind int
+
+const (
+	// stopGroup is a gate or the fixer: asked to stop (SIGTERM).
+	stopGroup groupKind = iota
+	// finishGroup is a git that writes and ends on its own (an abort, an
+	// amend, a rebase with no gate to run): waited for.
+	finishGroup
+	// gateRebase is the rebase whose exec lines run the gate: asked to
+	// stop at its next exec line, its gate stopped, then waited for.
+	gateRebase
+)
 
 // runLock is the file whose flock the processes of a run's rebase hold
 // while any of them lives: the run's directory is its own, so a process
@@ -51,8 +71,10 @@ func runLock(run string) string { return filepath.Join(run, "lock") }
 // it gets once the marker has its pid (its group's id), and only then is
 // replaced by cmd. A run killed before that line leaves sh an end of
 // file: it exits, cmd never starts. Every process of the group inherits
-// the run's lock (hold), held while it lives. The caller waits for cmd.
-func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
+// the run's lock (hold), held while it lives. kind is what cmd is, for a
+// recovery to end it: a gateRebase's git also holds gitLock, which its
+// exec lines close before they run the gate. The caller waits for cmd.
+func (s *Store) startGroup(m *marker, cmd *exec.Cmd, kind groupKind) error {
 	if err := m.hold(); err != nil {
 		return err
 	}
@@ -68,11 +90,22 @@ func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
 	defer start.Close()
 	cmd.Path, cmd.Args = sh, append([]string{"sh", "-c", `IFS= read -r go <&4 || exit 1; exec 4<&-; exec "$@"`, "sh"}, cmd.Args...)
 	cmd.ExtraFiles = []*os.File{m.lock, wait}
+	if kind == gateRebase {
+		git, err := os.OpenFile(gitLock(m.Run), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		defer git.Close()
+		if err := syscall.Flock(int(git.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			return fmt.Errorf("%s: %w", gitLock(m.Run), err)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, git) // fd 5
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	m.Pgid = cmd.Process.Pid
+	m.Pgid, m.Kind = cmd.Process.Pid, kind
 	if err := m.write(s.repo); err != nil {
 		start.Close() // sh exits: cmd never runs
 		_ = cmd.Wait()
@@ -83,8 +116,8 @@ func (s *Store) startGroup(m *marker, cmd *exec.Cmd) error {
 }
 
 // runGroup runs cmd under startGroup and returns what cmd.Wait does.
-func (s *Store) runGroup(m *marker, cmd *exec.Cmd) error {
-	if err := s.startGroup(m, cmd); err != nil {
+func (s *Store) runGroup(m *marker, cmd *exec.Cmd, kind groupKind) error {
+	if err := s.startGroup(m, cmd, kind); err != nil {
 		return err
 	}
 	return cmd.Wait()
@@ -117,15 +150,15 @@ func (m *marker) release() {
 }
 
 // gitGroup runs git with args in the work tree under runGroup; an ended
-// ctx asks its group to stop (SIGTERM).
-func (s *Store) gitGroup(ctx context.Context, m *marker, env []string, args ...string) error {
+// ctx asks its group to stop (SIGTERM). kind is as for startGroup.
+func (s *Store) gitGroup(ctx context.Context, m *marker, kind groupKind, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	err := s.runGroup(m, cmd)
+	err := s.runGroup(m, cmd, kind)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return &gitext.Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
@@ -138,10 +171,18 @@ func (s *Store) gitGroup(ctx context.Context, m *marker, env []string, args ...s
 
 // endRun ends what a killed run left running, before anything is put
 // back under it: a process that still holds the run's lock is of one of
-// its recorded groups, the last of which is asked to stop (SIGTERM: git
-// removes its lock files), then killed, and waited for until none holds
-// the lock. A lock no one holds is a run with nothing left running, whose
-// group's id is not touched (another process may have it by now).
+// its recorded groups, the last of which is ended as its kind says. A git
+// that ends on its own (finishGroup) is waited for. The rebase running the
+// gate (gateRebase) is asked to stop, without a signal to its git: run's
+// stop file makes its next exec line fail, and the exec line running the
+// gate now (its pid in run's pid file) is asked to stop (SIGTERM), which
+// git sees fail; the group is frozen (SIGSTOP) meanwhile, so that the pid
+// cannot be another's. Its git then stops, or finishes when it is past
+// its gates, and is waited for until it no longer holds gitLock. Whatever
+// is left (a gate's processes, the fixer) is asked to stop (SIGTERM),
+// then killed, and waited for until none holds the run's lock. A lock no
+// one holds is a run with nothing left running, whose group's id is not
+// touched (another process may have it by now).
 func endRun(m marker) error {
 	lock, err := os.Open(runLock(m.Run))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -151,7 +192,7 @@ func endRun(m marker) error {
 		return err
 	}
 	defer lock.Close()
-	free := func(wait time.Duration) bool {
+	free := func(lock *os.File, wait time.Duration) bool {
 		for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
 			if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 				return true
@@ -161,20 +202,62 @@ func endRun(m marker) error {
 			}
 		}
 	}
-	if free(0) {
+	if free(lock, 0) {
 		return nil
+	}
+	switch {
+	case m.Pgid <= 0:
+	case m.Kind == finishGroup:
+		if free(lock, finishWait) {
+			return nil
+		}
+	case m.Kind == gateRebase:
+		if err := os.WriteFile(stopFile(m.Run), nil, 0o644); err != nil {
+			return err
+		}
+		_ = syscall.Kill(-m.Pgid, syscall.SIGSTOP) // ESRCH: gone meanwhile
+		if b, err := os.ReadFile(pidFile(m.Run)); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && pid != m.Pgid {
+				if pg, err := syscall.Getpgid(pid); err == nil && pg == m.Pgid {
+					_ = syscall.Kill(pid, syscall.SIGTERM)
+				}
+			}
+		}
+		_ = syscall.Kill(-m.Pgid, syscall.SIGCONT)
+		if git, err := os.Open(gitLock(m.Run)); err == nil {
+			free(git, finishWait)
+			git.Close()
+		}
+		if free(lock, 0) {
+			return nil
+		}
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		if m.Pgid > 0 {
 			_ = syscall.Kill(-m.Pgid, sig) // ESRCH: gone meanwhile
 		}
-		if free(endWait) {
+		if free(lock, endWait) {
 			return nil
 		}
 	}
 	return outcome.WithHints(fmt.Errorf("a process of the interrupted run still runs (it holds %s)", runLock(m.Run)),
 		"end it (fuser -v "+runLock(m.Run)+" names it), then: git crucible verify-commits --abort")
 }
+
+// stopFile is the file a recovery writes to stop a run's rebase at its
+// next exec line (see the run's gate file).
+func stopFile(run string) string { return filepath.Join(run, "stop") }
+
+// pidFile holds the pid of the sh of the exec line running the gate.
+func pidFile(run string) string { return filepath.Join(run, "pid") }
+
+// gitLock is the file whose flock a gateRebase's git holds while it (or
+// a git it runs) lives; its exec lines close it before the gate runs.
+func gitLock(run string) string { return filepath.Join(run, "git.lock") }
+
+// finishWait is how long endRun waits for a killed run's git that ends on
+// its own before it is asked to stop all the same.
+const finishWait = time.Minute
 
 // waitIndexLock gives a git the killed run started outside its groups
 // (one reading the index, which may refresh it) a moment to finish and
@@ -231,7 +314,7 @@ func (s *Store) abortRebase(ctx context.Context, m *marker) error {
 	if s.repo.Operation() != "rebase" {
 		return nil
 	}
-	if err := s.gitGroup(context.WithoutCancel(ctx), m, nil, "rebase", "--abort"); err != nil {
+	if err := s.gitGroup(context.WithoutCancel(ctx), m, finishGroup, nil, "rebase", "--abort"); err != nil {
 		return outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
 			"move what git names out of the way, then: git crucible verify-commits --abort")
 	}
@@ -331,9 +414,12 @@ func (s *Store) recover(ctx context.Context, m marker) (*Interrupted, error) {
 		_, err := os.Stat(filepath.Join(s.repo.GitDir, "CHERRY_PICK_HEAD"))
 		picking := err == nil
 		waitIndexLock(s.repo)
-		if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "rebase", "--abort"); err != nil {
-			return nil, outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
-				"move what git names out of the way, then: git crucible verify-commits --abort")
+		// In the run's recorded group, as its own abort: this recovery
+		// killed, the next one waits for it.
+		err = s.abortRebase(ctx, &m)
+		m.release()
+		if err != nil {
+			return nil, err
 		}
 		if picking {
 			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "cherry-pick", "--quit"); err != nil {

@@ -343,13 +343,18 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	// The exec line sources the gate in git's own sh, as rebase --exec
 	// runs its command, for no process more: output to <i>.log, and an
 	// exit trap (which also sees a gate's exit) appends "<i> <status>" to
-	// the results and says whether the rebase goes on.
+	// the results and says whether the rebase goes on. For a recovery to
+	// stop the rebase without a signal to its git (endRun), the sh says
+	// its pid, lets go of git's lock, and fails once asked to stop,
+	// recording nothing then.
 	stop := "case $s in 0|" + strconv.Itoa(SkipExit) + ") exit 0;; esac; exit 1"
 	if o.KeepGoing {
 		stop = "exit 0"
 	}
 	gate := "crucible_run=" + shellQuote(run) + "\n" +
-		"trap 's=$?; echo \"$crucible_commit $s\" >>\"$crucible_run/results\"; " + stop + "' EXIT\n" +
+		"echo $$ >\"$crucible_run/pid\"; exec 5<&-\n" +
+		"if [ -e \"$crucible_run/stop\" ]; then exit 1; fi\n" +
+		"trap 's=$?; if [ -e \"$crucible_run/stop\" ]; then exit 1; fi; echo \"$crucible_commit $s\" >>\"$crucible_run/results\"; " + stop + "' EXIT\n" +
 		"exec >\"$crucible_run/$crucible_commit.log\" 2>&1 </dev/null\n" +
 		"unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR GIT_PREFIX\n" +
 		o.Gate.Command + "\n"
@@ -384,7 +389,7 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 		return err
 	}
 	defer m.release()
-	rebaseErr := s.rebaseTodo(ctx, &m, todoFile)
+	rebaseErr := s.rebaseTodo(ctx, &m, gateRebase, todoFile)
 	if err := s.abortRebase(ctx, &m); err != nil {
 		return err
 	}
@@ -462,8 +467,9 @@ func todoList(base, head string, commits []Commit, execs []string) string {
 
 // rebaseTodo runs git rebase -i onto m.Base with the list in todoFile as
 // its todo list, the user's rebase settings pinned off; extra are more
-// git options (-c).
-func (s *Store) rebaseTodo(ctx context.Context, m *marker, todoFile string, extra ...string) error {
+// git options (-c). kind is gateRebase for a list whose exec lines run the
+// run's gate file, else finishGroup.
+func (s *Store) rebaseTodo(ctx context.Context, m *marker, kind groupKind, todoFile string, extra ...string) error {
 	args := append(append(append([]string{}, pinned...), extra...), "rebase", "-i", "--no-autosquash", "--no-autostash",
 		"--no-update-refs", "--reschedule-failed-exec", "--no-fork-point", m.Base)
 	// The editor git runs on its todo list puts ours in its place, with
@@ -472,7 +478,7 @@ func (s *Store) rebaseTodo(ctx context.Context, m *marker, todoFile string, extr
 	// In a process group of its own, which an ended ctx asks to stop as a
 	// whole: the gate git runs, not git alone, must stop before the
 	// rebase is aborted under it; m records it for a recovery to end.
-	return s.gitGroup(ctx, m, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	return s.gitGroup(ctx, m, kind, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
 }
 
 // collect records the results the exec lines left in run: "i <status>"

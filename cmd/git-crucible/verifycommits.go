@@ -66,10 +66,12 @@ func verifyCommitsCommand() *cli.Command {
 			"that holds a merge is refused by --fix, which rewrites a line of commits.\n\n" +
 			"A run killed mid-way leaves its rebase under way: --abort puts HEAD and the branch back as they\n" +
 			"were and keeps the results it had; --continue does the same, then runs it again from the cache;\n" +
-			"a plain run does the same, then runs as asked. Each first kills what the killed run left running\n" +
+			"a plain run does the same, then runs as asked. Each first ends what the killed run left running\n" +
 			"(its rebase and gate, in a process group the run records before git starts) and waits for it to\n" +
-			"end; a --fix whose rebase finished keeps its fix. What it cannot vouch for it leaves as it is and\n" +
-			"says what to run. So does a rebase git could not abort (a file in the way), once the file is\n" +
+			"end: the gate is stopped and the rebase stops at its next step, as an abort or an amend is left\n" +
+			"to finish; git itself is never signalled, which could leave its lock files or half its rebase's\n" +
+			"state. A --fix whose rebase finished keeps its fix. What it cannot vouch for it leaves as it is\n" +
+			"and says what to run. So does a rebase git could not abort (a file in the way), once the file is\n" +
 			"moved. Ctrl-C and SIGTERM stop the gate with the rebase. While a build runs on the branch,\n" +
 			"verify-commits is refused: the build checks each task's commit itself.\n\n" +
 			"EXIT STATUS: 0 every commit passed or was skipped; 1 a commit failed, or the gate, the range or\n" +
