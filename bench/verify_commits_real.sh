@@ -15,7 +15,11 @@
 #
 # and prints the medians over the rounds and the median of each one's ratios
 # to the floor of its round (bench/timer -row), which the load of a shared
-# machine moves less than a ratio of medians. Go's build cache is the same
+# machine moves less than a ratio of medians. Then each side's CPU time
+# (user and system, the gate's processes included) and the cores it kept
+# busy, and the ceiling that puts on -j: on N cores no run is faster than
+# its CPU time / N, so the floor keeping C cores busy can be beaten N/C
+# times at most, unless -j spends less CPU. Go's build cache is the same
 # for every timed run: a fresh copy, before each, of one that ran the gate
 # once at the range's tip in another directory — the standard library
 # compiled, the module's own packages not (the toolchain keys them by
@@ -89,8 +93,9 @@ git clone -q -b bench "$tmp/tmpl" "$tmp/\$1"
 cp -a "$tmp/gocache.start" "$GOCACHE"
 EOF
 fresh() { sh "$tmp/fresh.sh" "$1"; }
-# once CMD: CMD's wall time in ms (bench/timer -once: a failure aborts).
-once() { timer -once -a "$1" | cut -d' ' -f1; }
+# once CMD: CMD's wall time and CPU time (user and system, its children's
+# included), in ms (bench/timer -once: a failure aborts).
+once() { timer -once -cpu -a "$1" | awk '{ print $1, $NF }'; }
 
 # Every side tests every commit, past a failure (the range has one: pflag's
 # 2cd30f1 has conflict markers in flag.go): verify-commits --keep-going,
@@ -140,6 +145,9 @@ median() {
 }
 # times SIDE: SIDE's times, in ms; ratios SIDE: SIDE's against the floor's of each round.
 times() { awk -v s="$1" '$2 == s { print $3 }' "$tmp/times"; }
+cputimes() { awk -v s="$1" '$2 == s { print $4 }' "$tmp/times"; }
+# busy SIDE: the cores SIDE kept busy in each round, its CPU over its wall time.
+busy() { awk -v s="$1" '$2 == s { print $4 / $3 }' "$tmp/times"; }
 ratios() { awk -v s="$1" '$2 == "floor" { f[$1] = $3 } $2 == s { t[$1] = $3 } END { for (r in t) print t[r] / f[r] }' "$tmp/times"; }
 f=$(times floor | median)
 timer -header | tee "$tmp/results"
@@ -154,6 +162,20 @@ row() {
 row "verify-commits, first run" serial 1.05
 row "verify-commits -j 2, first run" jobs2 0.67
 row "verify-commits, cached rerun" cached 0.02
+echo
+for side in floor serial jobs2 cached; do
+	printf '%-8s CPU %6.1f s in %6.1f s wall: %.2f cores busy\n' "$([ $side = jobs2 ] && echo '-j 2' || echo $side)" \
+		"$(cputimes $side | median | awk '{ print $1 / 1000 }')" "$(times $side | median | awk '{ print $1 / 1000 }')" \
+		"$(busy $side | median)"
+done | tee -a "$tmp/results"
+# The ceiling on N cores: the floor's cores busy C allow N/C; -j 2's own
+# CPU time, spread on every core with nothing idle, allows CPU/N/floor.
+cores=$(nproc)
+c=$(busy floor | median)
+best=$(awk -v s=jobs2 -v n="$cores" '$2 == "floor" { f[$1] = $3 } $2 == s { t[$1] = $4 / n } END { for (r in t) print t[r] / f[r] }' "$tmp/times" | median)
+awk -v n="$cores" -v c="$c" -v b="$best" 'BEGIN {
+	printf "ceiling on %d cores: %.2fx faster than the floor (the floor keeps %.2f cores busy); with -j 2'"'"'s own CPU time: %.3fx the floor at best (%.2fx faster)\n", n, n / c, c, b, 1 / b
+}' | tee -a "$tmp/results"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "${BENCH_STRICT:-0}" = 1 ] && grep -q ' MISS' "$tmp/results"; then
 	exit 1
