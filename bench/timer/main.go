@@ -52,6 +52,7 @@ func main() {
 		repeat = flag.Int("repeat", 0, "run -a this many times in sequence, print the total and exit")
 		once   = flag.Bool("once", false, "run -a once and print its wall time (ms) and peak memory (KiB)")
 		own    = flag.Bool("own", false, "with -once, also print the peak memory of -a's process alone (KiB), without its children")
+		cpu    = flag.Bool("cpu", false, "with -once, also print the CPU time (ms, user and system) of -a and the children it waited for, last")
 	)
 	flag.Parse()
 	if *once {
@@ -64,6 +65,9 @@ func main() {
 		fmt.Printf("%.0f %d", float64(time.Since(start))/1e6, c.maxRSS)
 		if *own {
 			fmt.Printf(" %d", c.ownRSS)
+		}
+		if *cpu {
+			fmt.Printf(" %.0f", float64(c.cpu)/1e6)
 		}
 		fmt.Println()
 		return
@@ -199,11 +203,14 @@ type command struct {
 	// from /proc while it runs (the kernel reports the whole tree's at exit).
 	ownRSS int64
 	own    bool
-	text   string
-	path   string
-	words  [][]string // per word, its choices (one unless {alt:...})
-	runs   int
-	null   *os.File
+	// cpu is the last run's user and system time, its waited-for
+	// descendants' included (wait4 reports them together).
+	cpu   time.Duration
+	text  string
+	path  string
+	words [][]string // per word, its choices (one unless {alt:...})
+	runs  int
+	null  *os.File
 }
 
 var altRE = regexp.MustCompile(`\{alt:([^}]*)\}`)
@@ -264,6 +271,7 @@ func (c *command) run(show bool) error {
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			c.maxRSS = ru.Maxrss // KiB on Linux
+			c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
 	if err != nil {
