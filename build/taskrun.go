@@ -584,3 +584,12 @@ func orTaskRun(goal string) string {
 	}
 	return pipeline.LedgerGoal(goal)
 }
+
+// TaskRunState sets m's run and task statuses as the chain's events say
+// (the file's own are cleared first): where a task run of m stands,
+// nothing recorded. git crucible run --matrix plans from it.
+func TaskRunState(events []pipeline.Event, m *dag.Manifest) error {
+	m.ClearState()
+	_, err := replayTaskRun(events, m, &taskrun.Amendments{})
+	return err
+}

@@ -81,6 +81,13 @@ func runCommand() *cli.Command {
 			"run, 0 for no cap) is refused before anything starts, and --dry-run says so: a DAG's fan-out is\n" +
 			"its cost.\n\n" + maxCostHelp + "\n" +
 			"The tasks it kept from starting stay pending, and running it again with a higher cap goes on.\n\n" +
+			"--matrix runs and records nothing: it prints the next level's tasks for a CI's matrix of jobs,\n" +
+			"as the chain of the branch's open pipeline says the run stands (the lowest level with a task not\n" +
+			"completed; its pending tasks whose dependencies completed, those dispatched and those failed).\n" +
+			"--format github prints {\"task\":[...]} on one line, for strategy.matrix with fromJSON; gitlab a\n" +
+			"child pipeline, a job extending .crucible-task with parallel:matrix over TASK (or one job saying\n" +
+			"there is none); json (the default, or --json) the pipeline, done, level, levels, the tasks with\n" +
+			"their status and the level's blocked tasks.\n\n" +
 			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems (or more\n" +
 			"tasks than the cap), a task failed, a critique did not judge or the run was refused; 2 escalated: a\n" +
 			"level's critique still found blocking issues after three amendment rounds, or the cost cap was\n" +
@@ -91,6 +98,8 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve the run's commits up front (commits.approval ask-once or ask-each)"},
 			&cli.IntFlag{Name: "max-tasks", Usage: "refuse a manifest of more than `N` tasks (0: no cap; default: git config " + maxTasksKey + ", else 50)"},
 			maxCostFlag,
+			&cli.BoolFlag{Name: "matrix", Usage: "print the next level's tasks as a CI matrix; run and record nothing"},
+			&cli.StringFlag{Name: "format", Usage: "--matrix's output: `FORMAT` github (strategy.matrix JSON), gitlab (a child pipeline) or json", Value: "json"},
 			jsonFlag,
 		},
 		Action: runAction,
@@ -109,6 +118,19 @@ func runAction(c *cli.Context) error {
 	}
 	if err := checkMaxCost(c); err != nil {
 		return err
+	}
+	if c.IsSet("format") && !c.Bool("matrix") {
+		return usageErrorf("--format is --matrix's")
+	}
+	if c.Bool("matrix") {
+		if !slices.Contains(matrixFormats, c.String("format")) {
+			return usageErrorf("--format %s: want one of %s", c.String("format"), strings.Join(matrixFormats, ", "))
+		}
+		for _, f := range []string{"dry-run", "yes", "max-parallel", "max-cost"} {
+			if c.IsSet(f) {
+				return usageErrorf("--matrix runs nothing: --%s is not for it", f)
+			}
+		}
 	}
 	return withRepo(c, func(s *session) error {
 		top := s.svc.Repo.WorkTree
@@ -161,6 +183,17 @@ func runAction(c *cli.Context) error {
 		}
 		if over != nil {
 			return over
+		}
+		if c.Bool("matrix") {
+			p, err := nextLevel(s, c, openPipeline(c, s), m)
+			if err != nil {
+				return err
+			}
+			format := c.String("format")
+			if s.jsonOut() {
+				format = "json"
+			}
+			return printMatrix(s, p, format)
 		}
 		return runTasks(c, s, m, name, dag.NewView(path, data))
 	})
