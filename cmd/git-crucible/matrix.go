@@ -19,10 +19,11 @@ var matrixFormats = []string{"github", "gitlab", "json"}
 type matrixPlan struct {
 	Pipeline string       `json:"pipeline"` // "" when the branch has no open pipeline: nothing ran yet
 	Done     bool         `json:"done"`     // every task completed: nothing left to run
-	Level    int          `json:"level"`    // the level the tasks are of, from 1; 0 when done
+	Level    int          `json:"level"`    // the level the tasks are of, from 1; 0 when there is none
 	Levels   int          `json:"levels"`
-	Tasks    []matrixTask `json:"tasks"` // the level's tasks not completed, in manifest order
-	Blocked  []string     `json:"blocked"`
+	Tasks    []matrixTask `json:"tasks"`   // the level's tasks a job runs, in manifest order
+	Failed   []string     `json:"failed"`  // tasks that failed: no job runs them again
+	Blocked  []string     `json:"blocked"` // pending tasks waiting on one that failed (or on one of them)
 }
 
 type matrixTask struct {
@@ -31,13 +32,14 @@ type matrixTask struct {
 }
 
 // nextLevel is where m's task run stands in the chain's pipeline id ("":
-// none yet): the lowest level with a task not completed, and its tasks
-// that a job runs: pending ones, those dispatched (a job that died: a
-// job for it again finds the dispatch) and failed ones. Pending tasks of
-// the level whose dependencies are not completed are blocked, listed
-// apart; committed and fixing ones wait for the level's critique.
+// none yet). The tasks a job runs are the ready ones (pending, every
+// dependency completed) and those dispatched (a job at work, or one that
+// died: a job for it again takes over once its lease expired), of the
+// lowest level that has one. None while the collector has a level's tasks
+// (committed, fixing), or when nothing is left but failed tasks and those
+// they block.
 func nextLevel(s *session, c *cli.Context, id string, m *dag.Manifest) (matrixPlan, error) {
-	p := matrixPlan{Pipeline: id, Levels: len(m.Levels()), Tasks: []matrixTask{}, Blocked: []string{}}
+	p := matrixPlan{Pipeline: id, Levels: len(m.Levels()), Tasks: []matrixTask{}, Failed: []string{}, Blocked: []string{}}
 	if id != "" {
 		events, err := s.svc.ChainEvents(c.Context, id)
 		if err != nil {
@@ -49,30 +51,48 @@ func nextLevel(s *session, c *cli.Context, id string, m *dag.Manifest) (matrixPl
 	} else {
 		m.ClearState()
 	}
-	ready := map[string]bool{}
+	runnable := map[string]bool{}
 	for _, t := range m.Ready() {
-		ready[t] = true
+		runnable[t] = true
 	}
-	for i, level := range m.Levels() {
-		for _, tid := range level {
-			t := m.Task(tid)
-			switch {
-			case t.Status == dag.Completed:
+	// Blocked: waiting, directly or not, on a failed task.
+	blocked := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, t := range m.Tasks {
+			if t.Status != dag.Pending || blocked[t.ID] {
 				continue
-			case t.Status == dag.Pending && !ready[tid]:
-				p.Blocked = append(p.Blocked, tid)
-			case t.Status == dag.Pending || t.Status == dag.Dispatched || t.Status == dag.Failed:
-				p.Tasks = append(p.Tasks, matrixTask{ID: tid, Status: string(t.Status)})
 			}
-			// Committed and fixing tasks are the level's critique's and
-			// amendments', not a job's: the level stays the next one.
-			p.Level = i + 1
-		}
-		if p.Level != 0 {
-			return p, nil
+			for _, d := range t.DependsOn {
+				if m.Task(d).Status == dag.Failed || blocked[d] {
+					blocked[t.ID], changed = true, true
+					break
+				}
+			}
 		}
 	}
 	p.Done = true
+	for _, t := range m.Tasks {
+		switch {
+		case t.Status == dag.Dispatched:
+			runnable[t.ID] = true
+		case t.Status == dag.Failed:
+			p.Failed = append(p.Failed, t.ID)
+		case t.Status == dag.Pending && blocked[t.ID]:
+			p.Blocked = append(p.Blocked, t.ID)
+		}
+		if t.Status != dag.Completed {
+			p.Done = false
+		}
+		if runnable[t.ID] && (p.Level == 0 || m.Level(t.ID) < p.Level) {
+			p.Level = m.Level(t.ID)
+		}
+	}
+	for _, t := range m.Tasks {
+		if runnable[t.ID] && m.Level(t.ID) == p.Level {
+			p.Tasks = append(p.Tasks, matrixTask{ID: t.ID, Status: string(t.Status)})
+		}
+	}
 	return p, nil
 }
 
@@ -98,6 +118,8 @@ func printMatrix(s *session, p matrixPlan, format string) error {
 		switch {
 		case p.Done:
 			b.WriteString("every task completed\n")
+		case p.Level == 0:
+			b.WriteString("no task to run now\n")
 		default:
 			fmt.Fprintf(&b, "level %d of %d\n", p.Level, p.Levels)
 		}

@@ -82,12 +82,12 @@ func runCommand() *cli.Command {
 			"its cost.\n\n" + maxCostHelp + "\n" +
 			"The tasks it kept from starting stay pending, and running it again with a higher cap goes on.\n\n" +
 			"--matrix runs and records nothing: it prints the next level's tasks for a CI's matrix of jobs,\n" +
-			"as the chain of the branch's open pipeline says the run stands (the lowest level with a task not\n" +
-			"completed; its pending tasks whose dependencies completed, those dispatched and those failed).\n" +
-			"--format github prints {\"task\":[...]} on one line, for strategy.matrix with fromJSON; gitlab a\n" +
-			"child pipeline, a job extending .crucible-task with parallel:matrix over TASK (or one job saying\n" +
-			"there is none); json (the default, or --json) the pipeline, done, level, levels, the tasks with\n" +
-			"their status and the level's blocked tasks.\n\n" +
+			"as the chain of the branch's open pipeline says the run stands: the ready tasks (pending, every\n" +
+			"dependency completed) and the dispatched ones (a job at work or one that died) of the lowest\n" +
+			"level that has one. --format github prints {\"task\":[...]} on one line, for strategy.matrix\n" +
+			"with fromJSON; gitlab a child pipeline, a job extending .crucible-task with parallel:matrix over\n" +
+			"TASK (or one job saying there is none); json (the default, or --json) the pipeline, done, level,\n" +
+			"levels, the tasks with their status, the failed tasks and the pending ones they block.\n\n" +
 			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems (or more\n" +
 			"tasks than the cap), a task failed, a critique did not judge or the run was refused; 2 escalated: a\n" +
 			"level's critique still found blocking issues after three amendment rounds, or the cost cap was\n" +
