@@ -100,6 +100,11 @@ func runCommand() *cli.Command {
 			maxCostFlag,
 			&cli.BoolFlag{Name: "matrix", Usage: "print the next level's tasks as a CI matrix; run and record nothing"},
 			&cli.StringFlag{Name: "format", Usage: "--matrix's output: `FORMAT` github (strategy.matrix JSON), gitlab (a child pipeline) or json", Value: "json"},
+			&cli.StringFlag{Name: "task", Usage: "run task `ID` alone, as a CI job: its work on its task ref, its result recorded"},
+			&cli.BoolFlag{Name: "collect", Usage: "take the level's tasks that CI jobs ran onto the branch, as a run commits them"},
+			&cli.StringFlag{Name: "push", Usage: "with --task or --collect: fetch from `REMOTE` first and push every record there"},
+			&cli.StringFlag{Name: "job", Usage: "with --task: the job's `NAME` in its lease (default: made up)"},
+			&cli.DurationFlag{Name: "lease", Usage: "with --task: how long its lease on the task lasts (default 1h)"},
 			jsonFlag,
 		},
 		Action: runAction,
@@ -118,6 +123,34 @@ func runAction(c *cli.Context) error {
 	}
 	if err := checkMaxCost(c); err != nil {
 		return err
+	}
+	modes := 0
+	for _, f := range []string{"matrix", "task", "collect", "dry-run"} {
+		if c.IsSet(f) {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usageErrorf("--matrix, --task, --collect and --dry-run go one at a time")
+	}
+	if c.IsSet("push") && !c.IsSet("task") && !c.Bool("collect") {
+		return usageErrorf("--push is for --task and --collect")
+	}
+	for _, f := range []string{"job", "lease"} {
+		if c.IsSet(f) && !c.IsSet("task") {
+			return usageErrorf("--%s is for --task", f)
+		}
+	}
+	if c.IsSet("lease") && c.Duration("lease") <= 0 {
+		return usageErrorf("--lease %v: want a duration above 0 (30m, 2h)", c.Duration("lease"))
+	}
+	if c.IsSet("job") {
+		if err := pipeline.CheckName("job", c.String("job")); err != nil {
+			return usageErrorf("--job: %v", err)
+		}
+	}
+	if c.IsSet("task") && c.IsSet("max-parallel") {
+		return usageErrorf("--task runs one task: --max-parallel is not for it")
 	}
 	if c.IsSet("format") && !c.Bool("matrix") {
 		return usageErrorf("--format is --matrix's")
@@ -183,6 +216,12 @@ func runAction(c *cli.Context) error {
 		}
 		if over != nil {
 			return over
+		}
+		if c.IsSet("task") {
+			return runTaskJob(c, s, m, name)
+		}
+		if c.Bool("collect") {
+			return runCollect(c, s, m, name, dag.NewView(path, data))
 		}
 		if c.Bool("matrix") {
 			p, err := nextLevel(s, c, openPipeline(c, s), m)
