@@ -248,7 +248,6 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 		return res, fmt.Errorf("the manifest has no task %q", j.Task)
 	}
 	if j.CI != nil {
-		defer func() { res.Pushes, res.Lost = j.CI.Pushes, j.CI.Lost }()
 		if err := j.CI.Pull(ctx, e.ID); err != nil {
 			return res, err
 		}

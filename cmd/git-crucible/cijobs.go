@@ -124,6 +124,9 @@ func runTaskJob(c *cli.Context, s *session, m *dag.Manifest, name string) error 
 	res, err := e.RunTaskJob(ctx, build.TaskJob{TaskRun: build.TaskRun{Manifest: m, Path: name, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
 		Lease: cmp.Or(c.Duration("lease"), defaultLease), CI: ci})
+	if ci != nil {
+		res.Pushes, res.Lost = ci.Pushes, ci.Lost
+	}
 	var noRun *build.NoRunError
 	var notReady *build.NotReadyError
 	switch {
