@@ -364,7 +364,7 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error
 				continue // its job is at work, or died: its lease says when another takes over
 			}
 			if f != nil {
-				res, why, err := r.take(ctx, t, *f, head)
+				res, why, err := r.take(ctx, t, *f, head, p.Message)
 				if err != nil {
 					return head, nil, err
 				}
@@ -406,7 +406,7 @@ func (p Plan) finished(task string) (*Finished, error) {
 // ran in, as runTask would have after it, the level at base. When it
 // cannot, it says why, for the retry: the dispatch did not complete, or
 // its work is gone.
-func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string) (Result, string, error) {
+func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string, message func(Unit) string) (Result, string, error) {
 	gone := func(why string, args ...any) (Result, string, error) {
 		return Result{}, fmt.Sprintf("dispatch %d completed, but ", f.Seq) + fmt.Sprintf(why, args...), nil
 	}
@@ -414,7 +414,7 @@ func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string) 
 	case f.Status != "completed":
 		return Result{}, fmt.Sprintf("dispatch %d ended %s: %s", f.Seq, f.Status, f.Summary), nil
 	case f.Commit != "":
-		res, err := r.takeCommit(ctx, t, f, base)
+		res, err := r.takeCommit(ctx, t, f, base, message)
 		return res, "", err
 	case f.Reused != "":
 		return gone("task %s was dispatched in its worktree %s before its work was committed", f.Reused, f.Worktree)
@@ -502,10 +502,12 @@ func (r *Runner) gatePending(p Plan) (int, []Commit) {
 
 // takeCommit takes the work of task t from the task commit a CI job made,
 // as take does from a slot, checking it first: a remote's ref is not
-// trusted. Its one parent must be base, the level's; its changed paths
-// are held to the task's plan as a slot's are, its evidence files must be
-// in its tree. A commit that fails is a failed task, saying why.
-func (r *Runner) takeCommit(ctx context.Context, t dag.Task, f Finished, base string) (Result, error) {
+// trusted. Its one parent must be base, the level's; its message the one
+// message gives the task's own commit (its trailers name the pipeline and
+// the task); its changed paths are held to the task's plan as a slot's
+// are, its evidence files must be in its tree. A commit that fails is a
+// failed task, saying why.
+func (r *Runner) takeCommit(ctx context.Context, t dag.Task, f Finished, base string, message func(Unit) string) (Result, error) {
 	res := Result{ID: t.ID, Report: f.Report}
 	fail := func(format string, args ...any) (Result, error) {
 		res.Reason = fmt.Sprintf("task commit %s: ", short(f.Commit)) + fmt.Sprintf(format, args...)
@@ -540,6 +542,16 @@ func (r *Runner) takeCommit(ctx context.Context, t dag.Task, f Finished, base st
 	files := map[string]bool{}
 	for _, p := range bytes.Split(out, []byte{0}) {
 		files[string(p)] = true
+	}
+	if message != nil {
+		got, err := r.Repo.Git(ctx, "cat-file", "commit", f.Commit)
+		if err != nil {
+			return Result{}, err
+		}
+		_, body, _ := bytes.Cut(got, []byte("\n\n"))
+		if want := message(Unit{Results: []Result{res}, Paths: [][]string{res.Changed}}); string(body) != want {
+			return fail("its message is not the task's commit message (its trailers must name the pipeline and the task)")
+		}
 	}
 	res.Passed, res.Reason = checkWith(t, f.Report, res.Changed, func(p string) bool { return files[dag.CleanPath(p)] })
 	return res, nil
