@@ -19,7 +19,9 @@ import (
 func TestTakeCommit(t *testing.T) {
 	r, base := repo(t, "sha1")
 	dir := "."
-	message := func(u Unit) string { return "Task " + u.Results[0].ID + "\n\nCrucible-Pipeline: p1\nCrucible-Task: 1\n" }
+	message := func(u Unit) string {
+		return "Task " + u.Results[0].ID + "\n\nCrucible-Pipeline: p1\nCrucible-Task: 1\n"
+	}
 	task := dag.Task{ID: "a", Files: []string{"a.txt"}}
 	commit := func(parent, msg string, files map[string]string) string {
 		t.Helper()
