@@ -88,6 +88,16 @@ func runCommand() *cli.Command {
 			"with fromJSON; gitlab a child pipeline, a job extending .crucible-task with parallel:matrix over\n" +
 			"TASK (or one job saying there is none); json (the default, or --json) the pipeline, done, level,\n" +
 			"levels, the tasks with their status, the failed tasks and the pending ones they block.\n\n" +
+			"--task ID runs that task alone, as a CI job: it claims the task with a lease in the chain (--job\n" +
+			"NAME, --lease DURATION, default 1h), runs its agent at its level's base, commits its work (the\n" +
+			"message its level commit will have) at refs/crucible/tasks/<pipeline>/<ID> and records the result.\n" +
+			"A job that finds the task's result, or another job's lease running, does nothing; a lease run out\n" +
+			"is taken over. --collect takes the level's task commits onto the branch as a run commits its\n" +
+			"tasks' work (checked first: parent, message, paths, evidence), runs the level's critique and\n" +
+			"amendment rounds, dispatches no task, and says whether the next level is ready (it begins the\n" +
+			"run when none has begun). --push REMOTE fetches from REMOTE first and pushes each record there\n" +
+			"(the chain, notes, task ref or branch; atomic, never forced), appending again after a fetch when\n" +
+			"another job pushed first. See docs/ci/ for GitHub Actions and GitLab CI workflows.\n\n" +
 			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems (or more\n" +
 			"tasks than the cap), a task failed, a critique did not judge or the run was refused; 2 escalated: a\n" +
 			"level's critique still found blocking issues after three amendment rounds, or the cost cap was\n" +
