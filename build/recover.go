@@ -267,3 +267,20 @@ func (e *Engine) agentFor(role string) agent.Agent {
 	}
 	return agent.Agent{}
 }
+
+// RecoverLocal is Recover of the dispatches this clone ran (their run
+// directory is here): a CI job's dispatch in flight on another machine
+// is left to its job, and to its lease.
+func (e *Engine) RecoverLocal(ctx context.Context) ([]Recovered, error) {
+	recs, err := e.Dispatches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var unfinished []Record
+	for _, r := range recs {
+		if !r.Finished() && exists(e.RunDir(r.Seq)) {
+			unfinished = append(unfinished, r)
+		}
+	}
+	return e.recover(ctx, unfinished)
+}

@@ -24,6 +24,7 @@ type leftTask struct {
 	last     int    // its newest dispatch at the step
 	reused   string // the task dispatched in worktree after it
 	retry    string // pending again for this reason: its next dispatch retries last
+	commit   string // the task commit a CI job made of its newest dispatch's work
 }
 
 // leftOf reads events of the run at step.
@@ -36,14 +37,21 @@ func leftOf(events []pipeline.Event, step string) (*taskLeft, error) {
 			if err := pipeline.DecodeData(ev, &d); err != nil {
 				return nil, err
 			}
+			if d.Status == string(dag.Dispatched) && d.Job != "" && d.Commit != "" {
+				l.task(d.Task).commit = d.Commit // a CI job's result: its dispatch's work
+				continue
+			}
 			if d.Status == string(dag.Dispatched) {
 				for _, o := range l.tasks {
+					if d.Job != "" {
+						break // a CI job's lease: its worktree is on another machine
+					}
 					if o.worktree == d.Worktree && o.reused == "" {
 						o.reused = d.Task
 					}
 				}
 				t := l.task(d.Task)
-				t.worktree, t.seq, t.reused = d.Worktree, 0, ""
+				t.worktree, t.seq, t.reused, t.commit = d.Worktree, 0, "", ""
 				continue
 			}
 			l.saw(taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), Reason: d.Reason})
@@ -114,7 +122,7 @@ func (e *Engine) finished(ctx context.Context, l *taskLeft, records []Record) fu
 			if r.Seq != t.seq || !r.Finished() {
 				continue
 			}
-			f := &taskrun.Finished{Seq: r.Seq, Status: r.Status, Summary: r.Summary, Worktree: t.worktree, Reused: t.reused}
+			f := &taskrun.Finished{Seq: r.Seq, Status: r.Status, Summary: r.Summary, Worktree: t.worktree, Reused: t.reused, Commit: t.commit}
 			if r.Status == "completed" && r.Output != "" {
 				b, err := e.Service.ReadKept(ctx, e.ID, r.Output)
 				if err != nil {

@@ -54,6 +54,9 @@ type TaskRun struct {
 	// Titles are the tasks' titles, by id (a plan's): their dispatches'
 	// and their commits' subjects. A task without one goes by its id.
 	Titles map[string]string
+	// Collect makes the run a CI collector's (taskrun.Plan.Collect): no
+	// task is dispatched, each is taken from its job's task commit.
+	Collect bool
 }
 
 // TaskRunResult is how a task run ended.
@@ -70,6 +73,9 @@ type TaskRunResult struct {
 	// none did; Critique the critique that did not judge and failed it.
 	Budget   *BudgetError
 	Critique *taskrun.CritiqueError
+	// NotReady, for a collector, is the level whose jobs have not all
+	// left their work: the run goes on (Status in-progress).
+	NotReady *taskrun.NotReady
 }
 
 // WorkRef holds a task run's newest level commits until its branch does.
@@ -156,36 +162,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	for i, t := range tr.Manifest.Tasks {
 		numbers[t.ID] = i + 1
 	}
-	data := func(step, role string, t *dag.Task, format string) prompt.Data {
-		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
-			Step: step, Role: role, TestCommand: tr.Test,
-			Inputs: map[string]string{}, Report: prompt.Report{Format: format}}
-		if t != nil {
-			d.Task = &report.PlanTask{ID: t.ID, Title: t.ID, DependsOn: t.DependsOn, Files: t.Files, FastGate: tr.Manifest.Validation.FastGate}
-		}
-		if tr.Path != "" {
-			d.Inputs["manifest"] = tr.Path
-		}
-		return d
-	}
-	// A prompt that does not render fails its dispatch, which is never
-	// recorded: an agent is not sent an error message for a prompt.
-	render := func(template string, d prompt.Data, report string) (rendered, error) {
-		d.Report.Path = report
-		text, err := tr.Templates.Render(template, d)
-		if err != nil {
-			return rendered{}, fmt.Errorf("the %s prompt: %w", template, err)
-		}
-		return rendered{Text: []byte(text), Commands: commands(d.TestCommand, d.Task)}, nil
-	}
-	renderTask := func(job taskrun.Job, report string) (rendered, error) {
-		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
-		if tr.Prompt != nil {
-			d = tr.Prompt(job)
-		}
-		d.Upstream = job.UpstreamContext()
-		return render(tr.Template, d, report)
-	}
+	data, render, renderTask := e.taskPrompts(tr)
 	renderFix := func(f taskrun.FixJob, report string) (rendered, error) {
 		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
 		d.Round, d.MaxRounds, d.Issues = f.Round, taskrun.WarnRound, f.Issues
@@ -261,7 +238,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		return res, err
 	}
 	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
-		FastGate: tr.Manifest.CommitGate(), Amend: amend, Record: record, Between: tr.Between, Finished: e.finished(ctx, left, records),
+		FastGate: tr.Manifest.CommitGate(), Amend: amend, Record: record, Between: tr.Between, Finished: e.finished(ctx, left, records), Collect: tr.Collect,
 		Message: func(u taskrun.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
 	res.Head, err = runner.Run(ctx, plan)
 	var deadlock *dag.Deadlock
@@ -277,6 +254,10 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		drafts = budgetDrafts(res.Budget, "in the task run")
 	case errors.As(err, &res.Critique):
 		res.Status, res.Reason = "failed", res.Critique.Error()
+	case errors.As(err, &res.NotReady):
+		// A collector waits for the level's jobs: the run goes on.
+		res.Status, res.Reason = string(dag.RunInProgress), res.NotReady.Error()
+		return res, e.dropWork(ctx, res.Head)
 	case err != nil:
 		return res, err
 	default:
@@ -469,6 +450,9 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amen
 			}
 			ev := taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), CommitSHA: d.Commit, Level: d.Level,
 				Source: d.Source, Round: d.Round, Fix: d.Fix, Reason: d.Reason}
+			if d.Job != "" {
+				ev.CommitSHA = "" // a CI job's task commit, not yet the branch's
+			}
 			if err := taskrun.Apply(m, ev); err != nil {
 				return nil, err
 			}
@@ -583,4 +567,53 @@ func orTaskRun(goal string) string {
 		return "the task run"
 	}
 	return pipeline.LedgerGoal(goal)
+}
+
+// TaskRunState sets m's run and task statuses as the chain's events say
+// (the file's own are cleared first): where a task run of m stands,
+// nothing recorded. git crucible run --matrix plans from it.
+func TaskRunState(events []pipeline.Event, m *dag.Manifest) error {
+	m.ClearState()
+	_, err := replayTaskRun(events, m, &taskrun.Amendments{})
+	return err
+}
+
+// taskPrompts are a task run's prompt makers: data is a dispatch's prompt
+// data, render renders a template with it, renderTask a task's prompt.
+func (e *Engine) taskPrompts(tr TaskRun) (
+	data func(step, role string, t *dag.Task, format string) prompt.Data,
+	render func(template string, d prompt.Data, report string) (rendered, error),
+	renderTask func(job taskrun.Job, report string) (rendered, error),
+) {
+	data = func(step, role string, t *dag.Task, format string) prompt.Data {
+		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
+			Step: step, Role: role, TestCommand: tr.Test,
+			Inputs: map[string]string{}, Report: prompt.Report{Format: format}}
+		if t != nil {
+			d.Task = &report.PlanTask{ID: t.ID, Title: t.ID, DependsOn: t.DependsOn, Files: t.Files, FastGate: tr.Manifest.Validation.FastGate}
+		}
+		if tr.Path != "" {
+			d.Inputs["manifest"] = tr.Path
+		}
+		return d
+	}
+	// A prompt that does not render fails its dispatch, which is never
+	// recorded: an agent is not sent an error message for a prompt.
+	render = func(template string, d prompt.Data, report string) (rendered, error) {
+		d.Report.Path = report
+		text, err := tr.Templates.Render(template, d)
+		if err != nil {
+			return rendered{}, fmt.Errorf("the %s prompt: %w", template, err)
+		}
+		return rendered{Text: []byte(text), Commands: commands(d.TestCommand, d.Task)}, nil
+	}
+	renderTask = func(job taskrun.Job, report string) (rendered, error) {
+		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
+		if tr.Prompt != nil {
+			d = tr.Prompt(job)
+		}
+		d.Upstream = job.UpstreamContext()
+		return render(tr.Template, d, report)
+	}
+	return data, render, renderTask
 }

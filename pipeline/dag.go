@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // The task DAG's events (git crucible run, and build's parallel Phase 3):
@@ -49,6 +50,12 @@ type DAGTaskData struct {
 	Round    int    `json:"round,omitempty"`    // the amendment round
 	Worktree string `json:"worktree,omitempty"` // while dispatched: where its agent works
 	Fix      string `json:"fix,omitempty"`      // while fixing: the commit holding its fix, once made
+	// Job is the CI job (git crucible run --task) that holds a dispatched
+	// task: its lease lasts until Lease (RFC 3339), when another job may
+	// take the task over. Its result is a dispatched event of the same
+	// job with Commit, the task commit on its task ref.
+	Job   string `json:"job,omitempty"`
+	Lease string `json:"lease,omitempty"`
 }
 
 // DAGLevelData is the payload of dag.level: the level's commits go from
@@ -81,11 +88,20 @@ func (d *DAGTaskData) check() error {
 	case d.Status == "fixing" && (d.Source != "critique" && d.Source != "verification" || d.Round < 1):
 		// The resume re-enters the round from them.
 		return fmt.Errorf("task %s: fixing needs its source (critique or verification) and its amendment round", d.Task)
+	case d.Job != "" && (d.Status != "dispatched" || CheckName("job", d.Job) != nil):
+		return fmt.Errorf("task %s: a job holds a dispatched task, by a name (%q)", d.Task, d.Job)
+	case d.Lease != "" && (d.Job == "" || !validTime(d.Lease)):
+		return fmt.Errorf("task %s: a lease is a job's, until a time (RFC 3339): %q", d.Task, d.Lease)
 	case d.Status == "committed" && d.Commit == "" && d.Reason == "":
 		// A task that changed nothing is committed without a commit; it says so.
 		return fmt.Errorf("task %s: committed without a commit or a reason", d.Task)
 	}
 	return nil
+}
+
+func validTime(t string) bool {
+	_, err := time.Parse(time.RFC3339, t)
+	return err == nil
 }
 
 func (d *DAGLevelData) check() error {

@@ -136,3 +136,14 @@ func notHooks(st *State, events []Event) []string {
 	}
 	return slices.Compact(other)
 }
+
+// Reguard takes the tip of a pipeline the engine guards as its own again,
+// as Guard does: a CI job's relay has just brought the chain up to date
+// with a remote's, events it verified (remote.Syncer.Fetch). It does
+// nothing to a pipeline not guarded.
+func (s *Service) Reguard(id string) error {
+	if _, guarded := s.guard[id]; !guarded {
+		return nil
+	}
+	return s.Guard(id)
+}

@@ -87,6 +87,16 @@ type Service struct {
 	// claude): while an engine holds a pipeline, it may still record the
 	// dispatches of the agents' own subagents, marked as the hook's.
 	Hook bool
+	// Relay, when set, carries each append Update makes to a shared
+	// copy of the chain (a CI job's pushes to its remote): it calls
+	// append, which appends to the local chain from its tip as it is
+	// then, and may roll that append back, bring the chain up to date
+	// and call append again (the plan runs again on the new state), as
+	// often as it needs. Its error is Update's.
+	Relay func(ctx context.Context, id string, append func() error) error
+	// relaying is set while Relay runs: an Update it makes is not
+	// relayed again.
+	relaying bool
 	// guard is each pipeline an engine guards (Guard) -> its last append.
 	guard map[string]string
 	// enc renders state.json into buffers it reuses: a state grows with
@@ -240,6 +250,31 @@ type Change struct {
 // and the time its events will carry. On a concurrent append, plan runs
 // again against the new state, so it must derive everything from st.
 func (s *Service) Update(ctx context.Context, id string, plan func(st *State, now string) (*Change, error)) (*State, []string, error) {
+	var st *State
+	var warnings []string
+	err := s.Relayed(ctx, id, func() error {
+		var err error
+		st, warnings, err = s.update(ctx, id, plan)
+		return err
+	})
+	return st, warnings, err
+}
+
+// Relayed runs fn, which appends to pipeline id (any number of times),
+// through Relay when there is one (fn may then run more than once): the
+// appends go to the shared chain as one. Without a Relay, or inside one,
+// it runs fn.
+func (s *Service) Relayed(ctx context.Context, id string, fn func() error) error {
+	if s.Relay == nil || s.relaying {
+		return fn()
+	}
+	s.relaying = true
+	defer func() { s.relaying = false }()
+	return s.Relay(ctx, id, fn)
+}
+
+// update is Update, not relayed.
+func (s *Service) update(ctx context.Context, id string, plan func(st *State, now string) (*Change, error)) (*State, []string, error) {
 	w, err := s.writer(ctx)
 	if err != nil {
 		return nil, nil, err

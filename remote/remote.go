@@ -263,6 +263,11 @@ type Selection struct {
 	Branch string
 	IDs    []string
 	Except []string
+	// Refs are more local refs the push sends to the same names, never
+	// forced, in the same atomic push: a CI job's task ref, a collector's
+	// branch. They are not verified: what they hold is checked by whoever
+	// takes them in.
+	Refs []string
 }
 
 func (sel Selection) all() bool { return sel.Branch == "" && len(sel.IDs) == 0 }
@@ -441,8 +446,69 @@ func (x *Syncer) pushSpecs(ctx context.Context, sel Selection, snapshot map[stri
 			specs = append(specs, refs.PipelineRef(id)+":"+refs.PipelineRef(id))
 		}
 	}
+	for _, r := range sel.Refs {
+		if !strings.HasPrefix(r, "refs/") || strings.ContainsAny(r, ":+*^~? \t\n") {
+			return nil, fmt.Errorf("%q: not a ref a push sends", r)
+		}
+		specs = append(specs, r+":"+r)
+	}
 	sort.Strings(specs)
 	return specs, nil
+}
+
+// FetchRefs copies the remote's refs under prefix (refs/..., ending in
+// "/"), or the one ref prefix names, to the same names under
+// refs/crucible-remote/<remote>/ (TrackingRefs), as the remote has them
+// (forced, pruned: the tracking copy is the remote's word, not trusted),
+// and returns them by their remote name. A CI collector reads the task
+// refs of a pipeline from there, and checks each commit before taking it.
+func (x *Syncer) FetchRefs(ctx context.Context, remote, prefix string) (map[string]string, error) {
+	if err := CheckName(remote); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(prefix, "refs/") || strings.ContainsAny(prefix, ":+*^~? \t\n") {
+		return nil, fmt.Errorf("%q: not a ref or a ref prefix", prefix)
+	}
+	star := ""
+	if strings.HasSuffix(prefix, "/") {
+		star = "*"
+	}
+	unlock, err := x.lockTransfers()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	repo := x.Svc.Repo
+	tracking := TrackingRefs(remote, prefix)
+	args := []string{"-c", gitext.WaitForLocks(), "fetch", "--atomic", "--no-tags", "--no-write-fetch-head", "--prune", "--quiet",
+		remote, "+" + prefix + star + ":" + tracking + star}
+	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
+		if errors.Is(err, gitext.ErrRefChanged) {
+			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
+		}
+		return nil, err
+	}
+	out := map[string]string{}
+	if star == "" {
+		oid, err := repo.ReadRef(tracking)
+		if oid != "" {
+			out[prefix] = oid
+		}
+		return out, err
+	}
+	list, err := repo.ListRefs(ctx, tracking)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range list {
+		out[prefix+strings.TrimPrefix(r.Name, tracking)] = r.OID
+	}
+	return out, nil
+}
+
+// TrackingRefs is where FetchRefs puts the remote's refs under prefix.
+func TrackingRefs(remote, prefix string) string {
+	return trackingPrefix + remote + "/" + strings.TrimPrefix(prefix, "refs/")
 }
 
 // track is the move that records what the remote now has in the tracking

@@ -17,6 +17,12 @@ import (
 // plan without a deviation reported. A task whose plan lists no files
 // has nothing to hold its changes to.
 func check(t dag.Task, data []byte, changed []string, workdir string) (passed bool, reason string) {
+	return checkWith(t, data, changed, func(f string) bool { return inWorkTree(workdir, f) })
+}
+
+// checkWith is check, with exists saying whether an evidence file is in
+// the task's work.
+func checkWith(t dag.Task, data []byte, changed []string, exists func(string) bool) (passed bool, reason string) {
 	if data == nil {
 		return false, "no output.yaml: the agent wrote no report"
 	}
@@ -28,7 +34,7 @@ func check(t dag.Task, data []byte, changed []string, workdir string) (passed bo
 		return false, "the agent reported failed: " + firstLine(rep.Error)
 	}
 	for _, f := range rep.Verification.EvidenceFiles {
-		if !inWorkTree(workdir, f) {
+		if !exists(f) {
 			return false, fmt.Sprintf("evidence file %s is not in the work tree", f)
 		}
 	}

@@ -1,6 +1,7 @@
 package taskrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,6 +85,23 @@ type Plan struct {
 	// from its slot, or, when that is gone, the task is pending again
 	// with the reason, for its dispatcher to record the retry with.
 	Finished func(task string) (*Finished, error)
+	// Collect makes the run a CI collector's (git crucible run --collect):
+	// it dispatches no task. A task's work is taken from the task commit
+	// its job made (Finished.Commit); a level goes on once each of its
+	// ready tasks has one, else Run stops with a *NotReady. Its critique
+	// and amendment rounds run as a local run's do.
+	Collect bool
+}
+
+// NotReady stops a collector at a level whose tasks' jobs have not all
+// left their work: Waiting are those, Level theirs.
+type NotReady struct {
+	Level   int
+	Waiting []string
+}
+
+func (e *NotReady) Error() string {
+	return fmt.Sprintf("level %d waits on %d task(s): %s", e.Level, len(e.Waiting), strings.Join(e.Waiting, ", "))
 }
 
 // Finished is how the dispatch of a task left dispatched ended.
@@ -96,6 +114,9 @@ type Finished struct {
 	// dispatched there after it, whose checkout took its work away.
 	Worktree string
 	Reused   string
+	// Commit is the task commit a CI job made of its work (on the
+	// level's base), "" when none: its work is taken from there.
+	Commit string
 }
 
 // Run takes the manifest's tasks level by level from their statuses: the
@@ -140,6 +161,15 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 			}
 		}
 		ready := withTaken(m, taken)
+		if p.Collect {
+			// A job at work on a task keeps its level waiting.
+			ready = slices.Clone(ready)
+			for _, t := range m.Tasks {
+				if _, ok := taken[t.ID]; t.Status == dag.Dispatched && !ok {
+					ready = append(ready, t.ID)
+				}
+			}
+		}
 		if len(ready) == 0 {
 			if d := m.Deadlocked(); d != nil {
 				return head, d
@@ -151,9 +181,13 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 			level = min(level, m.Level(id))
 		}
 		var jobs []Job
+		var waiting []string
 		for _, id := range ready {
 			if m.Level(id) != level {
 				continue
+			}
+			if _, ok := taken[id]; p.Collect && !ok {
+				waiting = append(waiting, id)
 			}
 			t := m.Task(id)
 			job := Job{Task: *t}
@@ -161,6 +195,9 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 				job.Upstream = append(job.Upstream, Upstream{ID: up, Output: p.Outputs[up]})
 			}
 			jobs = append(jobs, job)
+		}
+		if len(waiting) > 0 {
+			return head, &NotReady{Level: level, Waiting: waiting}
 		}
 		results, err := r.runLevel(ctx, head, jobs, func(job Job, dir string) error {
 			return record(Event{Task: job.Task.ID, Status: dag.Dispatched, Level: level, Worktree: dir})
@@ -323,8 +360,11 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error
 			if err != nil {
 				return head, nil, err
 			}
+			if p.Collect && (f == nil || f.Commit == "") {
+				continue // its job is at work, or died: its lease says when another takes over
+			}
 			if f != nil {
-				res, why, err := r.take(ctx, t, *f, head)
+				res, why, err := r.take(ctx, t, *f, head, p.Message)
 				if err != nil {
 					return head, nil, err
 				}
@@ -366,13 +406,16 @@ func (p Plan) finished(task string) (*Finished, error) {
 // ran in, as runTask would have after it, the level at base. When it
 // cannot, it says why, for the retry: the dispatch did not complete, or
 // its work is gone.
-func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string) (Result, string, error) {
+func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string, message func(Unit) string) (Result, string, error) {
 	gone := func(why string, args ...any) (Result, string, error) {
 		return Result{}, fmt.Sprintf("dispatch %d completed, but ", f.Seq) + fmt.Sprintf(why, args...), nil
 	}
 	switch {
 	case f.Status != "completed":
 		return Result{}, fmt.Sprintf("dispatch %d ended %s: %s", f.Seq, f.Status, f.Summary), nil
+	case f.Commit != "":
+		res, err := r.takeCommit(ctx, t, f, base, message)
+		return res, "", err
 	case f.Reused != "":
 		return gone("task %s was dispatched in its worktree %s before its work was committed", f.Reused, f.Worktree)
 	}
@@ -455,4 +498,70 @@ func (r *Runner) gatePending(p Plan) (int, []Commit) {
 		}
 	}
 	return level, commits
+}
+
+// takeCommit takes the work of task t from the task commit a CI job made,
+// as take does from a slot, checking it first: a remote's ref is not
+// trusted. Its one parent must be base, the level's; its message the one
+// message gives the task's own commit (its trailers name the pipeline and
+// the task); its changed paths are held to the task's plan as a slot's
+// are, its evidence files must be in its tree. A commit that fails is a
+// failed task, saying why.
+func (r *Runner) takeCommit(ctx context.Context, t dag.Task, f Finished, base string, message func(Unit) string) (Result, error) {
+	res := Result{ID: t.ID, Report: f.Report}
+	fail := func(format string, args ...any) (Result, error) {
+		res.Reason = fmt.Sprintf("task commit %s: ", short(f.Commit)) + fmt.Sprintf(format, args...)
+		return res, nil
+	}
+	out, err := r.Repo.Git(ctx, "rev-list", "--parents", "-n", "1", f.Commit+"^{commit}", "--")
+	if err != nil {
+		return fail("not a commit this clone has (fetch its task ref)")
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) != 2 || ids[1] != base {
+		return fail("its parent is not %s, the commit its level starts from", short(base))
+	}
+	out, err = r.Repo.Git(ctx, "rev-parse", "--verify", f.Commit+"^{tree}")
+	if err != nil {
+		return Result{}, err
+	}
+	res.Tree = strings.TrimSpace(string(out))
+	out, err = r.Repo.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, res.Tree)
+	if err != nil {
+		return Result{}, err
+	}
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			res.Changed = append(res.Changed, string(p))
+		}
+	}
+	out, err = r.Repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", res.Tree)
+	if err != nil {
+		return Result{}, err
+	}
+	files := map[string]bool{}
+	for _, p := range bytes.Split(out, []byte{0}) {
+		files[string(p)] = true
+	}
+	if message != nil {
+		got, err := r.Repo.Git(ctx, "cat-file", "commit", f.Commit)
+		if err != nil {
+			return Result{}, err
+		}
+		_, body, _ := bytes.Cut(got, []byte("\n\n"))
+		if want := message(Unit{Results: []Result{res}, Paths: [][]string{res.Changed}}); string(body) != want {
+			return fail("its message is not the task's commit message (its trailers must name the pipeline and the task)")
+		}
+	}
+	res.Passed, res.Reason = checkWith(t, f.Report, res.Changed, func(p string) bool { return files[dag.CleanPath(p)] })
+	return res, nil
+}
+
+func short(oid string) string { return oid[:min(len(oid), 12)] }
+
+// RunOne runs one job from base in slot 1 of the pool, as a level runs
+// each (a CI job's task, git crucible run --task): started, when given, is
+// called once the slot is held, before its checkout.
+func (r *Runner) RunOne(ctx context.Context, base string, job Job, started func(Job, string) error) (Result, error) {
+	return r.runTask(ctx, 1, base, job, started)
 }

@@ -81,6 +81,23 @@ func runCommand() *cli.Command {
 			"run, 0 for no cap) is refused before anything starts, and --dry-run says so: a DAG's fan-out is\n" +
 			"its cost.\n\n" + maxCostHelp + "\n" +
 			"The tasks it kept from starting stay pending, and running it again with a higher cap goes on.\n\n" +
+			"--matrix runs and records nothing: it prints the next level's tasks for a CI's matrix of jobs,\n" +
+			"as the chain of the branch's open pipeline says the run stands: the ready tasks (pending, every\n" +
+			"dependency completed) and the dispatched ones (a job at work or one that died) of the lowest\n" +
+			"level that has one. --format github prints {\"task\":[...]} on one line, for strategy.matrix\n" +
+			"with fromJSON; gitlab a child pipeline, a job extending .crucible-task with parallel:matrix over\n" +
+			"TASK (or one job saying there is none); json (the default, or --json) the pipeline, done, level,\n" +
+			"levels, the tasks with their status, the failed tasks and the pending ones they block.\n\n" +
+			"--task ID runs that task alone, as a CI job: it claims the task with a lease in the chain (--job\n" +
+			"NAME, --lease DURATION, default 1h), runs its agent at its level's base, commits its work (the\n" +
+			"message its level commit will have) at refs/crucible/tasks/<pipeline>/<ID> and records the result.\n" +
+			"A job that finds the task's result, or another job's lease running, does nothing; a lease run out\n" +
+			"is taken over. --collect takes the level's task commits onto the branch as a run commits its\n" +
+			"tasks' work (checked first: parent, message, paths, evidence), runs the level's critique and\n" +
+			"amendment rounds, dispatches no task, and says whether the next level is ready (it begins the\n" +
+			"run when none has begun). --push REMOTE fetches from REMOTE first and pushes each record there\n" +
+			"(the chain, notes, task ref or branch; atomic, never forced), appending again after a fetch when\n" +
+			"another job pushed first. See docs/ci/ for GitHub Actions and GitLab CI workflows.\n\n" +
 			"EXIT STATUS: 0 the manifest is sound (--dry-run) or every task completed; 1 it has problems (or more\n" +
 			"tasks than the cap), a task failed, a critique did not judge or the run was refused; 2 escalated: a\n" +
 			"level's critique still found blocking issues after three amendment rounds, or the cost cap was\n" +
@@ -91,6 +108,13 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve the run's commits up front (commits.approval ask-once or ask-each)"},
 			&cli.IntFlag{Name: "max-tasks", Usage: "refuse a manifest of more than `N` tasks (0: no cap; default: git config " + maxTasksKey + ", else 50)"},
 			maxCostFlag,
+			&cli.BoolFlag{Name: "matrix", Usage: "print the next level's tasks as a CI matrix; run and record nothing"},
+			&cli.StringFlag{Name: "format", Usage: "--matrix's output: `FORMAT` github (strategy.matrix JSON), gitlab (a child pipeline) or json", Value: "json"},
+			&cli.StringFlag{Name: "task", Usage: "run task `ID` alone, as a CI job: its work on its task ref, its result recorded"},
+			&cli.BoolFlag{Name: "collect", Usage: "take the level's tasks that CI jobs ran onto the branch, as a run commits them"},
+			&cli.StringFlag{Name: "push", Usage: "with --task or --collect: fetch from `REMOTE` first and push every record there"},
+			&cli.StringFlag{Name: "job", Usage: "with --task: the job's `NAME` in its lease (default: made up)"},
+			&cli.DurationFlag{Name: "lease", Usage: "with --task: how long its lease on the task lasts (default 1h)"},
 			jsonFlag,
 		},
 		Action: runAction,
@@ -109,6 +133,47 @@ func runAction(c *cli.Context) error {
 	}
 	if err := checkMaxCost(c); err != nil {
 		return err
+	}
+	modes := 0
+	for _, f := range []string{"matrix", "task", "collect", "dry-run"} {
+		if c.IsSet(f) {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usageErrorf("--matrix, --task, --collect and --dry-run go one at a time")
+	}
+	if c.IsSet("push") && !c.IsSet("task") && !c.Bool("collect") {
+		return usageErrorf("--push is for --task and --collect")
+	}
+	for _, f := range []string{"job", "lease"} {
+		if c.IsSet(f) && !c.IsSet("task") {
+			return usageErrorf("--%s is for --task", f)
+		}
+	}
+	if c.IsSet("lease") && c.Duration("lease") <= 0 {
+		return usageErrorf("--lease %v: want a duration above 0 (30m, 2h)", c.Duration("lease"))
+	}
+	if c.IsSet("job") {
+		if err := pipeline.CheckName("job", c.String("job")); err != nil {
+			return usageErrorf("--job: %v", err)
+		}
+	}
+	if c.IsSet("task") && c.IsSet("max-parallel") {
+		return usageErrorf("--task runs one task: --max-parallel is not for it")
+	}
+	if c.IsSet("format") && !c.Bool("matrix") {
+		return usageErrorf("--format is --matrix's")
+	}
+	if c.Bool("matrix") {
+		if !slices.Contains(matrixFormats, c.String("format")) {
+			return usageErrorf("--format %s: want one of %s", c.String("format"), strings.Join(matrixFormats, ", "))
+		}
+		for _, f := range []string{"dry-run", "yes", "max-parallel", "max-cost"} {
+			if c.IsSet(f) {
+				return usageErrorf("--matrix runs nothing: --%s is not for it", f)
+			}
+		}
 	}
 	return withRepo(c, func(s *session) error {
 		top := s.svc.Repo.WorkTree
@@ -161,6 +226,23 @@ func runAction(c *cli.Context) error {
 		}
 		if over != nil {
 			return over
+		}
+		if c.IsSet("task") {
+			return runTaskJob(c, s, m, name)
+		}
+		if c.Bool("collect") {
+			return runCollect(c, s, m, name, dag.NewView(path, data))
+		}
+		if c.Bool("matrix") {
+			p, err := nextLevel(s, c, openPipeline(c, s), m)
+			if err != nil {
+				return err
+			}
+			format := c.String("format")
+			if s.jsonOut() {
+				format = "json"
+			}
+			return printMatrix(s, p, format)
 		}
 		return runTasks(c, s, m, name, dag.NewView(path, data))
 	})

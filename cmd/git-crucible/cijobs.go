@@ -1,0 +1,345 @@
+package main
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/prompt"
+	"github.com/git-crucible/git-crucible/remote"
+	"github.com/git-crucible/git-crucible/taskrun"
+)
+
+// defaultLease is how long a CI job's lease on its task lasts.
+const defaultLease = time.Hour
+
+// ciRemote is the CI remote --push names, nil without it. The remote's
+// pipeline history is fetched and taken in (verified), and the branch
+// checked out fetched to its tracking ref: its commits are the levels'
+// bases.
+func ciRemote(c *cli.Context, s *session) (*build.CI, error) {
+	name := c.String("push")
+	if name == "" {
+		return nil, nil
+	}
+	if err := remote.CheckName(name); err != nil {
+		return nil, usageErrorf("--push %s: %v", name, err)
+	}
+	x := &remote.Syncer{Svc: s.svc}
+	ci := &build.CI{Syncer: x, Remote: name}
+	if err := ci.Pull(c.Context, ""); err != nil {
+		return nil, remoteError(s, err, name)
+	}
+	branch, err := s.svc.Repo.HeadBranch()
+	if err != nil {
+		return nil, err
+	}
+	if branch == "" {
+		return nil, &refused{Err: errors.New("HEAD is detached: a task run commits on a branch")}
+	}
+	if _, err := x.FetchRefs(c.Context, name, "refs/heads/"+branch); err != nil {
+		return nil, err
+	}
+	return ci, nil
+}
+
+// jobName is --job, or a name made up for this job.
+func jobName(c *cli.Context) (string, error) {
+	if n := c.String("job"); n != "" {
+		return n, nil
+	}
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "job-" + hex.EncodeToString(b), nil
+}
+
+// taskAgent checks that role taskRole has an agent that runs by itself.
+func taskAgent(c *cli.Context, s *session) (*agent.Config, error) {
+	agents, err := agentConfig(c, s)
+	if err != nil {
+		return nil, err
+	}
+	a, err := agents.Ready(taskRole, s.svc.Repo.WorkTree)
+	if err != nil {
+		return nil, err
+	}
+	if a.Kind == agent.Manual {
+		return nil, withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},
+			"give the role an agent that runs by itself: git config crucible.role."+taskRole+" claude (or codex, or one of yours)")
+	}
+	return agents, nil
+}
+
+// runTaskJob is run --task: one task, as a CI job runs it.
+func runTaskJob(c *cli.Context, s *session, m *dag.Manifest, name string) error {
+	task := c.String("task")
+	if m.Task(task) == nil {
+		return &refused{Err: fmt.Errorf("%s has no task %q", name, task)}
+	}
+	job, err := jobName(c)
+	if err != nil {
+		return err
+	}
+	agents, err := taskAgent(c, s)
+	if err != nil {
+		return err
+	}
+	templates, err := prompt.Load(s.svc.Repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	ci, err := ciRemote(c, s)
+	if err != nil {
+		return err
+	}
+	id := openPipeline(c, s)
+	if id == "" {
+		return withHints(&refused{Err: errors.New("the branch has no open pipeline: no task run has begun")},
+			"a collector begins it: git crucible run --collect "+pushArg(c)+shellQuote(name))
+	}
+	e, err := build.Open(s.svc, id, agents, s.svc.Repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if ci != nil {
+		e.UseCI(ci)
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := e.RunTaskJob(ctx, build.TaskJob{TaskRun: build.TaskRun{Manifest: m, Path: name, Templates: templates,
+		Template: "task", Role: taskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
+		Lease: cmp.Or(c.Duration("lease"), defaultLease), CI: ci})
+	if ci != nil {
+		res.Pushes, res.Lost = ci.Pushes, ci.Lost
+	}
+	var noRun *build.NoRunError
+	var notReady *build.NotReadyError
+	switch {
+	case errors.As(err, &noRun):
+		return withHints(&refused{Err: err}, "a collector begins it: git crucible run --collect "+pushArg(c)+shellQuote(name))
+	case errors.As(err, &notReady):
+		return &refused{Err: err}
+	case err != nil:
+		return remoteError(s, err, c.String("push"))
+	}
+	if s.jsonOut() {
+		if err := s.printJSON(res); err != nil {
+			return err
+		}
+	}
+	say := func(format string, args ...any) {
+		if !s.jsonOut() {
+			fmt.Fprintf(s.out(), "Task %s (level %d) of pipeline %s: "+format+"\n", append([]any{task, res.Level, id}, args...)...)
+		}
+	}
+	switch res.Outcome {
+	case build.JobRan:
+		if res.Status == string(dag.Failed) {
+			fmt.Fprintf(s.err(), "error: task %s failed: %s\n", task, res.Reason)
+			return &silentExit{Code: exitRefused}
+		}
+		say("ran as job %s, its work at %s (%s)", job, res.Ref, abbrev(res.Commit))
+	case build.JobDone:
+		say("job %s ran it already (%s); nothing to do", res.Holder, abbrev(res.Commit))
+	case build.JobHeld:
+		say("job %s holds it until %s; nothing to do", res.Holder, res.Until)
+	case build.JobTaken:
+		say("taken onto the branch already; nothing to do")
+	case build.JobLost:
+		say("job %s took it over when this job's lease ran out; this job's work is dropped", res.Holder)
+	case build.JobFailed:
+		fmt.Fprintf(s.err(), "error: task %s failed before: a job does not run it again\n", task)
+		return &silentExit{Code: exitRefused}
+	}
+	return nil
+}
+
+// pushArg is "--push REMOTE " when --push is given.
+func pushArg(c *cli.Context) string {
+	if r := c.String("push"); r != "" {
+		return "--push " + shellQuote(r) + " "
+	}
+	return ""
+}
+
+// collectJSON is run --collect --json's output.
+type collectJSON struct {
+	runResult
+	Ready   bool     `json:"ready"`   // the next level's tasks wait for jobs, none running
+	Level   int      `json:"level"`   // the level waited on, 0 when none is
+	Waiting []string `json:"waiting"` // its tasks
+	Pushes  int      `json:"pushes"`
+}
+
+// runCollect is run --collect: the level's finished tasks taken onto the
+// branch, as a local run would commit them.
+func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *dag.View) error {
+	repo := s.svc.Repo
+	agents, err := taskAgent(c, s)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(m.Tasks, func(t dag.Task) bool { return taskrun.NeedsCritique(m, &t) }) {
+		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), repo.WorkTree); err != nil {
+			return err
+		}
+	}
+	templates, err := prompt.Load(repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	ci, err := ciRemote(c, s)
+	if err != nil {
+		return err
+	}
+	branch, err := repo.HeadBranch()
+	if err != nil {
+		return err
+	}
+	if ci != nil {
+		// The branch here must hold the remote's: a collector builds on it.
+		theirs, err := repo.ReadRef(remote.TrackingRefs(ci.Remote, "refs/heads/"+branch))
+		if err != nil {
+			return err
+		}
+		ours, err := repo.HeadCommit()
+		if err != nil {
+			return err
+		}
+		if in, err := repo.IsAncestor(c.Context, theirs, ours); err != nil || !in {
+			return withHints(&refused{Err: fmt.Errorf("branch '%s' does not hold %s's (%s)", branch, ci.Remote, abbrev(theirs))},
+				"bring it up to date first: git pull --ff-only "+ci.Remote+" "+branch)
+		}
+		ci.Refs = []string{"refs/heads/" + branch}
+	}
+	approve := func() error {
+		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
+			return nil
+		}
+		return withHints(&refused{Err: fmt.Errorf("%s: commits.approval is %s, and a run asks no one: its commits need approving up front", name, m.Commits.Approval)},
+			"approve them with: git crucible run --collect --yes "+name)
+	}
+	id := openPipeline(c, s)
+	if id == "" {
+		if err := approve(); err != nil {
+			return err
+		}
+		if id, err = startPipeline(c, s, m, name); err != nil {
+			return err
+		}
+	}
+	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if ci != nil {
+		e.UseCI(ci)
+		if _, err := ci.Syncer.FetchRefs(c.Context, ci.Remote, build.TaskRefs(id)); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := e.RecoverLocal(ctx); err != nil {
+		return err
+	}
+	res, err := e.RunTasks(ctx, build.TaskRun{Manifest: m, Path: name, MaxParallel: 1, Templates: templates,
+		Template: "task", Role: taskRole, Step: "task", Test: agents.Test, Collect: true,
+		Approve: approve, Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) },
+		Saw: func(m *dag.Manifest) {
+			if err := view.Write(m); err != nil {
+				fmt.Fprintf(s.err(), "warning: %v\n", err)
+			}
+		}})
+	if ctx.Err() != nil && c.Context.Err() == nil {
+		return withHints(errors.New("interrupted"), "go on with: git crucible run --collect "+pushArg(c)+shellQuote(name))
+	}
+	if err != nil {
+		return remoteError(s, err, c.String("push"))
+	}
+	if ci != nil && res.NotReady == nil {
+		// The run's end is recorded (and pushed); its branch goes with it.
+		if _, err := ci.Syncer.Push(ctx, ci.Remote, remote.Selection{IDs: []string{id}, Refs: ci.Refs}); err != nil {
+			return remoteError(s, err, ci.Remote)
+		}
+	}
+	ready := false
+	if nr := res.NotReady; nr != nil {
+		ready = true
+		for _, t := range nr.Waiting {
+			if m.Task(t).Status != dag.Pending {
+				ready = false
+			}
+		}
+	}
+	if s.jsonOut() {
+		out := collectJSON{runResult: runJSON(id, res, m), Ready: ready, Waiting: []string{}}
+		if ci != nil {
+			out.Pushes = ci.Pushes
+		}
+		if nr := res.NotReady; nr != nil {
+			out.Level, out.Waiting = nr.Level, nr.Waiting
+		}
+		if err := s.printJSON(out); err != nil {
+			return err
+		}
+	}
+	switch {
+	case res.NotReady != nil && ready:
+		if !s.jsonOut() {
+			fmt.Fprintf(s.out(), "Task run of pipeline %s: level %d has %d task(s) ready for jobs: %s\n", id, res.NotReady.Level,
+				len(res.NotReady.Waiting), joinIDs(res.NotReady.Waiting))
+		}
+	case res.NotReady != nil:
+		if !s.jsonOut() {
+			fmt.Fprintf(s.out(), "Task run of pipeline %s: level %d waits on jobs: %s\n", id, res.NotReady.Level, joinIDs(res.NotReady.Waiting))
+		}
+	case res.Budget != nil:
+		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
+		fmt.Fprintf(s.err(), "hint: %s\n", res.Budget.Suggestion())
+		return &silentExit{Code: exitEscalated}
+	case res.Critique != nil:
+		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
+		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", build.WorkRef(id))
+		return &silentExit{Code: exitRefused}
+	case res.Status == "escalated":
+		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
+		return &silentExit{Code: exitEscalated}
+	case res.Status != "completed":
+		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
+		return &silentExit{Code: exitRefused}
+	case s.jsonOut():
+	case res.Done:
+		fmt.Fprintf(s.out(), "Task run of pipeline %s: already done, all %d tasks completed; nothing to run\n", id, len(m.Tasks))
+	default:
+		fmt.Fprintf(s.out(), "Task run of pipeline %s: %d tasks completed, the branch at %s\n", id, len(m.Tasks), res.Head)
+	}
+	return nil
+}
+
+func joinIDs(ids []string) string {
+	out := ""
+	for i, id := range ids {
+		if i > 0 {
+			out += " "
+		}
+		out += id
+	}
+	return out
+}
