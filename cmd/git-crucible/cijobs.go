@@ -227,21 +227,10 @@ func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *
 		}
 		ci.Refs = []string{"refs/heads/" + branch}
 	}
-	approve := func() error {
-		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
-			return nil
-		}
-		return withHints(&refused{Err: fmt.Errorf("%s: commits.approval is %s, and a run asks no one: its commits need approving up front", name, m.Commits.Approval)},
-			"approve them with: git crucible run --collect --yes "+name)
-	}
-	id := openPipeline(c, s)
-	if id == "" {
-		if err := approve(); err != nil {
-			return err
-		}
-		if id, err = startPipeline(c, s, m, name); err != nil {
-			return err
-		}
+	approve := approval(c, m, name, "approve them with: git crucible run --collect --yes "+name)
+	id, err := runPipeline(c, s, m, name, approve)
+	if err != nil {
+		return err
 	}
 	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {

@@ -289,21 +289,10 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 	if err != nil {
 		return err
 	}
-	approve := func() error {
-		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
-			return nil
-		}
-		return withHints(&refused{Err: fmt.Errorf("%s: commits.approval is %s, and a run asks no one: its commits need approving up front", name, m.Commits.Approval)},
-			"approve them with: git crucible run --yes "+name, "or set commits.approval: auto in the manifest")
-	}
-	id := openPipeline(c, s)
-	if id == "" {
-		if err := approve(); err != nil {
-			return err
-		}
-		if id, err = startPipeline(c, s, m, name); err != nil {
-			return err
-		}
+	approve := approval(c, m, name, "approve them with: git crucible run --yes "+name, "or set commits.approval: auto in the manifest")
+	id, err := runPipeline(c, s, m, name, approve)
+	if err != nil {
+		return err
 	}
 	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {
@@ -392,6 +381,30 @@ func runJSON(id string, res build.TaskRunResult, m *dag.Manifest) runResult {
 }
 
 // openPipeline is the branch's open pipeline, "" when there is none.
+// approval is the check that a run, which asks no one, may make manifest
+// m's commits: --yes, or an approval in m that asks no one. Its hints say
+// how to approve them.
+func approval(c *cli.Context, m *dag.Manifest, name string, hints ...string) func() error {
+	return func() error {
+		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
+			return nil
+		}
+		return withHints(&refused{Err: fmt.Errorf("%s: commits.approval is %s, and a run asks no one: its commits need approving up front", name, m.Commits.Approval)}, hints...)
+	}
+}
+
+// runPipeline is the branch's open pipeline, or a new one for manifest m
+// (the file name) once approve lets it begin.
+func runPipeline(c *cli.Context, s *session, m *dag.Manifest, name string, approve func() error) (string, error) {
+	if id := openPipeline(c, s); id != "" {
+		return id, nil
+	}
+	if err := approve(); err != nil {
+		return "", err
+	}
+	return startPipeline(c, s, m, name)
+}
+
 func openPipeline(c *cli.Context, s *session) string {
 	if id, err := s.pipelineID(c.Context); err == nil {
 		if st, _, err := s.svc.Load(c.Context, id); err == nil && !st.Finished() {
