@@ -1,18 +1,17 @@
 package build
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/checkpoint"
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
@@ -434,19 +433,12 @@ func (w *walker) runCommand(ctx context.Context, st *spec.Step, task *report.Pla
 	return code, log, nil
 }
 
-// runShell runs command with sh in dir: its exit status and its output,
-// stdout and stderr as they came; an error only when it could not run.
+// runShell runs command with sh in dir as every engine runs a gate
+// (fastgate.Run: its own process group, no variable pinning git to
+// another repository): its exit status and its output, stdout and stderr
+// as they came; an error when it could not run, or ctx ended.
 func runShell(ctx context.Context, dir, command string) (int, []byte, error) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = dir
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		return 0, nil, err
-	}
-	return cmd.ProcessState.ExitCode(), buf.Bytes(), nil
+	return fastgate.Run(ctx, dir, command)
 }
 
 // approve records the approval with Yes, and the consent to the commands

@@ -1,6 +1,9 @@
-// Package fastgate is what is known of a fast gate's command before it
-// runs: whether it can fail at all. Pure: it runs nothing, so the task
-// DAG's manifest check (package dag) can use it without linking git.
+// Package fastgate is a fast gate's command: what is known of it before
+// it runs (whether it can fail at all), and the one way every engine runs
+// it (Command, Run: sh -c in its own process group, without the variables
+// that would pin git to another repository). Pure: it runs no git itself,
+// so the task DAG's manifest check (package dag) can use it without
+// linking git.
 package fastgate
 
 import (

@@ -1,18 +1,15 @@
 package gatecache
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -41,51 +38,21 @@ func (m Mode) Reuse(r Result) bool {
 	return false
 }
 
-// gateEnv is the environment a gate runs in: the caller's, without what
-// would pin git to another work tree than the one the gate runs in.
-func gateEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX":
-		default:
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-// execGate runs command with sh -c in dir, its output (stdout and stderr,
-// interleaved) captured, and returns its exit status (128+N when killed by
-// signal N) and output. An error is a gate that could not start, or ctx
-// ending; the gate's process group is killed then.
+// execGate runs command with sh -c in dir, as every engine runs a gate
+// (fastgate.Run): its exit status (128+N when killed by signal N) and
+// output. An error is a gate that could not start, or ctx ending; the
+// gate's process group is killed then.
 func execGate(ctx context.Context, dir, command string) (int, []byte, error) {
 	return runGate(ctx, dir, command, (*exec.Cmd).Run)
 }
 
 // runGate is execGate, run starting the gate's command and waiting for it.
 func runGate(ctx context.Context, dir, command string, run func(*exec.Cmd) error) (int, []byte, error) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir, cmd.Env = dir, gateEnv()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	err := run(cmd)
-	if ctx.Err() != nil {
-		return 0, out.Bytes(), ctx.Err()
-	}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), out.Bytes(), nil
-		}
-		return exit.ExitCode(), out.Bytes(), nil
-	case err != nil:
+	code, out, err := fastgate.RunWith(ctx, dir, command, run)
+	if err != nil && ctx.Err() == nil {
 		return 0, nil, fmt.Errorf("cannot run the gate: %w", err)
 	}
-	return 0, out.Bytes(), nil
+	return code, out, err
 }
 
 // Fingerprint runs toolchain (say, "go version") in dir and returns a hash

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/outcome"
@@ -346,7 +347,9 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 	// the results and says whether the rebase goes on. For a recovery to
 	// stop the rebase without a signal to its git (endRun), the sh says
 	// its pid, lets go of git's lock, and fails once asked to stop,
-	// recording nothing then.
+	// recording nothing then. It stays a sourced script, not
+	// fastgate.Command (no process group of its own: the rebase's is the
+	// one a recovery stops), but unsets the same variables first.
 	stop := "case $s in 0|" + strconv.Itoa(SkipExit) + ") exit 0;; esac; exit 1"
 	if o.KeepGoing {
 		stop = "exit 0"
@@ -356,7 +359,7 @@ func (s *Store) rebase(ctx context.Context, o Options, rep *Report, head string)
 		"if [ -e \"$crucible_run/stop\" ]; then exit 1; fi\n" +
 		"trap 's=$?; if [ -e \"$crucible_run/stop\" ]; then exit 1; fi; echo \"$crucible_commit $s\" >>\"$crucible_run/results\"; " + stop + "' EXIT\n" +
 		"exec >\"$crucible_run/$crucible_commit.log\" 2>&1 </dev/null\n" +
-		"unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR GIT_PREFIX\n" +
+		"unset " + strings.Join(fastgate.LocalEnv(), " ") + "\n" +
 		o.Gate.Command + "\n"
 	if err := os.WriteFile(filepath.Join(run, "gate"), []byte(gate), 0o644); err != nil {
 		return err

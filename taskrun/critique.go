@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/report"
 )
@@ -557,14 +557,12 @@ func (r *Runner) verify(ctx context.Context, p Plan, commits []Commit) (map[stri
 			continue
 		}
 		err := r.inSlot(ctx, c.SHA, func(_ *gitext.Repo, dir string) error {
-			cmd := exec.CommandContext(ctx, "sh", "-c", p.FastGate)
-			cmd.Dir = dir
-			out, err := cmd.CombinedOutput()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+			code, out, err := fastgate.Run(ctx, dir, p.FastGate)
 			if err != nil {
-				failing[c.Task] = fmt.Sprintf("the fast gate `%s` fails at the rebuilt commit %s (%v):\n%s", p.FastGate, c.SHA[:12], err, tail(out))
+				return err
+			}
+			if code != 0 {
+				failing[c.Task] = fmt.Sprintf("the fast gate `%s` fails at the rebuilt commit %s (exit status %d):\n%s", p.FastGate, c.SHA[:12], code, tail(out))
 			}
 			return nil
 		})
