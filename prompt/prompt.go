@@ -51,7 +51,7 @@ const embeddedPrefix = "<built-in>/"
 //go:embed templates/*.md
 var builtin embed.FS
 
-var validName = regexp.MustCompile(`^_?[a-z0-9][a-z0-9-]*$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^_?[a-z0-9][a-z0-9-]*$`) })
 
 // ErrRefused is wrapped by the error that refuses an override file: a
 // symbolic link, not a regular file, or an invalid name.
@@ -102,7 +102,7 @@ func LoadWith(workdir string, overrides map[string]Override) (*Set, error) {
 		}
 	}
 	for name, o := range overrides {
-		if !validName.MatchString(name) {
+		if !validName().MatchString(name) {
 			return nil, fmt.Errorf("%s: %q is not a template name (lower-case letters, digits and dashes)", o.Source, name)
 		}
 		if len(o.Text) > MaxTemplateBytes {
@@ -139,7 +139,7 @@ func readOverrides(workdir string, files map[string]file) error {
 			continue
 		}
 		display := OverrideDir + "/" + e.Name()
-		if !validName.MatchString(name) {
+		if !validName().MatchString(name) {
 			return fmt.Errorf("%s: %q is not a template name (lower-case letters, digits and dashes); %w", display, name, ErrRefused)
 		}
 		if n++; n > maxTemplates {

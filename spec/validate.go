@@ -8,16 +8,17 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/prompt"
 )
 
 // validName is the shape of step ids, roles and artifact names.
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
 
 // validReason is a checkpoint name once {{task}} is replaced.
-var validReason = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var validReason = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 
 // inTasks are the kinds a tasks step's per-task body may hold.
 var inTasks = map[Kind]bool{Dispatch: true, ReviewLoop: true, Run: true, Checkpoint: true}
@@ -165,7 +166,7 @@ func (v *validator) step(p *Phase, s *Step, parent *Step) {
 			v.errorf(s.path, "a checkpoint step needs a name")
 		case parent == nil && strings.Contains(s.Name, TaskPlaceholder):
 			v.errorf(tomlpos.Join(s.path, "name"), "checkpoint name %q: %s is the task id, only inside tasks", s.Name, TaskPlaceholder)
-		case !validReason.MatchString(name):
+		case !validReason().MatchString(name):
 			v.errorf(tomlpos.Join(s.path, "name"), "checkpoint name %q: want letters, digits, '.', '_', '-' (and %s inside tasks)", s.Name, TaskPlaceholder)
 		}
 	case Tasks:
@@ -194,7 +195,7 @@ func (v *validator) id(s *Step) {
 	switch first, dup := v.ids[s.ID]; {
 	case s.ID == "":
 		v.errorf(s.path, "a step needs an id")
-	case !validName.MatchString(s.ID):
+	case !validName().MatchString(s.ID):
 		v.errorf(at, "step id %q: want lower-case letters, digits and dashes", s.ID)
 	case dup:
 		v.errorf(at, "duplicate step id %q (first at line %d)", s.ID, first)
@@ -207,7 +208,7 @@ func (v *validator) role(s *Step, key, role string) {
 	switch {
 	case role == "":
 		v.errorf(s.path, "a %s step needs a %s", s.Kind, key)
-	case !validName.MatchString(role):
+	case !validName().MatchString(role):
 		v.errorf(tomlpos.Join(s.path, key), "%s %q: want lower-case letters, digits and dashes", key, role)
 	}
 }
@@ -253,7 +254,7 @@ func (v *validator) declare(s *Step, parent *Step) {
 	add := func(key, name string, export bool) {
 		at := tomlpos.Join(s.path, key)
 		switch first, dup := v.artifacts[name]; {
-		case !validName.MatchString(name) || name == Diff:
+		case !validName().MatchString(name) || name == Diff:
 			v.errorf(at, "artifact name %q: want lower-case letters, digits and dashes, and not %q", name, Diff)
 		case dup:
 			v.errorf(at, "artifact %q is declared twice (first at line %d)", name, first.line)
