@@ -3,8 +3,8 @@ package runpage
 import (
 	"bytes"
 	"html/template"
-	"sync"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -56,9 +56,9 @@ func funcs() template.FuncMap {
 
 // tmpl is the page's template, parsed on first use: not at init, since
 // every command of the binary links this package.
-var tmpl = sync.OnceValue(func() *template.Template {
+var tmpl = lazy.Value[*template.Template]{New: func() *template.Template {
 	return template.Must(template.New("page").Funcs(funcs()).Parse(pageTemplate))
-})
+}}
 
 // Render draws m as one self-contained HTML page.
 func Render(m *Model) ([]byte, error) {
@@ -70,7 +70,7 @@ func Render(m *Model) ([]byte, error) {
 		p.Charts = append(p.Charts, LayoutChart(l.Rounds))
 	}
 	var b bytes.Buffer
-	if err := tmpl().Execute(&b, p); err != nil {
+	if err := tmpl.Get().Execute(&b, p); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
