@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 )
 
@@ -91,10 +92,12 @@ func claudeAccess(access Access, commands []string) []string {
 }
 
 // installHints say how to install a built-in kind's client.
-var installHints = map[Kind]string{
-	Claude: "install Claude Code: npm install -g @anthropic-ai/claude-code",
-	Codex:  "install the Codex CLI: npm install -g @openai/codex",
-}
+var installHints = lazy.Value[map[Kind]string]{New: func() map[Kind]string {
+	return map[Kind]string{
+		Claude: "install Claude Code: npm install -g @anthropic-ai/claude-code",
+		Codex:  "install the Codex CLI: npm install -g @openai/codex",
+	}
+}}
 
 // Ready is the agent that plays role, once its program is found: on PATH,
 // or, named with a slash, relative to workdir, where it runs. A missing
@@ -116,7 +119,7 @@ func (c *Config) Ready(role, workdir string) (Agent, error) {
 		msg += " on PATH"
 	}
 	hints := []string{"set its command in its configuration (see: git crucible help agents), or give the role another agent"}
-	if h := installHints[a.Kind]; h != "" && len(a.Command) == 0 {
+	if h := installHints.Get()[a.Kind]; h != "" && len(a.Command) == 0 {
 		hints = []string{h, "or run it from elsewhere: command = [\"/path/to/" + string(a.Kind) + "\"] in its [agents." + a.Name + "] table"}
 	}
 	return a, outcome.WithHints(errors.New(msg), hints...)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -183,7 +184,7 @@ func readCodex(out Captured) (clientAnswer, *Failure) {
 		u.Turns = turns
 		a.Usage = &u
 	}
-	if m := apiStatus.FindStringSubmatch(failed); m != nil {
+	if m := apiStatus.Get().FindStringSubmatch(failed); m != nil {
 		return a, &Failure{Kind: APIError, Detail: "codex's model API answered " + m[1] + ": " + oneLine(failed, 300)}
 	}
 	if failed != "" {
@@ -194,7 +195,7 @@ func readCodex(out Captured) (clientAnswer, *Failure) {
 
 // apiStatus finds the HTTP status in codex's account of a failed request
 // ("unexpected status 401 Unauthorized: ...").
-var apiStatus = regexp.MustCompile(`unexpected status (\d{3})\b`)
+var apiStatus = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`unexpected status (\d{3})\b`) }}
 
 // codexEvent is a line of codex exec --json (Codex CLI 0.171).
 type codexEvent struct {

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"maps"
 	"regexp"
@@ -134,7 +135,7 @@ func (a Agent) check(hasModel, hasTimeout bool) ([]string, string) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
 		switch {
-		case !envName.MatchString(k):
+		case !envName.Get().MatchString(k):
 			return []string{"env"}, fmt.Sprintf("%q is not an environment variable name", k)
 		case strings.HasPrefix(k, "CRUCIBLE_"):
 			return []string{"env"}, fmt.Sprintf("%s is set by git-crucible for each dispatch", k)
@@ -146,12 +147,12 @@ func (a Agent) check(hasModel, hasTimeout bool) ([]string, string) {
 }
 
 var (
-	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	wordName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	envName  = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }}
+	wordName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }}
 )
 
 func checkName(what, name string) string {
-	if !wordName.MatchString(name) {
+	if !wordName.Get().MatchString(name) {
 		return fmt.Sprintf("%s %q: want letters, digits, '.', '_' and '-'", what, name)
 	}
 	return ""
@@ -171,11 +172,11 @@ func tomlError(file string, err error) error {
 	if errors.As(err, &pe) {
 		return &ConfigError{File: file, Line: pe.Position.Line, Msg: pe.Message}
 	}
-	if m := decodeErr.FindStringSubmatch(err.Error()); m != nil {
+	if m := decodeErr.Get().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &ConfigError{File: file, Line: line, Msg: m[2] + ": " + m[3]}
 	}
 	return &ConfigError{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 }
 
-var decodeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): (.*)$`)
+var decodeErr = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): (.*)$`) }}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // Dir is where runs live, under the repository's top: dispatch/<name>/.
@@ -116,14 +118,14 @@ func LoadData(path string, data []byte) (*Manifest, error) {
 }
 
 // backquoted is a `path` in markdown.
-var backquoted = regexp.MustCompile("`([^`\n]+)`")
+var backquoted = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]+)`") }}
 
 // PlanFiles lists the backquoted paths of a plan.md's "Files to Modify"
 // section, the seed's best-effort reading: its headings are "## ...".
 func PlanFiles(plan []byte) []string {
 	var files []string
 	for _, line := range planSection(plan, "Files to Modify") {
-		for _, m := range backquoted.FindAllStringSubmatch(line, -1) {
+		for _, m := range backquoted.Get().FindAllStringSubmatch(line, -1) {
 			f := CleanPath(m[1])
 			if f != "" && !strings.ContainsAny(f, " \t") && !slices.Contains(files, f) {
 				files = append(files, f)

@@ -10,13 +10,19 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // stubPart matches one command of a pipeline that checks nothing.
-var stubPart = regexp.MustCompile(`^(|true|:|/bin/true|/usr/bin/true|exit|exit 0|(echo|printf)(\s.*)?)$`)
+var stubPart = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
+	return regexp.MustCompile(`^(|true|:|/bin/true|/usr/bin/true|exit|exit 0|(echo|printf)(\s.*)?)$`)
+}}
 
 // shellWrap matches `sh -c '...'` and its kin, whose script is checked too.
-var shellWrap = regexp.MustCompile(`^(?:/bin/|/usr/bin/)?(?:sh|bash|dash|zsh)\s+-c\s+(?:'([^']*)'|"([^"]*)")$`)
+var shellWrap = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:/bin/|/usr/bin/)?(?:sh|bash|dash|zsh)\s+-c\s+(?:'([^']*)'|"([^"]*)")$`)
+}}
 
 // CheckStub refuses a gate that cannot fail where it must: the seed's
 // contract is that a fast gate fails when a commit uses what only a later
@@ -31,17 +37,17 @@ func CheckStub(command string) error {
 }
 
 // separators split a command list into its commands.
-var separators = regexp.MustCompile(`&&|\|\||[;|\n&]`)
+var separators = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`&&|\|\||[;|\n&]`) }}
 
 func isStub(command string, depth int) bool {
-	if m := shellWrap.FindStringSubmatch(strings.TrimSpace(command)); m != nil {
+	if m := shellWrap.Get().FindStringSubmatch(strings.TrimSpace(command)); m != nil {
 		return depth < 3 && isStub(m[1]+m[2], depth+1)
 	}
-	for _, part := range separators.Split(command, -1) {
+	for _, part := range separators.Get().Split(command, -1) {
 		part = strings.Join(strings.Fields(part), " ")
 		part = strings.TrimSuffix(strings.TrimPrefix(part, "("), ")")
 		part = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(part, "{"), "}"))
-		if !stubPart.MatchString(part) {
+		if !stubPart.Get().MatchString(part) {
 			return false
 		}
 	}

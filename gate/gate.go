@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/report"
@@ -122,12 +123,14 @@ type Decision struct {
 }
 
 // suggestions are the next step offered with each escalation.
-var suggestions = map[string]string{
-	VerdictStagnation:    "Review the findings that keep coming back with the user, and re-work the artifact or decide to skip the gate.",
-	VerdictRegression:    "The last fix made things worse: restore the checkpoint taken before it, or fix the new findings by hand.",
-	VerdictBreaker:       "Review the whole round history with the user before any further round.",
-	VerdictArchitectural: "Settle the architectural concern with the user: it is beyond what a fix round may change.",
-}
+var suggestions = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		VerdictStagnation:    "Review the findings that keep coming back with the user, and re-work the artifact or decide to skip the gate.",
+		VerdictRegression:    "The last fix made things worse: restore the checkpoint taken before it, or fix the new findings by hand.",
+		VerdictBreaker:       "Review the whole round history with the user before any further round.",
+		VerdictArchitectural: "Settle the architectural concern with the user: it is beyond what a fix round may change.",
+	}
+}}
 
 // rules is what differs between a gate and a review loop.
 type rules struct {
@@ -261,7 +264,7 @@ func (l *loop) record(c Counts, concern string) Decision {
 		d.Action = Continue
 		d.Reason = fmt.Sprintf("Round %d: %s; fix and run round %d.", n, why, n+1)
 	}
-	d.Suggestion = suggestions[d.Verdict]
+	d.Suggestion = suggestions.Get()[d.Verdict]
 	d.Journal = l.journalFor(d)
 	if d.Action != Continue {
 		l.final = &d

@@ -11,9 +11,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // Refs are moved by git: one `git update-ref --stdin` transaction per
@@ -185,25 +186,25 @@ var (
 	// git's ways of saying a ref was not at the expected value (it has one
 	// where none was expected, another one, or none), in update-ref, fetch,
 	// or a remote's answer to a push.
-	lostRace = sync.OnceValue(func() *regexp.Regexp {
+	lostRace = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 		return regexp.MustCompile(`cannot lock ref '[^']*': (reference already exists|is at [0-9a-f]+ but expected [0-9a-f]+|unable to resolve reference '[^']*')`)
-	})
-	heldLock = sync.OnceValue(func() *regexp.Regexp {
+	}}
+	heldLock = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 		return regexp.MustCompile(`Unable to create '([^']*\.lock)': File exists`)
-	})
+	}}
 )
 
 // Is makes any git command's lost compare-and-swap an ErrRefChanged, so
 // that callers retry it whichever command lost. A held lock is not a race.
 func (e *Error) Is(target error) bool {
-	return target == ErrRefChanged && lostRace().MatchString(e.Stderr)
+	return target == ErrRefChanged && lostRace.Get().MatchString(e.Stderr)
 }
 
 // HeldLock is the lock file that git gave up waiting for, another process
 // holding it, when that made the command fail; "" otherwise. In a push's
 // error it is the remote's (its own core.filesRefLockTimeout ran out).
 func (e *Error) HeldLock() string {
-	if m := heldLock().FindStringSubmatch(e.Stderr); m != nil {
+	if m := heldLock.Get().FindStringSubmatch(e.Stderr); m != nil {
 		return m[1]
 	}
 	return ""

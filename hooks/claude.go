@@ -50,8 +50,8 @@ var ClaudeEntries = []ClaudeEntry{
 // Claude Code's settings files, relative to the work tree's top: shared with
 // the project (tracked), or the user's own there (git-ignored).
 var (
-	ClaudeProjectSettings = filepath.Join(".claude", "settings.json")
-	ClaudeLocalSettings   = filepath.Join(".claude", "settings.local.json")
+	ClaudeProjectSettings = ".claude" + string(filepath.Separator) + "settings.json"
+	ClaudeLocalSettings   = ".claude" + string(filepath.Separator) + "settings.local.json"
 )
 
 // ClaudeGroupState is what a settings file has for one event.

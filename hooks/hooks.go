@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // Binary is git-crucible's main command, looked up on PATH.
@@ -37,7 +39,9 @@ const version = 2
 const markerPrefix = "# git-crucible hook v"
 
 // marker is the line that makes a hook file ours.
-var marker = fmt.Sprintf(`%s%d — managed by "git crucible hooks"; remove with "git crucible hooks uninstall"`, markerPrefix, version)
+var marker = lazy.Value[string]{New: func() string {
+	return fmt.Sprintf(`%s%d — managed by "git crucible hooks"; remove with "git crucible hooks uninstall"`, markerPrefix, version)
+}}
 
 // Suffixes of the files a foreign hook is moved to.
 const (

@@ -3,6 +3,8 @@ package hooks
 import (
 	"bytes"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // The hook file. It must stay cheap on every commit: no subshell and no
@@ -69,7 +71,9 @@ fi
 `
 
 // pipelineOnly are the hooks that do nothing outside a pipeline.
-var pipelineOnly = map[string]bool{"pre-commit": true, "commit-msg": true, "post-commit": true}
+var pipelineOnly = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{"pre-commit": true, "commit-msg": true, "post-commit": true}
+}}
 
 // Shim is our hook file for name; fallback is the absolute path of the
 // git-crucible-hook binary to run when none is on PATH.
@@ -79,10 +83,10 @@ func Shim(name, fallback string) []byte {
 		chain = shimChainStdin
 	}
 	skip := ""
-	if pipelineOnly[name] {
+	if pipelineOnly.Get()[name] {
 		skip = shimSkip
 	}
-	r := strings.NewReplacer("@MARKER@", marker, "@NAME@", name, "@FALLBACK@", shQuote(fallback))
+	r := strings.NewReplacer("@MARKER@", marker.Get(), "@NAME@", name, "@FALLBACK@", shQuote(fallback))
 	return []byte(r.Replace(shimHead + chain + skip + shimTail))
 }
 

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
@@ -191,11 +192,11 @@ type passes struct {
 }
 
 var (
-	header      = regexp.MustCompile(`^#+`)
-	phaseHeader = regexp.MustCompile(`(?i)^#+\s*phase\s*(\d+)`)
+	header      = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^#+`) }}
+	phaseHeader = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(?i)^#+\s*phase\s*(\d+)`) }}
 	// keyLine is a "Key: value" line, as a person reads one: list marks,
 	// emphasis and white space around the key are not part of it.
-	keyLine = regexp.MustCompile("^[-+*`_\\s]*([A-Za-z]+)[*`_\\s]*:[*`_\\s]*(.*)$")
+	keyLine = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile("^[-+*`_\\s]*([A-Za-z]+)[*`_\\s]*:[*`_\\s]*(.*)$") }}
 )
 
 func ledgerPasses(text string) passes {
@@ -203,16 +204,16 @@ func ledgerPasses(text string) passes {
 	phase := ledger.Phase(0)
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
-		if header.MatchString(line) {
+		if header.Get().MatchString(line) {
 			phase = 0
-			if m := phaseHeader.FindStringSubmatch(line); m != nil {
+			if m := phaseHeader.Get().FindStringSubmatch(line); m != nil {
 				if n, err := strconv.Atoi(m[1]); err == nil && n <= int(ledger.Completion) {
 					phase = ledger.Phase(n)
 				}
 			}
 			continue
 		}
-		m := keyLine.FindStringSubmatch(line)
+		m := keyLine.Get().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -35,7 +36,7 @@ func StatusOf(st *pipeline.State, now string) Status {
 			Status: taskStatus(t.Status), Duration: Duration(pipeline.Seconds(t.Started, end)) + suffix})
 	}
 	for _, g := range pipeline.GateStates(st) {
-		doc.QualityGates = append(doc.QualityGates, gateTitles[g.Name]+": "+gateLine(g))
+		doc.QualityGates = append(doc.QualityGates, gateTitles.Get()[g.Name]+": "+gateLine(g))
 	}
 	if c := v.LastCheckpoint; c != nil {
 		doc.Checkpoints = []string{fmt.Sprintf("Last checkpoint: %s (%s)", c.Reason, clockSeconds(c.Time)),
@@ -54,7 +55,9 @@ func StatusOf(st *pipeline.State, now string) Status {
 }
 
 // gateTitles are the quality gates' names in crucible's status file.
-var gateTitles = map[string]string{"design": "Design", "plan": "Plan", "impl": "Code"}
+var gateTitles = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{"design": "Design", "plan": "Plan", "impl": "Code"}
+}}
 
 // gateLine says where a quality gate stands, in crucible's words.
 func gateLine(g pipeline.GateState) string {

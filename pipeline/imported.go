@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
@@ -209,7 +210,7 @@ type ImportedDispatch struct {
 }
 
 // importStatuses are the statuses an imported line may carry.
-var importStatuses = append([]string{"dispatched"}, DispatchStatuses...)
+var importStatuses = lazy.Value[[]string]{New: func() []string { return append([]string{"dispatched"}, DispatchStatuses...) }}
 
 // ImportedLine reads an imported manifest line: one JSON object with a seq
 // (>= 1), a known status and a role; keys match exactly, null is absent,
@@ -250,7 +251,7 @@ func ImportedLine(raw string) (ImportedDispatch, error) {
 	switch {
 	case l.Seq < 1:
 		return l, fmt.Errorf("imported manifest line: invalid seq %d", l.Seq)
-	case !slices.Contains(importStatuses, l.Status):
+	case !slices.Contains(importStatuses.Get(), l.Status):
 		return l, fmt.Errorf("imported manifest line: invalid status %q", l.Status)
 	case l.Role == "":
 		return l, errors.New("imported manifest line: no role")

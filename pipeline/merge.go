@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/refs"
 )
@@ -294,7 +295,9 @@ func conflictOf(e Event, err error) Conflict {
 
 // generated are the files of a chain's tree that the state determines; a
 // merge writes them anew instead of taking either side's.
-var generated = map[string]bool{refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, LedgerFile: true}
+var generated = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, LedgerFile: true}
+}}
 
 // Integration is what Integrate did.
 type Integration struct {
@@ -385,7 +388,7 @@ func (s *Service) mergeBatch(ctx context.Context, ours, theirs *refs.Head) (*ref
 	for _, p := range slices.Sorted(maps.Keys(theirFiles)) {
 		mine, ok := ourFiles[p]
 		switch {
-		case generated[p] || mine == theirFiles[p]:
+		case generated.Get()[p] || mine == theirFiles[p]:
 		case !ok:
 			b.Blobs[p] = theirFiles[p]
 		default:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/refs"
 )
@@ -31,10 +32,12 @@ func (p Problem) String() string {
 }
 
 // chainFiles are all the entries a chain commit may have at its top level.
-var chainFiles = map[string]bool{
-	refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, HeaderFile: true, LedgerFile: true,
-	dispatchDir: true, handoffsDir: true, importDir: true, replayDir: true,
-}
+var chainFiles = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, HeaderFile: true, LedgerFile: true,
+		dispatchDir: true, handoffsDir: true, importDir: true, replayDir: true,
+	}
+}}
 
 // Directories: prompts and outputs (DispatchPath), handoffs (HandoffPath),
 // replays' Compression State Blocks (ReplayStatePath).
@@ -189,7 +192,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 		files := make(map[string]gitext.TreeEntry, len(c.Entries))
 		for _, e := range c.Entries {
 			files[e.Name] = e
-			if !chainFiles[e.Name] {
+			if !chainFiles.Get()[e.Name] {
 				report(c.OID, 0, "unexpected entry %q in the tree", e.Name)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
@@ -50,7 +51,9 @@ const (
 	Red    = "RED"
 )
 
-var healthRank = map[string]int{"": 0, Green: 0, Yellow: 1, Red: 2}
+var healthRank = lazy.Value[map[string]int]{New: func() map[string]int {
+	return map[string]int{"": 0, Green: 0, Yellow: 1, Red: 2}
+}}
 
 // Health is the seed's one-way GREEN -> YELLOW -> RED machine, reset to
 // GREEN when a later phase begins, a failed one begins again, or the
@@ -293,7 +296,7 @@ func ReasonOrNone(reason string) string {
 
 // worsen moves health towards RED, never back.
 func (v *View) worsen(level, reason, action string) {
-	if healthRank[level] > healthRank[v.Health.Level] {
+	if healthRank.Get()[level] > healthRank.Get()[v.Health.Level] {
 		v.Health.Level, v.Health.Reason, v.Health.Action = level, reason, action
 	}
 }

@@ -28,10 +28,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // OverrideDir is where a work tree overrides or adds templates.
@@ -51,7 +51,7 @@ const embeddedPrefix = "<built-in>/"
 //go:embed templates/*.md
 var builtin embed.FS
 
-var validName = regexp.MustCompile(`^_?[a-z0-9][a-z0-9-]*$`)
+var validName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^_?[a-z0-9][a-z0-9-]*$`) }}
 
 // ErrRefused is wrapped by the error that refuses an override file: a
 // symbolic link, not a regular file, or an invalid name.
@@ -67,7 +67,9 @@ type Set struct {
 type file struct{ path, text string }
 
 // Embedded is the set of built-in templates.
-var Embedded = sync.OnceValues(func() (*Set, error) { return Load("") })
+func Embedded() (*Set, error) { return embedded.Get() }
+
+var embedded = lazy.Values[*Set]{New: func() (*Set, error) { return Load("") }}
 
 // Load is the built-in templates overridden and extended by the work tree's
 // OverrideDir (absent is fine; workdir "" reads none). A template that does
@@ -102,7 +104,7 @@ func LoadWith(workdir string, overrides map[string]Override) (*Set, error) {
 		}
 	}
 	for name, o := range overrides {
-		if !validName.MatchString(name) {
+		if !validName.Get().MatchString(name) {
 			return nil, fmt.Errorf("%s: %q is not a template name (lower-case letters, digits and dashes)", o.Source, name)
 		}
 		if len(o.Text) > MaxTemplateBytes {
@@ -139,7 +141,7 @@ func readOverrides(workdir string, files map[string]file) error {
 			continue
 		}
 		display := OverrideDir + "/" + e.Name()
-		if !validName.MatchString(name) {
+		if !validName.Get().MatchString(name) {
 			return fmt.Errorf("%s: %q is not a template name (lower-case letters, digits and dashes); %w", display, name, ErrRefused)
 		}
 		if n++; n > maxTemplates {
@@ -154,7 +156,7 @@ func readOverrides(workdir string, files map[string]file) error {
 	return nil
 }
 
-var funcs = template.FuncMap{"join": strings.Join}
+var funcs = lazy.Value[template.FuncMap]{New: func() template.FuncMap { return template.FuncMap{"join": strings.Join} }}
 
 // parse makes every non-partial file a template that sees every partial.
 func parse(files map[string]file) (*Set, error) {
@@ -163,7 +165,7 @@ func parse(files map[string]file) (*Set, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	base := template.New("").Option("missingkey=error").Funcs(funcs)
+	base := template.New("").Option("missingkey=error").Funcs(funcs.Get())
 	for _, name := range names {
 		if f := files[name]; strings.HasPrefix(name, "_") {
 			if _, err := base.New(f.path).Parse(f.text); err != nil {

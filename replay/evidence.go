@@ -12,6 +12,7 @@ import (
 	"github.com/git-crucible/git-crucible/checkpoint"
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/notes"
 )
 
@@ -74,7 +75,7 @@ func shadowExists(repo *gitext.Repo) bool {
 }
 
 // engineMessage is how the engine's task commits name their dispatch.
-var engineMessage = regexp.MustCompile(`dispatch (\d+) of pipeline (\S+?)\.?\s*$`)
+var engineMessage = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`dispatch (\d+) of pipeline (\S+?)\.?\s*$`) }}
 
 // commitsOf adds to seqs the dispatches of pipeline id that the log's
 // commits name: records of pipeline trailer, seq trailer, note, message.
@@ -98,7 +99,7 @@ func commitsOf(log []byte, id string, seqs map[int]bool) {
 			}
 		}
 		for _, line := range strings.Split(f[3], "\n") {
-			if m := engineMessage.FindStringSubmatch(line); m != nil && m[2] == id {
+			if m := engineMessage.Get().FindStringSubmatch(line); m != nil && m[2] == id {
 				n, _ := strconv.Atoi(m[1])
 				seqs[n] = true
 			}

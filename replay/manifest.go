@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/git-crucible/git-crucible/internal/fsutil"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -105,7 +106,9 @@ func globQuote(path string) string {
 
 // crucibleBoundaries are the checkpoint reasons crucible's build skill
 // takes at each phase's start (its replay skill's table).
-var crucibleBoundaries = map[ledger.Phase]string{2: "pre-design-gate", 3: "pre-wave-1", 4: "pre-code-review"}
+var crucibleBoundaries = lazy.Value[map[ledger.Phase]string]{New: func() map[ledger.Phase]string {
+	return map[ledger.Phase]string{2: "pre-design-gate", 3: "pre-wave-1", 4: "pre-code-review"}
+}}
 
 // FromManifest reads a crucible manifest and the files beside it
 // (.pipeline-active, build-gate-ledger.md, checkpoint-manifest.md, the
@@ -140,13 +143,13 @@ func FromManifest(path string) (*Source, error) {
 			src.Pipeline, src.Started = first(l.PipelineID, src.Pipeline), first(src.Started, l.Run)
 		}
 	}
-	for p, reason := range crucibleBoundaries {
+	for p, reason := range crucibleBoundaries.Get() {
 		src.Boundaries[p] = Boundary{Reason: reason}
 	}
 	if b, err := readBeside(dir, "checkpoint-manifest.md"); err == nil {
 		rows, _ := interop.ParseCheckpoints(b)
 		for _, r := range rows { // newest last: a retried wave's latest wins
-			for p, reason := range crucibleBoundaries {
+			for p, reason := range crucibleBoundaries.Get() {
 				if r.Reason == reason {
 					src.Boundaries[p] = Boundary{Reason: reason, Checkpoint: r.Hash, Time: r.Timestamp}
 				}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // Finding is one issue a reviewer or red-team round raised.
@@ -26,12 +28,14 @@ type Findings struct {
 // reviewers say critical and important where the red team says fatal and
 // significant; dropping their lists as unknown keys would pass a gate on
 // findings never counted.
-var severityKeys = map[string]string{
-	"fatal": "fatal", "critical": "fatal",
-	"significant": "significant", "important": "significant",
-	"minor":         "minor",
-	"architectural": "architectural", "architectural-concerns": "architectural", "architectural-concern": "architectural",
-}
+var severityKeys = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"fatal": "fatal", "critical": "fatal",
+		"significant": "significant", "important": "significant",
+		"minor":         "minor",
+		"architectural": "architectural", "architectural-concerns": "architectural", "architectural-concern": "architectural",
+	}
+}}
 
 // ParseFindings reads a reviewer's or red-team round's report: a findings
 // key holding fatal, significant and minor lists, each item a mapping
@@ -66,7 +70,7 @@ func ParseFindings(data []byte) (Findings, error) {
 	seen := map[string]int{} // severity -> line of the key that gave it
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, list := v.Content[i], v.Content[i+1]
-		sev, ok := severityKeys[strings.ToLower(k.Value)]
+		sev, ok := severityKeys.Get()[strings.ToLower(k.Value)]
 		if !ok || k.Kind != yaml.ScalarNode {
 			if isNull(list) || list.Kind == yaml.SequenceNode && len(list.Content) == 0 {
 				continue

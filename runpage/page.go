@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
@@ -33,24 +34,31 @@ type costTable struct {
 	Rows []CostRow
 }
 
-var funcs = template.FuncMap{
-	"usd":     pipeline.USD,
-	"tokens":  func(n int64) string { return pipeline.Thousands(n) },
-	"itokens": func(n int) string { return pipeline.Thousands(int64(n)) },
-	"dur":     seconds,
-	"short":   short,
-	"chart":   func(p page, i int) ChartBox { return p.Charts[i] },
-	"plus":    func(a, b int) int { return a + b },
-	"deref":   func(p *int) int { return *p },
-	"plusf":   func(a float64, b float64) float64 { return a + b },
-	"tok":     token,
-	"table":   func(name string, rows []CostRow) costTable { return costTable{name, rows} },
-	"rows": func(name string, l pipeline.CostLine) costTable {
-		return costTable{name, []CostRow{{Key: name, Cost: l}}}
-	},
+// funcs are the template's functions.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"usd":     pipeline.USD,
+		"tokens":  func(n int64) string { return pipeline.Thousands(n) },
+		"itokens": func(n int) string { return pipeline.Thousands(int64(n)) },
+		"dur":     seconds,
+		"short":   short,
+		"chart":   func(p page, i int) ChartBox { return p.Charts[i] },
+		"plus":    func(a, b int) int { return a + b },
+		"deref":   func(p *int) int { return *p },
+		"plusf":   func(a float64, b float64) float64 { return a + b },
+		"tok":     token,
+		"table":   func(name string, rows []CostRow) costTable { return costTable{name, rows} },
+		"rows": func(name string, l pipeline.CostLine) costTable {
+			return costTable{name, []CostRow{{Key: name, Cost: l}}}
+		},
+	}
 }
 
-var tmpl = template.Must(template.New("page").Funcs(funcs).Parse(pageTemplate))
+// tmpl is the page's template, parsed on first use: not at init, since
+// every command of the binary links this package.
+var tmpl = lazy.Value[*template.Template]{New: func() *template.Template {
+	return template.Must(template.New("page").Funcs(funcs()).Parse(pageTemplate))
+}}
 
 // Render draws m as one self-contained HTML page.
 func Render(m *Model) ([]byte, error) {
@@ -62,7 +70,7 @@ func Render(m *Model) ([]byte, error) {
 		p.Charts = append(p.Charts, LayoutChart(l.Rounds))
 	}
 	var b bytes.Buffer
-	if err := tmpl.Execute(&b, p); err != nil {
+	if err := tmpl.Get().Execute(&b, p); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

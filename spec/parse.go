@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"math"
 	"sort"
@@ -118,15 +119,17 @@ var (
 	phaseKeys  = []string{"number", "name", "steps"}
 	commonKeys = []string{"id", "kind"}
 	roundKeys  = []string{"role", "template", "inputs", "artifact", "fixer", "fix-template", "max-rounds"}
-	kindKeys   = map[Kind][]string{
-		Dispatch:   {"role", "template", "inputs", "outputs", "exports", "skip-if-exists"},
-		Gate:       roundKeys,
-		ReviewLoop: roundKeys,
-		Run:        {"command", "expect"},
-		Checkpoint: {"name"},
-		Approve:    {"message"},
-		Tasks:      {"from", "steps", "max-parallel"},
-	}
+	kindKeys   = lazy.Value[map[Kind][]string]{New: func() map[Kind][]string {
+		return map[Kind][]string{
+			Dispatch:   {"role", "template", "inputs", "outputs", "exports", "skip-if-exists"},
+			Gate:       roundKeys,
+			ReviewLoop: roundKeys,
+			Run:        {"command", "expect"},
+			Checkpoint: {"name"},
+			Approve:    {"message"},
+			Tasks:      {"from", "steps", "max-parallel"},
+		}
+	}}
 	kinds = []Kind{Dispatch, Gate, ReviewLoop, Run, Checkpoint, Approve, Tasks}
 )
 
@@ -183,7 +186,7 @@ func (d *decoder) steps(m map[string]any, path string) []Step {
 
 func (d *decoder) step(m map[string]any, path string) Step {
 	s := Step{Line: tomlpos.LineOf(d.lines, path), path: path, ID: d.str(m, path, "id"), Kind: Kind(d.str(m, path, "kind"))}
-	allowed, ok := kindKeys[s.Kind]
+	allowed, ok := kindKeys.Get()[s.Kind]
 	switch {
 	case s.Kind == "":
 		d.errorf(path, "a step needs a kind (%s)", kindList())

@@ -89,9 +89,9 @@ package spec
 import (
 	_ "embed"
 	"strings"
-	"sync"
 
 	"github.com/git-crucible/git-crucible/gate"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
@@ -206,11 +206,11 @@ var defaultTOML []byte
 // DefaultSource names the embedded default in errors.
 const DefaultSource = "<built-in>/default.toml"
 
-var parsedDefault = sync.OnceValues(func() (*Spec, error) { return Parse(defaultTOML, DefaultSource, nil) })
+var parsedDefault = lazy.Values[*Spec]{New: func() (*Spec, error) { return Parse(defaultTOML, DefaultSource, nil) }}
 
 // Default is the embedded default spec. Its validity is a test's business:
 // an error here means a broken build.
-func Default() (*Spec, error) { return parsedDefault() }
+func Default() (*Spec, error) { return parsedDefault.Get() }
 
 // DefaultTOML is the embedded default's text, to start an override from.
 func DefaultTOML() []byte { return append([]byte(nil), defaultTOML...) }

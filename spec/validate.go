@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"maps"
 	"path/filepath"
@@ -14,13 +15,15 @@ import (
 )
 
 // validName is the shape of step ids, roles and artifact names.
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+var validName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) }}
 
 // validReason is a checkpoint name once {{task}} is replaced.
-var validReason = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var validReason = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }}
 
 // inTasks are the kinds a tasks step's per-task body may hold.
-var inTasks = map[Kind]bool{Dispatch: true, ReviewLoop: true, Run: true, Checkpoint: true}
+var inTasks = lazy.Value[map[Kind]bool]{New: func() map[Kind]bool {
+	return map[Kind]bool{Dispatch: true, ReviewLoop: true, Run: true, Checkpoint: true}
+}}
 
 // artifact is a declared artifact and where.
 type artifact struct {
@@ -123,7 +126,7 @@ func (v *validator) phaseShape(p *Phase) {
 
 func (v *validator) step(p *Phase, s *Step, parent *Step) {
 	v.id(s)
-	if parent != nil && !inTasks[s.Kind] {
+	if parent != nil && !inTasks.Get()[s.Kind] {
 		v.errorf(tomlpos.Join(s.path, "kind"), "%s steps cannot run per task (inside tasks: dispatch, review-loop, run and checkpoint)", s.Kind)
 	}
 	switch s.Kind {
@@ -165,7 +168,7 @@ func (v *validator) step(p *Phase, s *Step, parent *Step) {
 			v.errorf(s.path, "a checkpoint step needs a name")
 		case parent == nil && strings.Contains(s.Name, TaskPlaceholder):
 			v.errorf(tomlpos.Join(s.path, "name"), "checkpoint name %q: %s is the task id, only inside tasks", s.Name, TaskPlaceholder)
-		case !validReason.MatchString(name):
+		case !validReason.Get().MatchString(name):
 			v.errorf(tomlpos.Join(s.path, "name"), "checkpoint name %q: want letters, digits, '.', '_', '-' (and %s inside tasks)", s.Name, TaskPlaceholder)
 		}
 	case Tasks:
@@ -194,7 +197,7 @@ func (v *validator) id(s *Step) {
 	switch first, dup := v.ids[s.ID]; {
 	case s.ID == "":
 		v.errorf(s.path, "a step needs an id")
-	case !validName.MatchString(s.ID):
+	case !validName.Get().MatchString(s.ID):
 		v.errorf(at, "step id %q: want lower-case letters, digits and dashes", s.ID)
 	case dup:
 		v.errorf(at, "duplicate step id %q (first at line %d)", s.ID, first)
@@ -207,7 +210,7 @@ func (v *validator) role(s *Step, key, role string) {
 	switch {
 	case role == "":
 		v.errorf(s.path, "a %s step needs a %s", s.Kind, key)
-	case !validName.MatchString(role):
+	case !validName.Get().MatchString(role):
 		v.errorf(tomlpos.Join(s.path, key), "%s %q: want lower-case letters, digits and dashes", key, role)
 	}
 }
@@ -253,7 +256,7 @@ func (v *validator) declare(s *Step, parent *Step) {
 	add := func(key, name string, export bool) {
 		at := tomlpos.Join(s.path, key)
 		switch first, dup := v.artifacts[name]; {
-		case !validName.MatchString(name) || name == Diff:
+		case !validName.Get().MatchString(name) || name == Diff:
 			v.errorf(at, "artifact name %q: want lower-case letters, digits and dashes, and not %q", name, Diff)
 		case dup:
 			v.errorf(at, "artifact %q is declared twice (first at line %d)", name, first.line)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -72,9 +73,11 @@ func blockedJSON(b *ledger.Blocked) any {
 }
 
 // required lists the options an action cannot go without.
-var required = map[ledger.Kind][]string{
-	ledger.CompletePhase: {"tasks"}, ledger.Skip: {"reason"}, ledger.Ack: {"confirm"},
-}
+var required = lazy.Value[map[ledger.Kind][]string]{New: func() map[ledger.Kind][]string {
+	return map[ledger.Kind][]string{
+		ledger.CompletePhase: {"tasks"}, ledger.Skip: {"reason"}, ledger.Ack: {"confirm"},
+	}
+}}
 
 // transition is a ledger subcommand that records one action on a phase.
 func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
@@ -91,7 +94,7 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 			if err := wantArgs(c, 1); err != nil {
 				return err
 			}
-			if err := requireFlags(c, required[kind]...); err != nil {
+			if err := requireFlags(c, required.Get()[kind]...); err != nil {
 				return err
 			}
 			// The ledger is one line per field: a pasted multi-line reason becomes one line.

@@ -17,6 +17,7 @@ import (
 	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/checkpoint"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -99,7 +100,9 @@ func replayCommand() *cli.Command {
 }
 
 // shortstat reads git diff --shortstat.
-var shortstat = regexp.MustCompile(`(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
+var shortstat = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
+	return regexp.MustCompile(`(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
+}}
 
 // replayDiff prints the Replay Diff of sessions a and b of pipeline id.
 func replayDiff(c *cli.Context, s *session, id, a, b string) error {
@@ -142,7 +145,7 @@ func compareSessions(ctx context.Context, s *session, id string, events []pipeli
 		if err != nil {
 			return nil, err
 		}
-		if m := shortstat.FindStringSubmatch(string(out)); m != nil {
+		if m := shortstat.Get().FindStringSubmatch(string(out)); m != nil {
 			d.Files, _ = strconv.Atoi(m[1])
 			d.Insertions, _ = strconv.Atoi(m[2])
 			d.Deletions, _ = strconv.Atoi(m[3])
