@@ -237,7 +237,7 @@ func (w *walker) commitPending(ctx context.Context, message func(paths []string)
 		cmd.Stdin = bytes.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("git %s: %v: %s", subcommand(args), err, strings.TrimSpace(string(out)))
 		}
 		return nil
 	}
@@ -308,6 +308,19 @@ func (w *walker) commitPending(ctx context.Context, message func(paths []string)
 		return err
 	}
 	return w.committed(head)
+}
+
+// subcommand is the git command args run, past the -c settings before it.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "-c":
+			i++
+		case !strings.HasPrefix(args[i], "-"):
+			return args[i]
+		}
+	}
+	return strings.Join(args, " ")
 }
 
 // waitGone waits until path does not exist, at most limit: then git meets

@@ -211,7 +211,7 @@ verdict: {{if $l.Verdict}}{{$l.Verdict}}{{else}}<span class="muted">none yet</sp
 <table><tr><th>Round</th><th>#</th><th>Fatal</th><th>Significant</th><th>Minor</th><th>Score</th></tr>
 {{range $l.Rounds}}<tr><td class="n">{{.Round}}</td><td class="n">{{.Seq}}</td><td class="n">{{.Fatal}}</td><td class="n">{{.Significant}}</td><td class="n">{{.Minor}}</td><td class="n">{{.Score}}</td></tr>
 {{end}}</table>
-{{range $l.Rounds}}{{if or .Findings .Unread}}<details><summary>Round {{.Round}}: {{len .Findings}} findings{{if .More}} (and {{.More}} more){{end}}</summary>
+{{range $l.Rounds}}{{if or .Findings .Unread}}<details><summary>Round {{.Round}}: {{len .Findings}} finding{{if ne (len .Findings) 1}}s{{end}}{{if .More}} (and {{.More}} more){{end}}</summary>
 {{if .Unread}}<p class="muted">{{.Unread}}</p>{{end}}<ul>
 {{range .Findings}}<li><span class="sev-{{tok .Severity}}">{{.Severity}}</span> {{.Title}}{{if .File}} <span class="muted">({{.File}})</span>{{end}}</li>
 {{end}}</ul></details>{{end}}{{end}}
