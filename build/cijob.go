@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -115,15 +114,7 @@ func (c *CI) relay(ctx context.Context, svc *pipeline.Service, id string, append
 // backOff waits a random while that grows with the attempt, up to 2 s:
 // eight jobs pushing at once lost a third fewer races than with 1 s.
 func backOff(ctx context.Context, attempt int) error {
-	ceiling := min(time.Duration(attempt)*250*time.Millisecond, 2*time.Second)
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling))))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return remote.WaitBelow(ctx, min(time.Duration(attempt)*250*time.Millisecond, 2*time.Second))
 }
 
 // TaskJob is one task of a task run, run by a CI job (git crucible run

@@ -664,7 +664,13 @@ func (x *Syncer) Sync(ctx context.Context, remote string, sel Selection) (*SyncR
 // backOff waits a random time below a ceiling that doubles with the attempt
 // from 20ms up to maxBackOff.
 func backOff(ctx context.Context, attempt int) error {
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(backOffCeiling(attempt)))))
+	return WaitBelow(ctx, backOffCeiling(attempt))
+}
+
+// WaitBelow waits a random time below ceiling, or until ctx ends: a lost
+// race's back-off, so that racers spread out.
+func WaitBelow(ctx context.Context, ceiling time.Duration) error {
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling))))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -188,18 +188,7 @@ func ciProject(t *testing.T) (dir, log string) {
 		t.Fatal(err)
 	}
 	dir, log = sampleProjectPlaying(t, file)
-	manifest, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agent", "sample-dag", "dispatch.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, sampleDAG), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, sampleDAG, "dispatch.yaml"), manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gittest.Git(t, dir, "add", sampleDAG)
-	gittest.Git(t, dir, "commit", "-q", "-m", "the task run's manifest")
+	addSampleDAG(t, dir)
 	return dir, gittest.Git(t, dir, "rev-parse", "HEAD")
 }
 

@@ -206,18 +206,7 @@ var sampleTasks = []struct {
 func runProject(t *testing.T) (dir, log string) {
 	t.Helper()
 	dir, log = sampleProject(t)
-	manifest, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agent", "sample-dag", "dispatch.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, sampleDAG), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, sampleDAG, "dispatch.yaml"), manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gittest.Git(t, dir, "add", sampleDAG)
-	gittest.Git(t, dir, "commit", "-q", "-m", "the task run's manifest")
+	addSampleDAG(t, dir)
 	scenario, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agent", "scenarios", "dag"))
 	if err != nil {
 		t.Fatal(err)
@@ -463,4 +452,21 @@ func appeared(path string) <-chan time.Time {
 		fire <- time.Now()
 	}()
 	return fire
+}
+
+// addSampleDAG commits the sample task DAG's manifest in dir, at sampleDAG.
+func addSampleDAG(t *testing.T, dir string) {
+	t.Helper()
+	manifest, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agent", "sample-dag", "dispatch.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, sampleDAG), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sampleDAG, "dispatch.yaml"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", sampleDAG)
+	gittest.Git(t, dir, "commit", "-q", "-m", "the task run's manifest")
 }
