@@ -175,8 +175,8 @@ func TestCIJobs(t *testing.T) {
 
 // ciProject is the sample project with the sample DAG's manifest, its
 // agent playing the dag scenario with 1b-lower's implementer asleep for
-// two seconds first (a job to kill mid-task).
-func ciProject(t *testing.T) (dir, log string) {
+// two seconds first (a job to kill mid-task), and its HEAD.
+func ciProject(t *testing.T) (dir, head string) {
 	t.Helper()
 	scenario, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agent", "scenarios", "dag"))
 	if err != nil {
@@ -187,7 +187,7 @@ func ciProject(t *testing.T) (dir, log string) {
 	if err := os.WriteFile(file, []byte(slow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir, log = sampleProjectPlaying(t, file)
+	dir, _ = sampleProjectPlaying(t, file)
 	addSampleDAG(t, dir)
 	return dir, gittest.Git(t, dir, "rev-parse", "HEAD")
 }
