@@ -88,18 +88,24 @@ func (w *walker) rounds(ctx context.Context, p spec.Point, st *spec.Step, task *
 
 // journal records a round's decisions once: not again when a resume
 // judges a round whose decisions followed its dispatch already.
-func (w *walker) journal(ctx context.Context, seq int, entries []pipeline.DecisionData) error {
+func (w *walker) journal(ctx context.Context, seq int, entries []gate.JournalEntry) error {
 	if len(entries) == 0 || w.view.decided(seq, entries[0]) {
 		return nil
 	}
-	drafts := make([]pipeline.Draft, len(entries))
-	for i, d := range entries {
-		drafts[i] = pipeline.Draft{Type: pipeline.TypeDecision, Data: d}
-	}
-	if _, _, err := w.e.Service.Record(ctx, w.e.ID, drafts...); err != nil {
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, decisions(entries)...); err != nil {
 		return err
 	}
 	return w.refresh(ctx)
+}
+
+// decisions are the chain's decision events of a round's journal entries.
+func decisions(entries []gate.JournalEntry) []pipeline.Draft {
+	drafts := make([]pipeline.Draft, len(entries))
+	for i, e := range entries {
+		drafts[i] = pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
+			Type: e.Type, Choice: e.Choice, Reason: e.Reason, Alternatives: e.Alternatives, Suggestion: e.Suggestion}}
+	}
+	return drafts
 }
 
 // conclude ends a gate or loop that passed or escalated: its journal, a
@@ -116,10 +122,7 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 		g == nil && dec.Action == gate.Pass && len(dec.Journal) > 0 && w.view.decided(seq, dec.Journal[0]) {
 		return end, nil // concluded before a resume
 	}
-	var drafts []pipeline.Draft
-	for _, d := range dec.Journal {
-		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeDecision, Data: d})
-	}
+	drafts := decisions(dec.Journal)
 	if g != nil {
 		v, err := w.verdict(p, g, art, seq)
 		if err != nil {
@@ -197,7 +200,7 @@ func (w *walker) escalated(p spec.Point, choice string) bool {
 // with what the engine knows (phase, pipeline, artifact hash, time).
 // Its run id names the last round's dispatch.
 func (w *walker) verdict(p spec.Point, g *gate.Gate, art prompt.Artifact, seq int) (pipeline.VerdictData, error) {
-	m := g.Marker()
+	m := interop.GateMarker(g)
 	m.Phase, m.PipelineID, m.RunID = p.Phase, w.e.ID, fmt.Sprintf("%s-%d", w.e.ID, seq)
 	now, err := pipeline.Now()
 	if err != nil {

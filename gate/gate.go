@@ -14,14 +14,11 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/internal/lazy"
-	"github.com/git-crucible/git-crucible/interop"
-	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/report"
 )
 
@@ -119,7 +116,15 @@ type Decision struct {
 	// Journal is what the decision journal records for this round: a
 	// gate-round (or review-round) entry, and an escalation entry when the
 	// round escalates.
-	Journal []pipeline.DecisionData
+	Journal []JournalEntry
+}
+
+// JournalEntry is one decision-journal entry of a round: the engine
+// records it as the chain's decision event.
+type JournalEntry struct {
+	Type, Choice, Reason, Alternatives string
+	// Suggestion is, on an escalation, one sentence on what a person can do.
+	Suggestion string
 }
 
 // suggestions are the next step offered with each escalation.
@@ -272,7 +277,7 @@ func (l *loop) record(c Counts, concern string) Decision {
 	return d
 }
 
-func (l *loop) journalFor(d Decision) []pipeline.DecisionData {
+func (l *loop) journalFor(d Decision) []JournalEntry {
 	choice := map[Action]string{
 		Continue: "fix and run round " + strconv.Itoa(d.Round+1),
 		Pass:     "pass",
@@ -282,14 +287,14 @@ func (l *loop) journalFor(d Decision) []pipeline.DecisionData {
 	if d.Action == Escalate {
 		alternatives = "another fix round"
 	}
-	entries := []pipeline.DecisionData{{
+	entries := []JournalEntry{{
 		Type:         l.journal,
 		Choice:       fmt.Sprintf("round %d: %s", d.Round, choice),
 		Reason:       fmt.Sprintf("%s: %s", d.Counts, d.Reason),
 		Alternatives: alternatives,
 	}}
 	if d.Action == Escalate {
-		entries = append(entries, pipeline.DecisionData{
+		entries = append(entries, JournalEntry{
 			Type:         JournalEscalation,
 			Choice:       fmt.Sprintf("%s %s at round %d", l.name, d.Verdict, d.Round),
 			Reason:       d.Reason,
@@ -316,26 +321,10 @@ func (l *loop) Trajectory() []string {
 	return out
 }
 
-// Marker is the finished gate's verdict marker (version 2) as far as the
-// gate knows it: Verdict, Reason, Rounds, FinalScore, MaxScore,
-// ScoreTrajectory and the last round's Severity-Histogram. The engine adds
-// Phase, PipelineID, ArtifactHash, Timestamp and RunID. Before the gate is
-// done, Verdict and Reason are empty.
-func (g *Gate) Marker() interop.Marker {
-	m := interop.Marker{Version: 2, Rounds: len(g.rounds)}
-	if g.final != nil {
-		m.Verdict, m.Reason = g.final.Verdict, g.final.Reason
+// Final is the round that passed or escalated, if one did.
+func (l *loop) Final() (Decision, bool) {
+	if l.final == nil {
+		return Decision{}, false
 	}
-	for _, c := range g.rounds {
-		m.MaxScore = max(m.MaxScore, c.Score())
-	}
-	if n := len(g.rounds); n > 0 {
-		last := g.rounds[n-1]
-		m.FinalScore = last.Score()
-		m.ScoreTrajectory = g.Trajectory()
-		// Field names as crucible's markers write them.
-		h, _ := json.Marshal(struct{ Fatal, Significant, Minor int }{last.Fatal, last.Significant, last.Minor})
-		m.SeverityHistogram = h
-	}
-	return m
+	return *l.final, true
 }

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/interop"
-	"github.com/git-crucible/git-crucible/ledger"
-	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/report"
 )
 
@@ -208,11 +205,11 @@ func TestReviewBreaker(t *testing.T) {
 
 func TestJournal(t *testing.T) {
 	g := New(0)
-	var got []pipeline.DecisionData
+	var got []JournalEntry
 	for _, r := range []Counts{c(1, 2, 0), c(0, 2, 1), c(0, 3, 0)} {
 		got = append(got, g.Record(r).Journal...)
 	}
-	want := []pipeline.DecisionData{
+	want := []JournalEntry{
 		{Type: "gate-round", Choice: "round 1: fix and run round 2",
 			Reason: "1 Fatal, 2 Significant, 0 Minor: Round 1: score 5; fix and run round 2.", Alternatives: "none"},
 		{Type: "gate-round", Choice: "round 2: fix and run round 3",
@@ -231,7 +228,7 @@ func TestJournal(t *testing.T) {
 
 	r := NewReview(0)
 	d := r.Record(c(0, 0, 1))
-	wantPass := []pipeline.DecisionData{{Type: "review-round", Choice: "round 1: pass",
+	wantPass := []JournalEntry{{Type: "review-round", Choice: "round 1: pass",
 		Reason: "0 Fatal, 0 Significant, 1 Minor: Round 1 found no Fatal or Significant issue.", Alternatives: "none"}}
 	if !reflect.DeepEqual(d.Journal, wantPass) {
 		t.Fatalf("review journal %#v", d.Journal)
@@ -272,39 +269,6 @@ func TestResumeByReplay(t *testing.T) {
 	}
 }
 
-func TestMarker(t *testing.T) {
-	g := New(0)
-	for _, r := range []Counts{c(1, 2, 0), c(0, 2, 1), c(0, 0, 3)} {
-		g.Record(r)
-	}
-	m := g.Marker()
-	want := interop.Marker{Version: 2, Verdict: "PASS", Rounds: 3, FinalScore: 0, MaxScore: 5,
-		Reason: "Round 3 found no Fatal or Significant issue.", ScoreTrajectory: []string{"5", "2", "0"},
-		SeverityHistogram: []byte(`{"Fatal":0,"Significant":0,"Minor":3}`)}
-	if !reflect.DeepEqual(m, want) {
-		t.Fatalf("marker\n  %#v\nwant\n  %#v", m, want)
-	}
-
-	// With what the engine adds, it is a marker crucible's reader takes.
-	m.Phase, m.PipelineID = ledger.Design, "build-20261124-200000"
-	m.ArtifactHash = strings.Repeat("ab", 32)
-	text := string(interop.RenderMarker(m))
-	back, err := interop.ParseMarker([]byte(text))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, text)
-	}
-	if back.Verdict != "PASS" || back.MaxScore != 5 || !reflect.DeepEqual(back.ScoreTrajectory, []string{"5", "2", "0"}) {
-		t.Fatalf("read back %#v", back)
-	}
-	if !strings.Contains(text, "ScoreTrajectory: 5,2,0\n") {
-		t.Fatalf("trajectory line missing:\n%s", text)
-	}
-
-	if m := New(0).Marker(); m.Verdict != "" || m.Rounds != 0 || m.ScoreTrajectory != nil || m.SeverityHistogram != nil {
-		t.Fatalf("marker of a gate with no round: %#v", m)
-	}
-}
-
 // TestArchitecturalEscalates: an architectural concern escalates at once,
 // whatever the round and the counts, in a gate and in a review loop.
 func TestArchitecturalEscalates(t *testing.T) {
@@ -325,14 +289,6 @@ func TestArchitecturalEscalates(t *testing.T) {
 				t.Fatalf("journal %+v", d.Journal)
 			}
 		})
-	}
-}
-
-func TestVerdictsAreCrucibles(t *testing.T) {
-	for _, v := range []string{VerdictPass, VerdictStagnation, VerdictRegression, VerdictBreaker, VerdictArchitectural} {
-		if !interop.ValidVerdict(v) {
-			t.Errorf("%s is not a verdict crucible's marker knows", v)
-		}
 	}
 }
 
