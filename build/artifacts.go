@@ -32,7 +32,7 @@ type walker struct {
 	// each key (exportFrom: the dispatch it came from), read from the kept
 	// reports of dispatches as they finish: the chain is their only source.
 	exports    map[string]any
-	exportFrom map[string]Record
+	exportFrom map[string]pipeline.Record
 	// taskNumbers is each plan task's 1-based position in the plan's
 	// order: CRUCIBLE_TASK of its commits.
 	taskNumbers map[string]int
@@ -41,7 +41,7 @@ type walker struct {
 	// wt is the walk's hold on the work tree.
 	wt *workTree
 	// at is the step the walk is at.
-	at spec.Point
+	at pipeline.Point
 }
 
 // keptInMemory bounds the events.jsonl blobs a refresh holds while it
@@ -83,7 +83,7 @@ func (w *walker) refresh(ctx context.Context) error {
 		return err
 	}
 	if !found || w.view == nil {
-		w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]Record{}
+		w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]pipeline.Record{}
 	}
 	r, err := w.e.Service.Store.Objects(ctx)
 	if err != nil {
@@ -131,10 +131,10 @@ func (w *walker) rebuild(ctx context.Context, r *gitext.ObjectReader) (string, e
 	if err != nil {
 		return "", err
 	}
-	w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]Record{}
+	w.view, w.exports, w.exportFrom = newChainView(), map[string]any{}, map[string]pipeline.Record{}
 	w.view.replaced = map[replayedAt]int{}
 	for _, d := range replaced {
-		w.view.replaced[replayedAt{spec.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}, d.Role}] = d.Seq
+		w.view.replaced[replayedAt{pipeline.Point{Phase: d.Phase, Step: d.Step, Task: d.TaskID, Round: d.Round}, d.Role}] = d.Seq
 	}
 	for _, ev := range live {
 		if err := w.view.add(ev); err != nil {
@@ -172,7 +172,7 @@ func (w *walker) readExports(r *gitext.ObjectReader, tip string) error {
 
 // taskReport reports whether dispatch r writes a task report: a dispatch
 // step's agent, or a gate's or loop's fixer.
-func (w *walker) taskReport(r Record) bool {
+func (w *walker) taskReport(r pipeline.Record) bool {
 	l, ok := w.sp.Find(r.Point.Step)
 	if !ok {
 		return false
@@ -181,11 +181,11 @@ func (w *walker) taskReport(r Record) bool {
 }
 
 // done reports whether the step at p is done.
-func (w *walker) done(p spec.Point) bool { return w.stepStatus(p) == pipeline.StepDone }
+func (w *walker) done(p pipeline.Point) bool { return w.stepStatus(p) == pipeline.StepDone }
 
 // stepStatus is how the step at p (its round ignored) last ended, "" when
 // it has not.
-func (w *walker) stepStatus(p spec.Point) string {
+func (w *walker) stepStatus(p pipeline.Point) string {
 	p.Round = 0
 	return w.view.status[p]
 }

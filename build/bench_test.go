@@ -12,8 +12,8 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/internal/fakemodel"
+	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // BenchmarkDispatch is a durable dispatch of an agent that does nothing:
@@ -25,7 +25,7 @@ func BenchmarkDispatch(b *testing.B) {
 	e := newEngine(b, shAgent("true"))
 	d := DispatchSpec{Role: "implementer", Template: "implementer", Prompt: []byte("Implement it.\n")}
 	for i := 0; b.Loop(); i++ {
-		d.Point = spec.Point{Phase: 3, Step: "implement", Task: strconv.Itoa(i)}
+		d.Point = pipeline.Point{Phase: 3, Step: "implement", Task: strconv.Itoa(i)}
 		if out, err := e.Dispatch(b.Context(), d); err != nil || out.Status != "completed" {
 			b.Fatal(out, err)
 		}
@@ -87,7 +87,7 @@ func BenchmarkDispatchClaude(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := e.Dispatch(b.Context(), DispatchSpec{Point: spec.Point{Phase: 2, Step: "plan-review", Round: i + 1}, Role: "reviewer",
+		out, err := e.Dispatch(b.Context(), DispatchSpec{Point: pipeline.Point{Phase: 2, Step: "plan-review", Round: i + 1}, Role: "reviewer",
 			Template: "plan-reviewer", Prompt: render(ad.Report()), Report: prompt.ReportFindings, AgentDir: ad})
 		if err != nil || out.Status != "completed" {
 			b.Fatal(out, err)

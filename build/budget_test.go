@@ -11,7 +11,6 @@ import (
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskrun"
 )
 
@@ -105,7 +104,7 @@ func TestWalkCostCap(t *testing.T) {
 	e.Agents.Test = "sh test/unit.sh"
 	e.Budget = &Budget{MaxUSD: 0.05, From: "--max-cost"}
 	res := walk(t, e, true)
-	want := WalkResult{Status: WalkEscalated, Point: spec.Point{Phase: ledger.Design, Step: "design-gate", Round: 2},
+	want := WalkResult{Status: WalkEscalated, Point: pipeline.Point{Phase: ledger.Design, Step: "design-gate", Round: 2},
 		Reason:     "the pipeline's recorded cost, $0.06, has reached its cap of $0.05 (--max-cost): no dispatch starts past it",
 		Suggestion: "Raise the cap to go on: git crucible build --resume --max-cost 0.11"}
 	if res.Status != want.Status || res.Point != want.Point || res.Reason != want.Reason || res.Suggestion != want.Suggestion {

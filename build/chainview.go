@@ -7,7 +7,6 @@ import (
 	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // chainView is what the walk needs of its pipeline's chain, brought up to
@@ -20,15 +19,15 @@ type chainView struct {
 	// without its round; endPos the position of that step event. result
 	// is its result, kept only for points outside tasks, whose number
 	// does not grow with the plan: the walk reads no task's.
-	status map[spec.Point]string
-	endPos map[spec.Point]int
-	result map[spec.Point]string
+	status map[pipeline.Point]string
+	endPos map[pipeline.Point]int
+	result map[pipeline.Point]string
 	// open are the dispatches at points not done, every round, in seq
 	// order, keyed by the point without its round; pointOf finds a seq's.
-	open    map[spec.Point][]Record
-	pointOf map[int]spec.Point
+	open    map[pipeline.Point][]pipeline.Record
+	pointOf map[int]pipeline.Point
 	// finished are the dispatches finished since takeFinished last ran.
-	finished  []Record
+	finished  []pipeline.Record
 	handedOff map[ledger.Phase]bool
 	// taskBase is HEAD when each task's first checkpoint was taken.
 	taskBase map[string]string
@@ -56,12 +55,12 @@ type chainView struct {
 
 // replayedAt is where a dispatch ran: its point and role.
 type replayedAt struct {
-	p    spec.Point
+	p    pipeline.Point
 	role string
 }
 
 func newChainView() *chainView {
-	return &chainView{status: map[spec.Point]string{}, endPos: map[spec.Point]int{}, result: map[spec.Point]string{}, open: map[spec.Point][]Record{}, pointOf: map[int]spec.Point{},
+	return &chainView{status: map[pipeline.Point]string{}, endPos: map[pipeline.Point]int{}, result: map[pipeline.Point]string{}, open: map[pipeline.Point][]pipeline.Record{}, pointOf: map[int]pipeline.Point{},
 		handedOff: map[ledger.Phase]bool{}, taskBase: map[string]string{}, finishPos: map[int]int{},
 		decisionPos: map[[2]string]int{}}
 }
@@ -83,7 +82,7 @@ func (v *chainView) add(ev pipeline.Event) error {
 		if err := pipeline.DecodeData(ev, &d); err != nil {
 			return err
 		}
-		p := spec.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}
+		p := pipeline.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}
 		v.status[p], v.endPos[p] = d.Status, v.pos
 		if d.Task == "" {
 			v.result[p] = d.Result
@@ -106,7 +105,7 @@ func (v *chainView) add(ev pipeline.Event) error {
 		if d.Step == "" {
 			return nil // a dispatch the engine did not start: the walk never looks at it
 		}
-		r := startRecord(d)
+		r := d.Record()
 		p := r.Point
 		p.Round = 0
 		v.open[p] = append(v.open[p], r)
@@ -123,7 +122,7 @@ func (v *chainView) add(ev pipeline.Event) error {
 		recs := v.open[p]
 		for i := range recs {
 			if recs[i].Seq == d.Seq {
-				recs[i].settle(d)
+				recs[i].Settle(d)
 				v.finished = append(v.finished, recs[i])
 			}
 		}
@@ -151,7 +150,7 @@ func (v *chainView) add(ev pipeline.Event) error {
 }
 
 // takeFinished returns the dispatches finished since it last ran.
-func (v *chainView) takeFinished() []Record {
+func (v *chainView) takeFinished() []pipeline.Record {
 	out := v.finished
 	v.finished = nil
 	return out
@@ -159,8 +158,8 @@ func (v *chainView) takeFinished() []Record {
 
 // unfinished lists the dispatches at points not done that have no
 // finish, in seq order.
-func (v *chainView) unfinished() []Record {
-	var out []Record
+func (v *chainView) unfinished() []pipeline.Record {
+	var out []pipeline.Record
 	for _, recs := range v.open {
 		for _, r := range recs {
 			if !r.Finished() {
@@ -168,20 +167,20 @@ func (v *chainView) unfinished() []Record {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Record) int { return a.Seq - b.Seq })
+	slices.SortFunc(out, func(a, b pipeline.Record) int { return a.Seq - b.Seq })
 	return out
 }
 
 // at lists the dispatches recorded at p's step and task, every round,
 // while that step is not done.
-func (v *chainView) at(p spec.Point) []Record {
+func (v *chainView) at(p pipeline.Point) []pipeline.Record {
 	p.Round = 0
 	return v.open[p]
 }
 
 // replayOf is the dispatch a replay replaced at p for role, nil when none:
 // a new dispatch there is its replay.
-func (v *chainView) replayOf(p spec.Point, role string) *int {
+func (v *chainView) replayOf(p pipeline.Point, role string) *int {
 	if seq, ok := v.replaced[replayedAt{p, role}]; ok {
 		return &seq
 	}
@@ -191,7 +190,7 @@ func (v *chainView) replayOf(p spec.Point, role string) *int {
 // journalledSince reports whether a decision of type typ and choice is in
 // the chain after the last end of the step at q, its round ignored (or
 // anywhere, when it never ended).
-func (v *chainView) journalledSince(q spec.Point, typ, choice string) bool {
+func (v *chainView) journalledSince(q pipeline.Point, typ, choice string) bool {
 	q.Round = 0
 	pos, ok := v.decisionPos[[2]string{typ, choice}]
 	return ok && pos > v.endPos[q]

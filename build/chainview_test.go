@@ -6,7 +6,6 @@ import (
 
 	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 func viewOf(t *testing.T, c chain) *chainView {
@@ -24,27 +23,27 @@ func viewOf(t *testing.T, c chain) *chainView {
 // done, and its step statuses, are those Records and StepsOf read from
 // the whole chain; a done point's dispatches are forgotten.
 func TestChainViewAgreesWithRecords(t *testing.T) {
-	review := spec.Point{Phase: 3, Step: "task-review", Task: "2"}
+	review := pipeline.Point{Phase: 3, Step: "task-review", Task: "2"}
 	c := chain{}.steps(t, pipeline.StepDone, 3, "1", "pre-task").
-		dispatch(t, spec.Point{Phase: 3, Step: "implement", Task: "1"}, "implementer", "completed").
+		dispatch(t, pipeline.Point{Phase: 3, Step: "implement", Task: "1"}, "implementer", "completed").
 		steps(t, pipeline.StepDone, 3, "1", "implement").
-		dispatch(t, spec.Point{Phase: 3, Step: "implement", Task: "2"}, "implementer", "failed").
+		dispatch(t, pipeline.Point{Phase: 3, Step: "implement", Task: "2"}, "implementer", "failed").
 		steps(t, pipeline.StepFailed, 3, "2", "implement").
-		dispatch(t, spec.Point{Phase: 3, Step: "implement", Task: "2"}, "implementer", "").
+		dispatch(t, pipeline.Point{Phase: 3, Step: "implement", Task: "2"}, "implementer", "").
 		dispatch(t, inRound(review, 1), "reviewer", "completed").
 		dispatch(t, inRound(review, 1), "implementer", "completed").
 		dispatch(t, inRound(review, 2), "reviewer", "")
 	v := viewOf(t, c)
-	recs, err := Records(c)
+	recs, err := pipeline.Records(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := StepsOf(c)
+	steps, err := pipeline.StepsOf(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []spec.Point{{Phase: 3, Step: "implement", Task: "2"}, review} {
-		var want []Record
+	for _, p := range []pipeline.Point{{Phase: 3, Step: "implement", Task: "2"}, review} {
+		var want []pipeline.Record
 		for _, r := range recs {
 			if r.Point.Phase == p.Phase && r.Point.Step == p.Step && r.Point.Task == p.Task {
 				want = append(want, r)
@@ -59,7 +58,7 @@ func TestChainViewAgreesWithRecords(t *testing.T) {
 			t.Errorf("status of %v: %q, want %q", p, v.status[p], d.Status)
 		}
 	}
-	if got := v.at(spec.Point{Phase: 3, Step: "implement", Task: "1"}); got != nil {
+	if got := v.at(pipeline.Point{Phase: 3, Step: "implement", Task: "1"}); got != nil {
 		t.Errorf("a done point's dispatches are kept: %+v", got)
 	}
 	if len(v.pointOf) != 5 || len(v.finishPos) != 3 {
@@ -75,7 +74,7 @@ func TestChainViewAgreesWithRecords(t *testing.T) {
 }
 
 func TestChainViewDecided(t *testing.T) {
-	p := spec.Point{Phase: 3, Step: "task-review", Task: "1", Round: 1}
+	p := pipeline.Point{Phase: 3, Step: "task-review", Task: "1", Round: 1}
 	pass := gate.JournalEntry{Type: "review-round", Choice: "round 1: pass"}
 	other := gate.JournalEntry{Type: "review-round", Choice: "round 1: fix and run round 2"}
 	before := chain{}.add(t, pipeline.TypeDecision, decisions([]gate.JournalEntry{pass})[0].Data).dispatch(t, p, "reviewer", "completed")
@@ -116,13 +115,13 @@ func TestChainViewTaskBaseAndHandoffs(t *testing.T) {
 	}
 }
 
-func inRound(p spec.Point, round int) spec.Point {
+func inRound(p pipeline.Point, round int) pipeline.Point {
 	p.Round = round
 	return p
 }
 
 func TestChainViewJournalledSince(t *testing.T) {
-	q := spec.Point{Phase: 1, Step: "acceptance-red"}
+	q := pipeline.Point{Phase: 1, Step: "acceptance-red"}
 	esc := pipeline.DecisionData{Type: "escalation", Choice: "acceptance-red escalated"}
 	end := pipeline.StepData{Phase: 1, Step: "acceptance-red", Status: pipeline.StepEscalated}
 	for _, c := range []struct {

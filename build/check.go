@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
 )
@@ -61,7 +62,7 @@ func checked(ex exitRecord, format string, res agent.Result) exitRecord {
 
 // wroteReport reports whether the output a finished dispatch keeps is its
 // report, not the stdout of an agent that wrote none.
-func wroteReport(r Record) bool {
+func wroteReport(r pipeline.Record) bool {
 	return r.Failure != string(agent.NoReport) && r.Summary != noReportKept
 }
 

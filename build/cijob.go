@@ -12,7 +12,6 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/remote"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskrun"
 )
 
@@ -315,7 +314,7 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			job.Upstream = append(job.Upstream, taskrun.Upstream{ID: up, Output: outputs[up]})
 		}
 		// The task's dispatch a job left running is over: its lease ran out.
-		records, err := Records(events)
+		records, err := pipeline.Records(events)
 		if err != nil {
 			return err
 		}
@@ -338,7 +337,7 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			Status: string(dag.Dispatched), Level: res.Level, Job: j.Job, Lease: now.Add(j.Lease).UTC().Format(time.RFC3339)}})
 	}
 	_, _, renderTask := e.taskPrompts(j.TaskRun)
-	runner := taskrun.New(repo, 1, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: j.Step}, Role: j.Role, Template: j.Template,
+	runner := taskrun.New(repo, 1, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: j.Step}, Role: j.Role, Template: j.Template,
 		TemplateSHA256: j.Templates.Digest(j.Template)}, j.Titles, renderTask, func(string) (*int, string) { return retryOf, retryWhy }))
 	// The claim finds the level's base, and what the task receives.
 	if err := e.Service.Relayed(ctx, e.ID, claim); err != nil {

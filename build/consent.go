@@ -119,7 +119,7 @@ func (w *walker) mayRun(ctx context.Context, command string) (bool, error) {
 
 // consent lets st at p run command, an agent's: nil when it may; else the
 // walk stops there for a person, naming it and the others known.
-func (w *walker) consent(ctx context.Context, p spec.Point, st *spec.Step, command string) (*stepEnd, error) {
+func (w *walker) consent(ctx context.Context, p pipeline.Point, st *spec.Step, command string) (*stepEnd, error) {
 	if ok, err := w.mayRun(ctx, command); ok || err != nil {
 		return nil, err
 	}

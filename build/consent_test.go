@@ -47,7 +47,7 @@ func TestWalkConsentFastGate(t *testing.T) {
 		}
 		return res
 	}
-	stop := spec.Point{Phase: 3, Step: "task-check", Task: "1"}
+	stop := pipeline.Point{Phase: 3, Step: "task-check", Task: "1"}
 	want := []AgentCommand{{Command: "sh test/acceptance.sh", From: "acceptance-command"}, {Command: gate, From: "fast-gate of task 1"}}
 	res := walkWith(false)
 	if res.Status != WalkConsent || res.Point != stop || !slices.Equal(res.Commands, want) ||

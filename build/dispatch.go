@@ -11,12 +11,11 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // DispatchSpec is one agent call of the walk.
 type DispatchSpec struct {
-	Point    spec.Point // where in the spec: phase, step, task, round
+	Point    pipeline.Point // where in the spec: phase, step, task, round
 	Role     string
 	Template string
 	// TemplateSHA256 is the digest of the template's text (prompt.Set.Digest).

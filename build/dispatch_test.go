@@ -15,7 +15,6 @@ import (
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 const testID = "build-20261122-100000-eng001"
@@ -66,7 +65,7 @@ func config(a agent.Agent) *agent.Config {
 	return &agent.Config{Agents: map[string]agent.Agent{a.Name: a}, Roles: map[string]agent.Binding{agent.DefaultRole: {Agent: a.Name}}}
 }
 
-var implement = DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: "implement", Task: "2"}, Role: "implementer",
+var implement = DispatchSpec{Point: pipeline.Point{Phase: ledger.Execute, Step: "implement", Task: "2"}, Role: "implementer",
 	Template: "implementer", Prompt: []byte("Implement task 2.\n")}
 
 // kept reads what the chain keeps at path.
@@ -80,7 +79,7 @@ func kept(t *testing.T, e *Engine, path string) string {
 }
 
 // onlyRecord is the chain's one dispatch.
-func onlyRecord(t *testing.T, e *Engine) Record {
+func onlyRecord(t *testing.T, e *Engine) pipeline.Record {
 	t.Helper()
 	recs, err := e.Dispatches(t.Context())
 	if err != nil || len(recs) != 1 {

@@ -176,3 +176,12 @@ func (e *Engine) RunDir(seq int) string { return filepath.Join(e.runs(), strconv
 func (e *Engine) events(ctx context.Context) ([]pipeline.Event, error) {
 	return e.Service.ChainEvents(ctx, e.ID)
 }
+
+// Dispatches returns the pipeline's dispatches, in seq order.
+func (e *Engine) Dispatches(ctx context.Context) ([]pipeline.Record, error) {
+	events, err := e.events(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Records(events)
+}

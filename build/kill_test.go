@@ -22,7 +22,6 @@ import (
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // The kill test's engine is this test binary, run with these variables
@@ -50,8 +49,8 @@ sleep 0.0$(($$ % 8 + 2))
 printf 'status: completed\ndeviations: []\n' >"$CRUCIBLE_OUTPUT.tmp" && mv "$CRUCIBLE_OUTPUT.tmp" "$CRUCIBLE_OUTPUT"`
 
 // taskPoint is the point of the test engine's dispatch for task k.
-func taskPoint(k int) spec.Point {
-	return spec.Point{Phase: ledger.Execute, Step: "implement", Task: strconv.Itoa(k)}
+func taskPoint(k int) pipeline.Point {
+	return pipeline.Point{Phase: ledger.Execute, Step: "implement", Task: strconv.Itoa(k)}
 }
 
 // testEngine is a walk in miniature: recover, then dispatch every task
@@ -97,11 +96,11 @@ func walkTasks(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	recs, err := Records(events)
+	recs, err := pipeline.Records(events)
 	if err != nil {
 		return err
 	}
-	steps, err := StepsOf(events)
+	steps, err := pipeline.StepsOf(events)
 	if err != nil {
 		return err
 	}
@@ -206,12 +205,12 @@ func TestKilledEngineResumes(t *testing.T) {
 		t.Fatalf("the last resume exited %d: %s", code, stderr)
 	}
 
-	recs, err := Records(chainOf(t, svc))
+	recs, err := pipeline.Records(chainOf(t, svc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	completed := map[string]int{}
-	status := map[int]Record{}
+	status := map[int]pipeline.Record{}
 	how := map[string]int{}
 	for _, r := range recs {
 		status[r.Seq] = r
@@ -296,7 +295,7 @@ func TestKilledEngineAdoptsClaude(t *testing.T) {
 	if code, stderr := runEngine(t, dir, testID, 1, log, time.Minute); code != 0 {
 		t.Fatalf("the resume exited %d: %s", code, stderr)
 	}
-	recs, err := Records(chainOf(t, svc))
+	recs, err := pipeline.Records(chainOf(t, svc))
 	if err != nil {
 		t.Fatal(err)
 	}

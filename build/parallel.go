@@ -110,8 +110,8 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 }
 
 // at is step's point for task id.
-func (ts *Tasks) at(step *spec.Step, id string) spec.Point {
-	return spec.Point{Phase: ts.p.Phase, Step: step.ID, Task: id}
+func (ts *Tasks) at(step *spec.Step, id string) pipeline.Point {
+	return pipeline.Point{Phase: ts.p.Phase, Step: step.ID, Task: id}
 }
 
 // between runs between the levels of a task run: each completed task's

@@ -13,7 +13,6 @@ import (
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // walkParallel walks the default spec with Yes at max-parallel n.
@@ -72,13 +71,13 @@ func TestWalkParallel(t *testing.T) {
 		!slices.Equal(sorted(order[2:4]), []string{"finish 1", "finish 3"}) || !slices.Equal(order[4:], []string{"start 2", "finish 2"}) {
 		t.Errorf("the implementers ran %q, want 1 and 3 at once, then 2", order)
 	}
-	steps, err := StepsOf(events)
+	steps, err := pipeline.StepsOf(events)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for task, check := range map[string]string{"1": "exit 0: sh test/unit.sh", "2": "exit 0: sh test/unit.sh", "3": "skipped: no fast gate"} {
 		for step, result := range map[string]string{"implement": "committed ", "task-check": check, "task-review": ""} {
-			s := steps[spec.Point{Phase: ledger.Execute, Step: step, Task: task}]
+			s := steps[pipeline.Point{Phase: ledger.Execute, Step: step, Task: task}]
 			if s.Status != pipeline.StepDone || !strings.HasPrefix(s.Result, result) {
 				t.Errorf("task %s's %s: %s %q", task, step, s.Status, s.Result)
 			}
@@ -128,7 +127,7 @@ func sorted(s []string) []string {
 func TestWalkParallelTaskFails(t *testing.T) {
 	e, log := sampleEngine(t, "parallel-fails")
 	res := walkParallel(t, e, 2)
-	want := spec.Point{Phase: ledger.Execute, Step: "implement", Task: "3"}
+	want := pipeline.Point{Phase: ledger.Execute, Step: "implement", Task: "3"}
 	// Tasks 1 and 3 start together: either may be dispatch 11.
 	if res.Status != WalkFailed || res.Point != want || !regexp.MustCompile(`^task 3: dispatch 1[12] failed: it reports failure: the usage cannot be documented$`).MatchString(res.Reason) {
 		t.Fatalf("walk: %+v, want failed at %+v", res, want)

@@ -10,13 +10,13 @@ import (
 // RecordStep records that the walk's step at p ended with status
 // (pipeline.StepDone, ...) and a short result: a gate's verdict, a run's
 // exit. p.Round is the round it ended in, for gates and review loops.
-func (e *Engine) RecordStep(ctx context.Context, p spec.Point, status, result string) error {
+func (e *Engine) RecordStep(ctx context.Context, p pipeline.Point, status, result string) error {
 	return e.recordStep(ctx, p, status, result, false)
 }
 
 // recordStep is RecordStep; baseline says a test step is done against
 // the known-failing baseline.
-func (e *Engine) recordStep(ctx context.Context, p spec.Point, status, result string, baseline bool) error {
+func (e *Engine) recordStep(ctx context.Context, p pipeline.Point, status, result string, baseline bool) error {
 	_, _, err := e.Service.Record(ctx, e.ID, pipeline.Draft{Type: pipeline.TypeStep, Data: pipeline.StepData{
 		Phase: p.Phase, Step: p.Step, Task: p.Task, Round: p.Round, Status: status, Result: result, Baseline: baseline}})
 	return err
@@ -26,23 +26,23 @@ func (e *Engine) recordStep(ctx context.Context, p spec.Point, status, result st
 type Progress struct {
 	// Steps is each point's last step event, keyed by the point without
 	// its round (the event has the round the step ended in).
-	Steps map[spec.Point]pipeline.StepData
+	Steps map[pipeline.Point]pipeline.StepData
 	// Next is the first point of the walk not done, its Round the round
 	// to run for a gate or review loop; the zero Point when the walk is
 	// over. Steps[Next without round] says why it stopped there when it
 	// has an event (failed, escalated, waiting).
-	Next spec.Point
+	Next pipeline.Point
 	// NeedTasks: Next is a tasks step whose per-task steps are not all
 	// done, and ProgressOf was given no task list to walk them with.
 	NeedTasks bool
 	// Dispatches are those recorded at Next's step and task, every round,
 	// oldest first: a finished one is adopted, never run again; one in
 	// flight is Recover's.
-	Dispatches []Record
+	Dispatches []pipeline.Record
 }
 
 // Done reports whether the step at p (its round ignored) is done.
-func (pr *Progress) Done(p spec.Point) bool {
+func (pr *Progress) Done(p pipeline.Point) bool {
 	p.Round = 0
 	return pr.Steps[p].Status == pipeline.StepDone
 }
@@ -67,11 +67,11 @@ func ProgressOf(sp *spec.Spec, tasks []string, events []pipeline.Event) (Progres
 	if err != nil {
 		return pr, err
 	}
-	recs, err := Records(events)
+	recs, err := pipeline.Records(events)
 	if err != nil {
 		return pr, err
 	}
-	if pr.Steps, err = StepsOf(events); err != nil {
+	if pr.Steps, err = pipeline.StepsOf(events); err != nil {
 		return pr, err
 	}
 	next, found := pr.next(sp, tasks)
@@ -90,29 +90,12 @@ func ProgressOf(sp *spec.Spec, tasks []string, events []pipeline.Event) (Progres
 	return pr, nil
 }
 
-// StepsOf is Progress.Steps of a chain's events: each point's last step
-// event, keyed by the point without its round.
-func StepsOf(events []pipeline.Event) (map[spec.Point]pipeline.StepData, error) {
-	steps := map[spec.Point]pipeline.StepData{}
-	for _, ev := range events {
-		if ev.Type != pipeline.TypeStep {
-			continue
-		}
-		var d pipeline.StepData
-		if err := pipeline.DecodeData(ev, &d); err != nil {
-			return nil, err
-		}
-		steps[spec.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}] = d
-	}
-	return steps, nil
-}
-
 // next is the first point of the walk not done.
-func (pr *Progress) next(sp *spec.Spec, tasks []string) (spec.Point, bool) {
+func (pr *Progress) next(sp *spec.Spec, tasks []string) (pipeline.Point, bool) {
 	for _, ph := range sp.Phases {
 		for i := range ph.Steps {
 			st := &ph.Steps[i]
-			p := spec.Point{Phase: ph.Number, Step: st.ID}
+			p := pipeline.Point{Phase: ph.Number, Step: st.ID}
 			if pr.Done(p) {
 				continue
 			}
@@ -123,7 +106,7 @@ func (pr *Progress) next(sp *spec.Spec, tasks []string) (spec.Point, bool) {
 				}
 				for _, task := range tasks {
 					for _, sub := range st.Steps {
-						if q := (spec.Point{Phase: ph.Number, Step: sub.ID, Task: task}); !pr.Done(q) {
+						if q := (pipeline.Point{Phase: ph.Number, Step: sub.ID, Task: task}); !pr.Done(q) {
 							return q, true
 						}
 					}
@@ -132,12 +115,12 @@ func (pr *Progress) next(sp *spec.Spec, tasks []string) (spec.Point, bool) {
 			return p, true
 		}
 	}
-	return spec.Point{}, false
+	return pipeline.Point{}, false
 }
 
 // roundOf is the round a gate or review loop resumes at: the newest round
 // dispatched, or the one after it once that round's fix has completed.
-func roundOf(st *spec.Step, dispatched []Record) int {
+func roundOf(st *spec.Step, dispatched []pipeline.Record) int {
 	round, fixed := 1, false
 	for _, r := range dispatched {
 		switch {

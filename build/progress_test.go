@@ -31,7 +31,7 @@ func (c chain) steps(t *testing.T, status string, phase ledger.Phase, task strin
 }
 
 // dispatch adds a dispatch at p by role, finished with status ("" for in flight).
-func (c chain) dispatch(t *testing.T, p spec.Point, role, status string) chain {
+func (c chain) dispatch(t *testing.T, p pipeline.Point, role, status string) chain {
 	seq := 1
 	for _, e := range c {
 		if e.Type == pipeline.TypeDispatchStart {
@@ -61,23 +61,23 @@ func TestProgressOf(t *testing.T) {
 	task := func(t *testing.T, c chain, id string) chain {
 		return c.steps(t, done, 3, id, "pre-task", "implement", "task-check", "task-review")
 	}
-	gate := spec.Point{Phase: 1, Step: "design-gate"}
-	at := func(p spec.Point, round int) spec.Point { p.Round = round; return p }
+	gate := pipeline.Point{Phase: 1, Step: "design-gate"}
+	at := func(p pipeline.Point, round int) pipeline.Point { p.Round = round; return p }
 	for _, c := range []struct {
 		name       string
 		events     func(t *testing.T) chain
 		tasks      []string
-		next       spec.Point
+		next       pipeline.Point
 		needTasks  bool
 		dispatches []int // seqs
 		status     string
 	}{
-		{"nothing yet", func(t *testing.T) chain { return nil }, nil, spec.Point{Phase: 1, Step: "pre-design"}, false, nil, ""},
+		{"nothing yet", func(t *testing.T) chain { return nil }, nil, pipeline.Point{Phase: 1, Step: "pre-design"}, false, nil, ""},
 		{"after the design", func(t *testing.T) chain { return chain{}.steps(t, done, 1, "", "pre-design", "design") },
-			nil, spec.Point{Phase: 1, Step: "pre-design-gate"}, false, nil, ""},
+			nil, pipeline.Point{Phase: 1, Step: "pre-design-gate"}, false, nil, ""},
 		{"a dispatch finished, its step not recorded", func(t *testing.T) chain {
-			return chain{}.steps(t, done, 1, "", "pre-design").dispatch(t, spec.Point{Phase: 1, Step: "design"}, "design-writer", "completed")
-		}, nil, spec.Point{Phase: 1, Step: "design"}, false, []int{1}, ""},
+			return chain{}.steps(t, done, 1, "", "pre-design").dispatch(t, pipeline.Point{Phase: 1, Step: "design"}, "design-writer", "completed")
+		}, nil, pipeline.Point{Phase: 1, Step: "design"}, false, []int{1}, ""},
 		{"gate round 1 found, not fixed", func(t *testing.T) chain {
 			return chain{}.steps(t, done, 1, "", "pre-design", "design", "pre-design-gate").dispatch(t, at(gate, 1), "red-team", "completed")
 		}, nil, at(gate, 1), false, []int{1}, ""},
@@ -96,30 +96,30 @@ func TestProgressOf(t *testing.T) {
 		}, nil, at(gate, 1), false, []int{1}, pipeline.StepEscalated},
 		{"done, then failed on a later try", func(t *testing.T) chain {
 			return chain{}.steps(t, done, 1, "", "pre-design").steps(t, pipeline.StepFailed, 1, "", "pre-design")
-		}, nil, spec.Point{Phase: 1, Step: "pre-design"}, false, nil, pipeline.StepFailed},
+		}, nil, pipeline.Point{Phase: 1, Step: "pre-design"}, false, nil, pipeline.StepFailed},
 		{"waiting for approval", func(t *testing.T) chain {
 			return chain{}.steps(t, done, 1, "", "pre-design", "design", "pre-design-gate", "design-gate", "acceptance-tests", "acceptance-red").
 				steps(t, pipeline.StepWaiting, 1, "", "approve")
-		}, nil, spec.Point{Phase: 1, Step: "approve"}, false, nil, pipeline.StepWaiting},
-		{"tasks, plan unknown", upToTasks, nil, spec.Point{Phase: 3, Step: "tasks"}, true, nil, ""},
+		}, nil, pipeline.Point{Phase: 1, Step: "approve"}, false, nil, pipeline.StepWaiting},
+		{"tasks, plan unknown", upToTasks, nil, pipeline.Point{Phase: 3, Step: "tasks"}, true, nil, ""},
 		{"task 2 after task 1", func(t *testing.T) chain {
 			c := task(t, upToTasks(t), "1").steps(t, done, 3, "2", "pre-task")
-			return c.dispatch(t, spec.Point{Phase: 3, Step: "implement", Task: "1"}, "implementer", "completed").
-				dispatch(t, spec.Point{Phase: 3, Step: "implement", Task: "2"}, "implementer", "")
-		}, []string{"1", "2"}, spec.Point{Phase: 3, Step: "implement", Task: "2"}, false, []int{2}, ""},
+			return c.dispatch(t, pipeline.Point{Phase: 3, Step: "implement", Task: "1"}, "implementer", "completed").
+				dispatch(t, pipeline.Point{Phase: 3, Step: "implement", Task: "2"}, "implementer", "")
+		}, []string{"1", "2"}, pipeline.Point{Phase: 3, Step: "implement", Task: "2"}, false, []int{2}, ""},
 		{"task review round 1 fixed", func(t *testing.T) chain {
 			c := upToTasks(t).steps(t, done, 3, "a", "pre-task", "implement", "task-check")
-			p := spec.Point{Phase: 3, Step: "task-review", Task: "a", Round: 1}
+			p := pipeline.Point{Phase: 3, Step: "task-review", Task: "a", Round: 1}
 			return c.dispatch(t, p, "reviewer", "completed").dispatch(t, p, "implementer", "completed")
-		}, []string{"a"}, spec.Point{Phase: 3, Step: "task-review", Task: "a", Round: 2}, false, []int{1, 2}, ""},
+		}, []string{"a"}, pipeline.Point{Phase: 3, Step: "task-review", Task: "a", Round: 2}, false, []int{1, 2}, ""},
 		{"every task done, the tasks step not", func(t *testing.T) chain { return task(t, task(t, upToTasks(t), "1"), "2") },
-			[]string{"1", "2"}, spec.Point{Phase: 3, Step: "tasks"}, false, nil, ""},
+			[]string{"1", "2"}, pipeline.Point{Phase: 3, Step: "tasks"}, false, nil, ""},
 		{"tasks done: no plan needed", func(t *testing.T) chain { return upToTasks(t).steps(t, done, 3, "", "tasks") },
-			nil, spec.Point{Phase: 4, Step: "pre-completion"}, false, nil, ""},
+			nil, pipeline.Point{Phase: 4, Step: "pre-completion"}, false, nil, ""},
 		{"all done", func(t *testing.T) chain {
 			return upToTasks(t).steps(t, done, 3, "", "tasks").
 				steps(t, done, 4, "", "pre-completion", "acceptance-green", "test-suite", "pre-code-review", "code-review", "pre-impl-gate", "code-gate")
-		}, nil, spec.Point{}, false, nil, ""},
+		}, nil, pipeline.Point{}, false, nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pr, err := ProgressOf(sp, c.tasks, c.events(t))
@@ -147,17 +147,17 @@ func TestRecordStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.RecordStep(t.Context(), spec.Point{Phase: 1, Step: "pre-design"}, pipeline.StepDone, "checkpoint taken"); err != nil {
+	if err := e.RecordStep(t.Context(), pipeline.Point{Phase: 1, Step: "pre-design"}, pipeline.StepDone, "checkpoint taken"); err != nil {
 		t.Fatal(err)
 	}
 	pr, err := e.Progress(t.Context(), sp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (spec.Point{Phase: 1, Step: "design"}); pr.Next != want || pr.Steps[spec.Point{Phase: 1, Step: "pre-design"}].Result != "checkpoint taken" {
+	if want := (pipeline.Point{Phase: 1, Step: "design"}); pr.Next != want || pr.Steps[pipeline.Point{Phase: 1, Step: "pre-design"}].Result != "checkpoint taken" {
 		t.Fatalf("progress %+v", pr)
 	}
-	if err := e.RecordStep(t.Context(), spec.Point{Phase: 1, Step: "design"}, "finished", ""); err == nil {
+	if err := e.RecordStep(t.Context(), pipeline.Point{Phase: 1, Step: "design"}, "finished", ""); err == nil {
 		t.Fatal("a step with an unknown status was recorded")
 	}
 }

@@ -23,7 +23,7 @@ const InterruptedSummary = "interrupted: the engine stopped while it ran"
 // dispatch, left for a person; "error" with Recovered "interrupted" when
 // the walk is to dispatch Record.Point again, with RetryOf Record.Seq.
 type Recovered struct {
-	Record
+	pipeline.Record
 	Outcome Outcome
 }
 
@@ -41,7 +41,7 @@ func (e *Engine) Recover(ctx context.Context) ([]Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	var unfinished []Record
+	var unfinished []pipeline.Record
 	for _, r := range recs {
 		if !r.Finished() {
 			unfinished = append(unfinished, r)
@@ -51,7 +51,7 @@ func (e *Engine) Recover(ctx context.Context) ([]Recovered, error) {
 }
 
 // recover is Recover of the unfinished dispatches given, in seq order.
-func (e *Engine) recover(ctx context.Context, unfinished []Record) ([]Recovered, error) {
+func (e *Engine) recover(ctx context.Context, unfinished []pipeline.Record) ([]Recovered, error) {
 	var out []Recovered
 	for _, r := range unfinished {
 		if r.Point.Step == "" {
@@ -67,7 +67,7 @@ func (e *Engine) recover(ctx context.Context, unfinished []Record) ([]Recovered,
 }
 
 // settle finishes dispatch r from what its run directory and processes say.
-func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
+func (e *Engine) settle(ctx context.Context, r pipeline.Record) (Outcome, error) {
 	dir := e.RunDir(r.Seq)
 	req, err := e.request(r.Seq)
 	if err != nil {
@@ -107,7 +107,7 @@ func (e *Engine) settle(ctx context.Context, r Record) (Outcome, error) {
 // await is how dispatch r ended when the engine that ran it did not see
 // it end: it waits for the agent if it still runs, then takes the answer
 // it left in its run directory, as the engine would have, and keeps it.
-func (e *Engine) await(ctx context.Context, r Record, req agent.Request) (exitRecord, error) {
+func (e *Engine) await(ctx context.Context, r pipeline.Record, req agent.Request) (exitRecord, error) {
 	dir := e.RunDir(r.Seq)
 	var o ownerRecord
 	if _, err := readJSON(filepath.Join(dir, ownerFile), &o); err != nil {
@@ -151,7 +151,7 @@ func (e *Engine) await(ctx context.Context, r Record, req agent.Request) (exitRe
 // waitForAgent waits for dispatch r's agent if it still runs, found by its
 // owner record o or, had the engine died before writing that, by its
 // environment. At its deadline its process group is killed (late).
-func (e *Engine) waitForAgent(ctx context.Context, r Record, o ownerRecord, workdir string) (waited, late bool, err error) {
+func (e *Engine) waitForAgent(ctx context.Context, r pipeline.Record, o ownerRecord, workdir string) (waited, late bool, err error) {
 	if o.PID == 0 {
 		procs := agentProcesses(e.ID, r.Seq, workdir)
 		if len(procs) == 0 {
@@ -192,7 +192,7 @@ func (e *Engine) waitForAgent(ctx context.Context, r Record, o ownerRecord, work
 // deadline is when the agent of r has overrun its timeout: it started
 // after its run directory was made (the start event's time is git's
 // notion of now, which a user may pin).
-func (e *Engine) deadline(r Record) time.Time {
+func (e *Engine) deadline(r pipeline.Record) time.Time {
 	began := time.Now()
 	if fi, err := os.Stat(e.RunDir(r.Seq)); err == nil {
 		began = fi.ModTime()
@@ -276,7 +276,7 @@ func (e *Engine) RecoverLocal(ctx context.Context) ([]Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	var unfinished []Record
+	var unfinished []pipeline.Record
 	for _, r := range recs {
 		if !r.Finished() && exists(e.RunDir(r.Seq)) {
 			unfinished = append(unfinished, r)

@@ -28,7 +28,7 @@ type judge interface {
 // round, judged by package gate; on Continue the fixer, then the next
 // round. Rounds already in the chain are adopted and judged again, so a
 // resume goes on at the round it stopped in.
-func (w *walker) rounds(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) rounds(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	var j judge
 	var g *gate.Gate
 	if st.Kind == spec.Gate {
@@ -111,7 +111,7 @@ func decisions(entries []gate.JournalEntry) []pipeline.Draft {
 // conclude ends a gate or loop that passed or escalated: its journal, a
 // gate's verdict, and the ledger's PASS (a gate) or FAIL (an escalation),
 // in one record, unless the ledger has it already.
-func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *gate.Gate, dec gate.Decision, art prompt.Artifact, seq int) (stepEnd, error) {
+func (w *walker) conclude(ctx context.Context, p pipeline.Point, st *spec.Step, g *gate.Gate, dec gate.Decision, art prompt.Artifact, seq int) (stepEnd, error) {
 	end := done(dec.Verdict)
 	if dec.Action == gate.Escalate {
 		end = stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s escalated (%s): %s", st.ID, dec.Verdict, dec.Reason))
@@ -156,7 +156,7 @@ func (w *walker) conclude(ctx context.Context, p spec.Point, st *spec.Step, g *g
 // gate passed stays PASS). Once: not again when a resume escalates at p
 // again, nor when an engine was killed after recording it and before the
 // step's end.
-func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) error {
+func (w *walker) escalate(ctx context.Context, p pipeline.Point, stop WalkResult) error {
 	choice := p.Step + " escalated"
 	if p.Task != "" {
 		choice = fmt.Sprintf("%s of task %s escalated", p.Step, p.Task)
@@ -180,7 +180,7 @@ func (w *walker) escalate(ctx context.Context, p spec.Point, stop WalkResult) er
 // cap stopped: escalated, with its escalation recorded (health RED, the
 // hint its action), but the phase left in progress: the step runs again
 // when the walk goes on under a higher cap.
-func (w *walker) budgetStop(ctx context.Context, p spec.Point, b *BudgetError) (stepEnd, error) {
+func (w *walker) budgetStop(ctx context.Context, p pipeline.Point, b *BudgetError) (stepEnd, error) {
 	end := stopped(p, pipeline.StepEscalated, WalkEscalated, b.Error())
 	end.stop.Suggestion = b.Suggestion()
 	if _, _, err := w.e.Service.Record(ctx, w.e.ID, budgetDrafts(b, budgetAt(p.Step, p.Task))...); err != nil {
@@ -192,14 +192,14 @@ func (w *walker) budgetStop(ctx context.Context, p spec.Point, b *BudgetError) (
 // escalated reports whether the escalation choice of the step at p is
 // recorded: its step ended escalated, or the engine was killed after
 // recording it, before the step's end.
-func (w *walker) escalated(p spec.Point, choice string) bool {
+func (w *walker) escalated(p pipeline.Point, choice string) bool {
 	return w.stepStatus(p) == pipeline.StepEscalated || w.view.journalledSince(p, gate.JournalEscalation, choice)
 }
 
 // verdict is the gate.verdict of a finished gate: its marker, completed
 // with what the engine knows (phase, pipeline, artifact hash, time).
 // Its run id names the last round's dispatch.
-func (w *walker) verdict(p spec.Point, g *gate.Gate, art prompt.Artifact, seq int) (pipeline.VerdictData, error) {
+func (w *walker) verdict(p pipeline.Point, g *gate.Gate, art prompt.Artifact, seq int) (pipeline.VerdictData, error) {
 	m := interop.GateMarker(g)
 	m.Phase, m.PipelineID, m.RunID = p.Phase, w.e.ID, fmt.Sprintf("%s-%d", w.e.ID, seq)
 	now, err := pipeline.Now()

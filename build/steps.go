@@ -20,7 +20,7 @@ import (
 
 // step runs the step st at p (task is the plan task inside a tasks step,
 // nil elsewhere).
-func (w *walker) step(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) step(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	w.at = p
 	switch st.Kind {
 	case spec.Checkpoint:
@@ -65,7 +65,7 @@ func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.Pla
 // dispatchStep runs a dispatch step: skipped when its outputs existed
 // before any dispatch of it (or --design supplies them), else its agent's
 // report must say completed.
-func (w *walker) dispatchStep(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) dispatchStep(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	if w.opts.Design != "" && w.sp.Producer("design") == st {
 		return done(designGiven + w.opts.Design), nil
 	}
@@ -115,7 +115,7 @@ func (w *walker) outputsExist(st *spec.Step) bool {
 
 // parsedTask reads a task agent's report: one that is missing, does not
 // parse or says failed fails the step.
-func (w *walker) parsedTask(p spec.Point, out Outcome) (report.Task, *stepEnd) {
+func (w *walker) parsedTask(p pipeline.Point, out Outcome) (report.Task, *stepEnd) {
 	t, err := report.ParseTask(out.Report)
 	switch {
 	case out.Report == nil:
@@ -131,7 +131,7 @@ func (w *walker) parsedTask(p spec.Point, out Outcome) (report.Task, *stepEnd) {
 }
 
 // data is the prompt data every dispatch of st at p shares.
-func (w *walker) data(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (prompt.Data, error) {
+func (w *walker) data(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (prompt.Data, error) {
 	in, err := w.inputs(ctx, st, task)
 	if err != nil {
 		return prompt.Data{}, err
@@ -146,8 +146,8 @@ func (w *walker) data(ctx context.Context, p spec.Point, st *spec.Step, task *re
 // again; an interrupted or cancelled one is run again as its retry. It
 // returns the outcome of a completed dispatch, or how the step ends when
 // the agent failed or waits.
-func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template string, d prompt.Data) (Outcome, *stepEnd, error) {
-	var last *Record
+func (w *walker) dispatch(ctx context.Context, p pipeline.Point, role, template string, d prompt.Data) (Outcome, *stepEnd, error) {
+	var last *pipeline.Record
 	for _, r := range w.view.at(p) {
 		if r.Point.Round == p.Round && r.Role == role {
 			last = &r
@@ -233,7 +233,7 @@ func (w *walker) dispatch(ctx context.Context, p spec.Point, role, template stri
 // failedAt reports whether r is the dispatch the failed step at p stopped
 // at (its agent failed, or its report did not do): a resume runs it again,
 // for adopting it would fail the step again.
-func (w *walker) failedAt(p spec.Point, r Record) bool {
+func (w *walker) failedAt(p pipeline.Point, r pipeline.Record) bool {
 	if w.stepStatus(p) != pipeline.StepFailed {
 		return false
 	}
@@ -252,7 +252,7 @@ func commands(test string, task *report.PlanTask) []string {
 }
 
 // adopt is the outcome of a finished dispatch, its output read from the chain.
-func (w *walker) adopt(ctx context.Context, r Record) (Outcome, error) {
+func (w *walker) adopt(ctx context.Context, r pipeline.Record) (Outcome, error) {
 	out := Outcome{Seq: r.Seq, Status: r.Status, Summary: r.Summary, Failure: r.Failure, Recovered: r.Recovered}
 	if r.Output == "" {
 		return out, nil
@@ -272,7 +272,7 @@ func (w *walker) adopt(ctx context.Context, r Record) (Outcome, error) {
 // is kept in the pipeline's run directory (runs/<id>/run/<step>.log). A run
 // step is code: the command slice runs only a built-in or trusted spec.
 // A task's failing fast gate goes back to its implementer (taskCheck).
-func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) run(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	command := st.Command
 	switch command {
 	case spec.CommandTest:
@@ -344,7 +344,7 @@ func (w *walker) run(ctx context.Context, p spec.Point, st *spec.Step, task *rep
 // baseline: done when every failure it names failed at the baseline;
 // failed, naming them, when some did not; failed when it names none, for
 // then nothing can be compared.
-func (w *walker) againstBaseline(p spec.Point, st *spec.Step, command string, code int, log string, known *pipeline.BaselineData) (stepEnd, error) {
+func (w *walker) againstBaseline(p pipeline.Point, st *spec.Step, command string, code int, log string, known *pipeline.BaselineData) (stepEnd, error) {
 	failing, err := readFailures(log)
 	if err != nil {
 		return stepEnd{}, err
@@ -443,7 +443,7 @@ func runShell(ctx context.Context, dir, command string) (int, []byte, error) {
 
 // approve records the approval with Yes, and the consent to the commands
 // agents wrote so far; without it the walk waits, listing them.
-func (w *walker) approve(ctx context.Context, p spec.Point, st *spec.Step) (stepEnd, error) {
+func (w *walker) approve(ctx context.Context, p pipeline.Point, st *spec.Step) (stepEnd, error) {
 	commands := w.agentCommands(ctx)
 	if !w.opts.Yes {
 		end := stopped(p, pipeline.StepWaiting, WalkWaiting, "waiting for approval")

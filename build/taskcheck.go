@@ -27,7 +27,7 @@ const TaskCheckFixes = 1
 // task escalates, its commit taken off the branch and kept at a
 // FailedRef the error names (setAside); a resume that finds the branch
 // still where that left it escalates again.
-func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, task *report.PlanTask, command string) (stepEnd, error) {
+func (w *walker) taskCheck(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask, command string) (stepEnd, error) {
 	last := p // the round that escalates
 	last.Round = TaskCheckFixes
 	escalated := func(reason, ref string) (stepEnd, error) {
@@ -101,7 +101,7 @@ func (w *walker) taskCheck(ctx context.Context, p spec.Point, st *spec.Step, tas
 // reopen begins p's phase again when an escalation of it recorded FAIL
 // and what escalated has since been put right (why): the ledger would
 // stop the walk at the phase's end otherwise.
-func (w *walker) reopen(ctx context.Context, p spec.Point, why string) error {
+func (w *walker) reopen(ctx context.Context, p pipeline.Point, why string) error {
 	if w.state.Gates.Ledger.Entry(p.Phase).Status != ledger.Fail {
 		return nil
 	}
@@ -124,7 +124,7 @@ func GateFailure(what, command string, code int, log string) *report.Findings {
 
 // implementer is the role that implements the tasks of p's tasks step:
 // its first dispatch step's.
-func (w *walker) implementer(p spec.Point) string {
+func (w *walker) implementer(p pipeline.Point) string {
 	l, ok := w.sp.Find(p.Step)
 	if !ok || l.Parent == nil {
 		return ""

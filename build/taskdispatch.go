@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskrun"
 )
 
@@ -24,7 +24,7 @@ import (
 func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskrun.Job, report string) (rendered, error), retry func(task string) (*int, string)) taskrun.Dispatcher {
 	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
 		d := as
-		d.Point = spec.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
+		d.Point = pipeline.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
 		d.Title, d.Report, d.Workdir = titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
 		if retry != nil {
 			d.RetryOf, d.RetryReason = retry(job.Task.ID)
@@ -82,10 +82,10 @@ const (
 // same critique asked for again is not paid for twice: a completed one's
 // report is taken (what its agent changed is discarded anyway); one that
 // did not complete is retried, the retry saying how it ended.
-func (e *Engine) Gate(tr TaskRun, critic string, last *Record, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
+func (e *Engine) Gate(tr TaskRun, critic string, last *pipeline.Record, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
 	return &taskrun.Gate{
 		Critic: func(ctx context.Context, rv taskrun.Review, workdir string) ([]byte, error) {
-			d := DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
+			d := DispatchSpec{Point: pipeline.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
 				Role: critic, Template: critiqueStep, Title: fmt.Sprintf("critique of level %d", rv.Level),
 				Report: prompt.ReportCritique, Workdir: workdir}
 			prev := last
@@ -99,7 +99,7 @@ func (e *Engine) Gate(tr TaskRun, critic string, last *Record, renderCritique fu
 			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderCritique(rv, report) })
 		},
 		Fix: func(ctx context.Context, f taskrun.FixJob, workdir string) ([]byte, error) {
-			d := DispatchSpec{Point: spec.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
+			d := DispatchSpec{Point: pipeline.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
 				Role: tr.Role, Template: tr.Template, Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir}
 			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderFix(f, report) })
 		},
@@ -116,7 +116,7 @@ func titleOf(titles map[string]string, id string) string {
 
 // lastCritique is the newest critique dispatch of records when it
 // finished; nil otherwise.
-func lastCritique(records []Record) *Record {
+func lastCritique(records []pipeline.Record) *pipeline.Record {
 	for i := len(records) - 1; i >= 0; i-- {
 		if r := records[i]; r.Point.Step == critiqueStep {
 			if r.Finished() {

@@ -11,7 +11,6 @@ import (
 	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskrun"
 )
 
@@ -24,7 +23,7 @@ if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
 printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
 	repo := e.Service.Repo
 	base := gittest.Git(t, ".", "rev-parse", "HEAD")
-	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job, report string) (rendered, error) {
+	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job, report string) (rendered, error) {
 		if j.Task.ID == "noprompt" {
 			return rendered{}, errors.New("the task prompt: no such key")
 		}

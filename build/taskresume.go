@@ -112,7 +112,7 @@ func (l *taskLeft) retry(task string) (*int, string) {
 // finished is the run's taskrun.Plan.Finished: how task's newest
 // dispatch ended, per records, a completed one's report read from the
 // chain.
-func (e *Engine) finished(ctx context.Context, l *taskLeft, records []Record) func(string) (*taskrun.Finished, error) {
+func (e *Engine) finished(ctx context.Context, l *taskLeft, records []pipeline.Record) func(string) (*taskrun.Finished, error) {
 	return func(task string) (*taskrun.Finished, error) {
 		t := l.tasks[task]
 		if t == nil || t.seq == 0 {

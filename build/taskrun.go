@@ -17,7 +17,6 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskrun"
 )
 
@@ -189,9 +188,9 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
-	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: spec.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
+	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
 		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask, left.retry))
-	records, err := Records(events)
+	records, err := pipeline.Records(events)
 	if err != nil {
 		return TaskRunResult{}, err
 	}
@@ -476,7 +475,7 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amen
 // (or their fixes) left, the newest of each task's: what downstream tasks
 // receive.
 func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step string) (map[string][]byte, error) {
-	records, err := Records(events)
+	records, err := pipeline.Records(events)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ type Executor interface {
 type Tasks struct {
 	Order []report.PlanTask // the plan's tasks, dependencies first
 	w     *walker
-	p     spec.Point // the tasks step's
+	p     pipeline.Point // the tasks step's
 	st    *spec.Step
 	stop  *stepEnd // where a step stopped the walk
 }
@@ -67,7 +67,7 @@ func (ts *Tasks) Walk(ctx context.Context, task report.PlanTask) (stop bool, err
 func (ts *Tasks) steps(ctx context.Context, task report.PlanTask, steps []spec.Step) (bool, error) {
 	for i := range steps {
 		sub := &steps[i]
-		q := spec.Point{Phase: ts.p.Phase, Step: sub.ID, Task: task.ID}
+		q := pipeline.Point{Phase: ts.p.Phase, Step: sub.ID, Task: task.ID}
 		if ts.w.done(q) {
 			continue
 		}
@@ -128,7 +128,7 @@ func (w *walker) executor(st *spec.Step, order []report.PlanTask) Executor {
 func (w *walker) tasksBegun(st *spec.Step, order []report.PlanTask) bool {
 	for _, t := range order {
 		for _, sub := range st.Steps {
-			if w.stepStatus(spec.Point{Phase: ledger.Execute, Step: sub.ID, Task: t.ID}) != "" {
+			if w.stepStatus(pipeline.Point{Phase: ledger.Execute, Step: sub.ID, Task: t.ID}) != "" {
 				return true
 			}
 		}
@@ -139,7 +139,7 @@ func (w *walker) tasksBegun(st *spec.Step, order []report.PlanTask) bool {
 // tasks runs phase 3's tasks step: each task of the plan (the export
 // named by st.From, from the newest report carrying it) through st's
 // steps, then COMPLETE in the ledger with every task done.
-func (w *walker) tasks(ctx context.Context, p spec.Point, st *spec.Step) (stepEnd, error) {
+func (w *walker) tasks(ctx context.Context, p pipeline.Point, st *spec.Step) (stepEnd, error) {
 	w.at = p
 	plan, err := w.plan(ctx, st)
 	if err != nil {

@@ -43,7 +43,7 @@ func (w *walker) checkTaskCommit(ctx context.Context, st *spec.Step, task *repor
 // repaired on top) is named, with what repairs it in place. The walk goes
 // on: every task's own check passed at the phase's HEAD. No common fast
 // gate, or no base, verifies nothing.
-func (w *walker) verifyPhase(ctx context.Context, p spec.Point, tasks []report.PlanTask) error {
+func (w *walker) verifyPhase(ctx context.Context, p pipeline.Point, tasks []report.PlanTask) error {
 	if len(tasks) == 0 {
 		return nil
 	}

@@ -67,8 +67,8 @@ const (
 // WalkResult is where a walk stopped, and why.
 type WalkResult struct {
 	Status string
-	Point  spec.Point // the step it stopped at; zero when done
-	Reason string     // one sentence: why it stopped
+	Point  pipeline.Point // the step it stopped at; zero when done
+	Reason string         // one sentence: why it stopped
 	// Suggestion is, on escalation or an agent's failure, one sentence on
 	// what a person can do.
 	Suggestion string
@@ -160,7 +160,7 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (res WalkResult, er
 	for _, ph := range w.sp.Phases {
 		for i := range ph.Steps {
 			st := &ph.Steps[i]
-			p := spec.Point{Phase: ph.Number, Step: st.ID}
+			p := pipeline.Point{Phase: ph.Number, Step: st.ID}
 			if w.done(p) {
 				continue
 			}
@@ -205,7 +205,7 @@ func (w *walker) recover(ctx context.Context) ([]Recovered, error) {
 }
 
 // record records the end of the step at p, and reloads the chain.
-func (w *walker) record(ctx context.Context, p spec.Point, end stepEnd) error {
+func (w *walker) record(ctx context.Context, p pipeline.Point, end stepEnd) error {
 	if err := w.e.recordStep(ctx, p, end.status, end.result, end.baseline); err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (w *walker) recordBaseline(ctx context.Context) error {
 }
 
 // stopped is a step that stops the walk at p.
-func stopped(p spec.Point, status, walk, reason string) stepEnd {
+func stopped(p pipeline.Point, status, walk, reason string) stepEnd {
 	return stepEnd{status: status, result: reason, stop: WalkResult{Status: walk, Point: p, Reason: reason}}
 }
 
@@ -260,7 +260,7 @@ func (w *walker) givenDesign() error {
 	if !ok {
 		return nil
 	}
-	given, ok := strings.CutPrefix(w.view.result[spec.Point{Phase: l.Phase, Step: l.Step.ID}], designGiven)
+	given, ok := strings.CutPrefix(w.view.result[pipeline.Point{Phase: l.Phase, Step: l.Step.ID}], designGiven)
 	switch {
 	case !ok:
 	case w.opts.Design == "":

@@ -174,12 +174,12 @@ func TestWalkHappy(t *testing.T) {
 	if problems, err := e.Service.Verify(t.Context(), e.ID); err != nil || len(problems) != 0 {
 		t.Errorf("verify: %v %v", problems, err)
 	}
-	steps, err := StepsOf(events)
+	steps, err := pipeline.StepsOf(events)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, task := range []string{"1", "2"} { // the plan's fast gates ran
-		if r := steps[spec.Point{Phase: ledger.Execute, Step: "task-check", Task: task}].Result; r != "exit 0: sh test/unit.sh" {
+		if r := steps[pipeline.Point{Phase: ledger.Execute, Step: "task-check", Task: task}].Result; r != "exit 0: sh test/unit.sh" {
 			t.Errorf("task %s's check: %q", task, r)
 		}
 	}
@@ -225,7 +225,7 @@ func statusStrings(s []ledger.Status) []string {
 func TestWalkStagnate(t *testing.T) {
 	e, _ := sampleEngine(t, "stagnate")
 	res := walk(t, e, true)
-	want := spec.Point{Phase: ledger.Design, Step: "design-gate", Round: 2}
+	want := pipeline.Point{Phase: ledger.Design, Step: "design-gate", Round: 2}
 	if res.Status != WalkEscalated || res.Point != want || res.Suggestion == "" ||
 		!strings.Contains(res.Reason, "STAGNATION") {
 		t.Fatalf("walk: %+v", res)
@@ -242,7 +242,7 @@ func TestWalkStagnate(t *testing.T) {
 		t.Errorf("health %+v, want RED with the gate's suggestion %q", h, res.Suggestion)
 	}
 	pr, err := e.Progress(t.Context(), mustDefault(t), nil)
-	if err != nil || pr.Steps[spec.Point{Phase: ledger.Design, Step: "design-gate"}].Status != pipeline.StepEscalated {
+	if err != nil || pr.Steps[pipeline.Point{Phase: ledger.Design, Step: "design-gate"}].Status != pipeline.StepEscalated {
 		t.Errorf("progress %+v, %v", pr, err)
 	}
 }
@@ -254,7 +254,7 @@ func TestWalkStagnate(t *testing.T) {
 func TestWalkResumeAtApproval(t *testing.T) {
 	e, log := sampleEngine(t, "happy")
 	res := walk(t, e, false)
-	if res.Status != WalkWaiting || res.Point != (spec.Point{Phase: ledger.Design, Step: "approve"}) || res.Message == "" {
+	if res.Status != WalkWaiting || res.Point != (pipeline.Point{Phase: ledger.Design, Step: "approve"}) || res.Message == "" {
 		t.Fatalf("walk: %+v", res)
 	}
 	before := logLines(t, log)
@@ -301,10 +301,10 @@ func mustDefault(t testing.TB) *spec.Spec {
 // its step, as does a task that breaks its fast gate; the walk stops
 // there with the step's failure recorded and the phase still in progress.
 func TestWalkFails(t *testing.T) {
-	design := spec.Point{Phase: ledger.Design, Step: "design"}
+	design := pipeline.Point{Phase: ledger.Design, Step: "design"}
 	for _, c := range []struct {
 		scenario string
-		at       spec.Point
+		at       pipeline.Point
 		reason   string
 	}{
 		{"fails", design, "dispatch 1 (design-writer) failed: "},
@@ -321,7 +321,7 @@ func TestWalkFails(t *testing.T) {
 			if err != nil || pr.Next != c.at || pr.Steps[c.at].Status != pipeline.StepFailed {
 				t.Errorf("progress %+v, %v", pr, err)
 			}
-			if st, ok := pr.Steps[spec.Point{Phase: ledger.Execute, Step: "tasks"}]; ok {
+			if st, ok := pr.Steps[pipeline.Point{Phase: ledger.Execute, Step: "tasks"}]; ok {
 				t.Errorf("the tasks step has a step event of its own: %+v", st)
 			}
 			if got := statuses(t, e)[c.at.Phase-1]; got != ledger.InProgress {
@@ -339,7 +339,7 @@ func TestWalkManual(t *testing.T) {
 	e, _ := sampleEngine(t, "happy")
 	e.Agents.Agents["person"] = agent.Agent{Name: "person", Kind: agent.Manual}
 	e.Agents.Roles["design-writer"] = agent.Binding{Agent: "person"}
-	at := spec.Point{Phase: ledger.Design, Step: "design"}
+	at := pipeline.Point{Phase: ledger.Design, Step: "design"}
 	res := walk(t, e, true)
 	if res.Status != WalkWaiting || res.Point != at || res.Waiting == nil || res.Waiting.Waiting == nil ||
 		res.Waiting.Seq != 1 || res.Waiting.Waiting.Output == "" {
@@ -437,7 +437,7 @@ func TestWalkDesignGiven(t *testing.T) {
 		t.Errorf("the design writer ran: %s", lines[0])
 	}
 	pr, err := e.Progress(t.Context(), mustDefault(t), nil)
-	if err != nil || pr.Steps[spec.Point{Phase: ledger.Design, Step: "design"}].Result != "skipped: the design is mine.md" {
+	if err != nil || pr.Steps[pipeline.Point{Phase: ledger.Design, Step: "design"}].Result != "skipped: the design is mine.md" {
 		t.Errorf("progress %+v, %v", pr.Steps, err)
 	}
 	st, _, err := e.Service.Load(t.Context(), e.ID)
@@ -460,7 +460,7 @@ func TestWalkGreenAcceptance(t *testing.T) {
 		"exports:\n  acceptance-command: \"true\"\n.\n\ninclude happy\n")
 	e, _ := sampleEngine(t, filepath.Join(dir, "green"))
 	res := walk(t, e, true)
-	if res.Status != WalkEscalated || res.Point != (spec.Point{Phase: ledger.Design, Step: "acceptance-red"}) ||
+	if res.Status != WalkEscalated || res.Point != (pipeline.Point{Phase: ledger.Design, Step: "acceptance-red"}) ||
 		res.Reason != "acceptance-red: true passes; it must fail before the change (RED)" || res.Suggestion == "" {
 		t.Fatalf("walk: %+v", res)
 	}
@@ -479,7 +479,7 @@ func TestWalkGreenAcceptance(t *testing.T) {
 // suggestion), and a resume neither dispatches again nor journals the
 // escalation twice.
 func TestWalkTaskCheckFix(t *testing.T) {
-	at := spec.Point{Phase: ledger.Execute, Step: "task-check", Task: "1"}
+	at := pipeline.Point{Phase: ledger.Execute, Step: "task-check", Task: "1"}
 	t.Run("fixed", func(t *testing.T) {
 		dir := t.TempDir()
 		for _, name := range []string{"happy", "breaks"} {
@@ -503,7 +503,7 @@ func TestWalkTaskCheckFix(t *testing.T) {
 			t.Errorf("dispatches: %s", got)
 		}
 		recs, err := e.Dispatches(t.Context())
-		if err != nil || recs[11].Template != "fixer" || recs[11].Point != (spec.Point{Phase: ledger.Execute, Step: "task-check", Task: "1", Round: 1}) {
+		if err != nil || recs[11].Template != "fixer" || recs[11].Point != (pipeline.Point{Phase: ledger.Execute, Step: "task-check", Task: "1", Round: 1}) {
 			t.Errorf("the fix: %+v, %v", recs[11], err)
 		}
 		prompt := kept(t, e, pipeline.DispatchPath(12, "fixer", false))
@@ -588,7 +588,7 @@ func killedAfterJournal(t *testing.T, e *Engine, step string, decision pipeline.
 		if id == step {
 			break
 		}
-		if err := e.RecordStep(ctx, spec.Point{Phase: ledger.Design, Step: id}, pipeline.StepDone, "crafted"); err != nil {
+		if err := e.RecordStep(ctx, pipeline.Point{Phase: ledger.Design, Step: id}, pipeline.StepDone, "crafted"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -661,10 +661,10 @@ func TestJournalOnceAfterKill(t *testing.T) {
 func TestWalkArchitectural(t *testing.T) {
 	for _, c := range []struct {
 		name, section string
-		at            spec.Point
+		at            pipeline.Point
 	}{
-		{"plan review", "[reviewer phase=2]", spec.Point{Phase: ledger.Plan, Step: "plan-review", Round: 1}},
-		{"design gate", "[red-team phase=1 round=1]", spec.Point{Phase: ledger.Design, Step: "design-gate", Round: 1}},
+		{"plan review", "[reviewer phase=2]", pipeline.Point{Phase: ledger.Plan, Step: "plan-review", Round: 1}},
+		{"design gate", "[red-team phase=1 round=1]", pipeline.Point{Phase: ledger.Design, Step: "design-gate", Round: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -213,7 +213,7 @@ func expected(src *Source, sp *spec.Spec, p ledger.Phase, phases []PhaseState) b
 			return false
 		}
 		for _, st := range ph.Steps {
-			if src.Steps[spec.Point{Phase: p, Step: st.ID}].Status != pipeline.StepDone {
+			if src.Steps[pipeline.Point{Phase: p, Step: st.ID}].Status != pipeline.StepDone {
 				return false
 			}
 		}
@@ -268,7 +268,7 @@ func stoppedAt(src *Source, sp *spec.Spec, p ledger.Phase) (string, bool) {
 		return "", false
 	}
 	for _, st := range ph.Steps {
-		d, ok := src.Steps[spec.Point{Phase: p, Step: st.ID}]
+		d, ok := src.Steps[pipeline.Point{Phase: p, Step: st.ID}]
 		if d.Status == pipeline.StepDone {
 			continue
 		}

@@ -26,7 +26,7 @@ func defaultSpec(t testing.TB) *spec.Spec {
 // phase done, each boundary's checkpoint "cp<phase>".
 func engineRun(sp *spec.Spec, done ledger.Phase) *Source {
 	src := &Source{Path: "refs/crucible/pipelines/p1", Pipeline: "p1", Skill: SkillBuild, Branch: "main",
-		Steps: map[spec.Point]pipeline.StepData{}, Boundaries: map[ledger.Phase]Boundary{}, Replaced: map[int]bool{},
+		Steps: map[pipeline.Point]pipeline.StepData{}, Boundaries: map[ledger.Phase]Boundary{}, Replaced: map[int]bool{},
 		Dispatches: []Dispatch{
 			{Seq: 1, Role: "red-team", Template: "red-team", Phase: 1, Step: "design-gate", Round: 1, Status: "completed", Output: true, Duration: 60, Summary: "report"},
 			{Seq: 2, Role: "plan-writer", Template: "plan-writer", Phase: 2, Step: "plan", Status: "completed", Output: true, Duration: 90},
@@ -40,7 +40,7 @@ func engineRun(sp *spec.Spec, done ledger.Phase) *Source {
 			continue
 		}
 		for _, st := range ph.Steps {
-			src.Steps[spec.Point{Phase: ph.Number, Step: st.ID}] = pipeline.StepData{Phase: ph.Number, Step: st.ID, Status: pipeline.StepDone}
+			src.Steps[pipeline.Point{Phase: ph.Number, Step: st.ID}] = pipeline.StepData{Phase: ph.Number, Step: st.ID, Status: pipeline.StepDone}
 		}
 	}
 	return src

@@ -7,7 +7,6 @@ import (
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
-	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/spec"
@@ -104,7 +103,7 @@ func Compare(id string, events []pipeline.Event, sp *spec.Spec, a, b string, rea
 	if err != nil {
 		return nil, err
 	}
-	recs, err := build.Records(events)
+	recs, err := pipeline.Records(events)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/git-crucible/git-crucible/build"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
@@ -63,8 +62,8 @@ type Source struct {
 	// Steps are the engine's step events (each point's last), nil when the
 	// pipeline has none: then its ledger, else its later dispatches, say
 	// whether a phase closed.
-	Steps  map[spec.Point]pipeline.StepData `json:"-"`
-	Ledger *ledger.Ledger                   `json:"-"`
+	Steps  map[pipeline.Point]pipeline.StepData `json:"-"`
+	Ledger *ledger.Ledger                       `json:"-"`
 	// Boundaries by phase, where known.
 	Boundaries map[ledger.Phase]Boundary `json:"boundaries"`
 	// Replays is how many replays the pipeline had: crucible's resume_count.
@@ -105,11 +104,11 @@ func FromEvents(st *pipeline.State, events []pipeline.Event, sp *spec.Spec) (*So
 	if err != nil {
 		return nil, err
 	}
-	recs, err := build.Records(live)
+	recs, err := pipeline.Records(live)
 	if err != nil {
 		return nil, err
 	}
-	engine := make(map[int]build.Record, len(recs))
+	engine := make(map[int]pipeline.Record, len(recs))
 	for _, r := range recs {
 		engine[r.Seq] = r
 	}
@@ -124,7 +123,7 @@ func FromEvents(st *pipeline.State, events []pipeline.Event, sp *spec.Spec) (*So
 		}
 		src.Dispatches = append(src.Dispatches, d)
 	}
-	if src.Steps, err = build.StepsOf(live); err != nil {
+	if src.Steps, err = pipeline.StepsOf(live); err != nil {
 		return nil, err
 	}
 	if len(src.Steps) == 0 {

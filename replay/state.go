@@ -108,7 +108,7 @@ func Begin(ctx context.Context, svc *pipeline.Service, src *Source, sp *spec.Spe
 	drafts := []pipeline.Draft{{Type: pipeline.TypeReplay, Data: d}}
 	for _, ph := range sp.Phases {
 		for _, st := range ph.Steps {
-			if p := (spec.Point{Phase: ph.Number, Step: st.ID}); ph.Number < d.From && src.Steps[p].Status != pipeline.StepDone {
+			if p := (pipeline.Point{Phase: ph.Number, Step: st.ID}); ph.Number < d.From && src.Steps[p].Status != pipeline.StepDone {
 				drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeStep, Data: pipeline.StepData{Phase: p.Phase, Step: p.Step,
 					Status: pipeline.StepDone, Result: "kept by " + d.Session}})
 			}

@@ -71,12 +71,6 @@
 // an engine option, not a spec feature: it supplies the artifact "design"
 // at FILE and skips the step that produces it (Producer).
 //
-// # Resume
-//
-// A resume point is a Point: the phase, the step id, the task id inside a
-// tasks step, and the gate or review round; Check says whether a point
-// still exists in a spec.
-//
 // # Trust
 //
 // A spec is code: its run steps are shell commands. A tracked

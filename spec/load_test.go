@@ -10,38 +10,6 @@ import (
 	"github.com/git-crucible/git-crucible/prompt"
 )
 
-func TestCheckPoint(t *testing.T) {
-	sp, err := Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		p    Point
-		want string
-	}{
-		{Point{Phase: 1, Step: "design-gate", Round: 3}, ""},
-		{Point{Phase: 3, Step: "implement", Task: "task-2"}, ""},
-		{Point{Phase: 3, Step: "task-review", Task: "t", Round: 15}, ""},
-		{Point{Phase: 1, Step: "gone"}, `the spec has no step "gone"`},
-		{Point{Phase: 2, Step: "design-gate"}, `step "design-gate" is in phase 1, not 2`},
-		{Point{Phase: 3, Step: "implement"}, `step "implement" runs per task: the point needs a task`},
-		{Point{Phase: 3, Step: "tasks", Task: "t"}, `step "tasks" does not run per task, but the point names task "t"`},
-		{Point{Phase: 1, Step: "design", Round: 1}, `step "design" has no rounds, but the point names round 1`},
-		{Point{Phase: 2, Step: "plan-gate", Round: 16}, `step "plan-gate" has at most 15 rounds, not 16`},
-		{Point{Phase: 2, Step: "plan-gate", Round: -1}, `step "plan-gate" has no rounds, but the point names round -1`},
-	} {
-		err := sp.Check(tc.p)
-		if got := ""; err != nil {
-			got = err.Error()
-			if got != tc.want {
-				t.Errorf("Check(%+v) = %s, want %q", tc.p, got, tc.want)
-			}
-		} else if tc.want != "" {
-			t.Errorf("Check(%+v) = nil, want %s", tc.p, tc.want)
-		}
-	}
-}
-
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pipeline.toml")
