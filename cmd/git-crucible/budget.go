@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 )
 
 // maxCostKey is the git config key of the cost cap build, replay and run
@@ -48,13 +48,13 @@ func checkMaxCost(c *cli.Context) error {
 // budget is the cost cap of a build, replay or run: --max-cost, else
 // crucible.maxCost; nil when neither is set. goOn is the command that goes
 // on with a higher cap (nil: git crucible build --resume --max-cost N).
-func budget(c *cli.Context, s *session, goOn func(maxCost string) string) (*build.Budget, error) {
+func budget(c *cli.Context, s *session, goOn func(maxCost string) string) (*engine.Budget, error) {
 	if c.IsSet("max-cost") {
 		v, ok := parseCost(c.String("max-cost"))
 		if !ok {
 			return nil, checkMaxCost(c)
 		}
-		return &build.Budget{MaxUSD: v, From: "--max-cost", GoOn: goOn}, nil
+		return &engine.Budget{MaxUSD: v, From: "--max-cost", GoOn: goOn}, nil
 	}
 	v, set, err := s.svc.Repo.ConfigFloat(c.Context, maxCostKey)
 	switch {
@@ -66,5 +66,5 @@ func budget(c *cli.Context, s *session, goOn func(maxCost string) string) (*buil
 		return nil, withHints(usageErrorf("%s %s: want an amount of US dollars above 0", maxCostKey, strconv.FormatFloat(v, 'f', -1, 64)),
 			"remove it for no cap: git config --unset "+maxCostKey)
 	}
-	return &build.Budget{MaxUSD: v, From: maxCostKey, GoOn: goOn}, nil
+	return &engine.Budget{MaxUSD: v, From: maxCostKey, GoOn: goOn}, nil
 }

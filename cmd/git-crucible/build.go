@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -39,7 +39,7 @@ func buildCommand() *cli.Command {
 			"running a finished dispatch again) or --fresh (abandon it and start anew).\n\n" +
 			"Commands agents wrote (the test writer's acceptance command, the plan's fast gates) are\n" +
 			"listed at the approval pause and run only once approved: with --yes, recorded in the chain\n" +
-			"command by command, or by git config " + build.TrustAgentCommandsKey + " true. Without consent\n" +
+			"command by command, or by git config " + engine.TrustAgentCommandsKey + " true. Without consent\n" +
 			"the walk stops before one runs (exit status 2). --json prints where the walk stopped, with\n" +
 			"the agents' commands, as JSON.\n\n" +
 			"A new build first runs the project's test command once: failing already, it stops the build\n" +
@@ -132,7 +132,7 @@ func buildAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+		e, err := engine.Open(s.svc, id, agents, repo.WorkTree)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func buildAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		return walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design"),
+		return walk(c, s, e, engine.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Design: c.String("design"),
 			Templates: templates, Mutations: mutations, MaxParallel: c.Int("max-parallel"), Baseline: known})
 	})
 }
@@ -150,8 +150,8 @@ func buildAction(c *cli.Context) error {
 // checkClean refuses a new pipeline in a work tree with changes to
 // tracked files, as git rebase does: its commits would take them.
 func checkClean(c *cli.Context, s *session) error {
-	err := build.CheckClean(c.Context, s.svc.Repo)
-	var dirty *build.DirtyTreeError
+	err := engine.CheckClean(c.Context, s.svc.Repo)
+	var dirty *engine.DirtyTreeError
 	if errors.As(err, &dirty) {
 		return withHints(&refused{Err: err}, "commit or stash them, then build again; untracked files may stay: the build never commits them")
 	}
@@ -170,14 +170,14 @@ func checkBaseline(c *cli.Context, s *session, command string) (*pipeline.Baseli
 // checkBaselineTo is checkBaseline saying its failure's lines, or its
 // warning, on w: build --dry-run says them only when the build would.
 func checkBaselineTo(c *cli.Context, s *session, command string, w io.Writer) (*pipeline.BaselineData, error) {
-	err := build.CheckBaseline(c.Context, s.svc.Repo, command)
-	var failing *build.BaselineError
+	err := engine.CheckBaseline(c.Context, s.svc.Repo, command)
+	var failing *engine.BaselineError
 	if !errors.As(err, &failing) {
 		return nil, err
 	}
-	named := "hint: its output names no failure (no " + build.FailureLines + " line)"
+	named := "hint: its output names no failure (no " + engine.FailureLines + " line)"
 	if len(failing.Failing) > 0 {
-		named = fmt.Sprintf("hint: %s at the baseline: %s", pipeline.Failing(len(failing.Failing)), build.NameFailures(failing.Failing, maxNamedFailures))
+		named = fmt.Sprintf("hint: %s at the baseline: %s", pipeline.Failing(len(failing.Failing)), engine.NameFailures(failing.Failing, maxNamedFailures))
 	}
 	if c.Bool("baseline-fails") {
 		fmt.Fprintf(w, "warning: %v\n%s\nhint: its whole output is in %s\n", err, named, failing.Log)
@@ -222,12 +222,12 @@ func agentConfig(c *cli.Context, s *session) (*agent.Config, error) {
 }
 
 // walk walks engine e's pipeline until it stops, and says where.
-func walk(c *cli.Context, s *session, e *build.Engine, opts build.WalkOptions) error {
+func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions) error {
 	// Ctrl-C and SIGTERM end the agent's group and leave the run
 	// resumable: its dispatch is finished as cancelled, to run again.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	trusted, err := s.svc.Repo.ConfigBool(ctx, build.TrustAgentCommandsKey, false)
+	trusted, err := s.svc.Repo.ConfigBool(ctx, engine.TrustAgentCommandsKey, false)
 	if err != nil {
 		return err
 	}
@@ -351,17 +351,17 @@ type walkJSON struct {
 	Reason        string               `json:"reason,omitempty"`
 	Suggestion    string               `json:"suggestion,omitempty"`
 	Message       string               `json:"message,omitempty"`
-	AgentCommands []build.AgentCommand `json:"agent_commands"`
+	AgentCommands []engine.AgentCommand `json:"agent_commands"`
 }
 
 // printWalk says where the walk stopped and how to go on: on stdout, or
 // as JSON there with --json (the hints stay on stderr).
-func printWalk(s *session, id string, res build.WalkResult) error {
+func printWalk(s *session, id string, res engine.WalkResult) error {
 	out := s.out()
 	if s.jsonOut() {
 		p := res.Point
 		if err := s.printJSON(walkJSON{Pipeline: id, Status: res.Status, Phase: int(p.Phase), Step: p.Step, Task: p.Task, Reason: res.Reason,
-			Suggestion: res.Suggestion, Message: res.Message, AgentCommands: append([]build.AgentCommand{}, res.Commands...)}); err != nil {
+			Suggestion: res.Suggestion, Message: res.Message, AgentCommands: append([]engine.AgentCommand{}, res.Commands...)}); err != nil {
 			return err
 		}
 		out = io.Discard
@@ -383,10 +383,10 @@ func printWalk(s *session, id string, res build.WalkResult) error {
 		}
 	}
 	switch res.Status {
-	case build.WalkDone:
+	case engine.WalkDone:
 		fmt.Fprintf(out, "Pipeline %s: the four phases are closed\n", id)
 		return nil
-	case build.WalkWaiting:
+	case engine.WalkWaiting:
 		fmt.Fprintf(out, "Pipeline %s waits at %s: %s\n", id, at, res.Reason)
 		if res.Message != "" {
 			fmt.Fprintln(out, res.Message)
@@ -398,13 +398,13 @@ func printWalk(s *session, id string, res build.WalkResult) error {
 			fmt.Fprintln(s.err(), "hint: then go on with: git crucible build --resume")
 		}
 		return nil
-	case build.WalkConsent:
+	case engine.WalkConsent:
 		fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
 		listCommands()
 		fmt.Fprintln(s.err(), "hint: approve them and go on with: git crucible build --resume --yes")
-		fmt.Fprintf(s.err(), "hint: or accept every command agents write: git config %s true\n", build.TrustAgentCommandsKey)
+		fmt.Fprintf(s.err(), "hint: or accept every command agents write: git config %s true\n", engine.TrustAgentCommandsKey)
 		return &silentExit{Code: exitEscalated}
-	case build.WalkEscalated:
+	case engine.WalkEscalated:
 		fmt.Fprintf(s.err(), "error: pipeline %s escalated at %s: %s\n", id, at, res.Reason)
 		if res.Suggestion != "" {
 			fmt.Fprintf(s.err(), "hint: %s\n", res.Suggestion)

@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/remote"
@@ -29,7 +29,7 @@ const defaultLease = time.Hour
 // pipeline history is fetched and taken in (verified), and the branch
 // checked out fetched to its tracking ref: its commits are the levels'
 // bases.
-func ciRemote(c *cli.Context, s *session) (*build.CI, error) {
+func ciRemote(c *cli.Context, s *session) (*engine.CI, error) {
 	name := c.String("push")
 	if name == "" {
 		return nil, nil
@@ -38,7 +38,7 @@ func ciRemote(c *cli.Context, s *session) (*build.CI, error) {
 		return nil, usageErrorf("--push %s: %v", name, err)
 	}
 	x := &remote.Syncer{Svc: s.svc}
-	ci := &build.CI{Syncer: x, Remote: name}
+	ci := &engine.CI{Syncer: x, Remote: name}
 	if err := ci.Pull(c.Context, ""); err != nil {
 		return nil, remoteError(s, err, name)
 	}
@@ -111,7 +111,7 @@ func runTaskJob(c *cli.Context, s *session, m *dag.Manifest, name string) error 
 		return withHints(&refused{Err: errors.New("the branch has no open pipeline: no task run has begun")},
 			"a collector begins it: git crucible run --collect "+pushArg(c)+shellQuote(name))
 	}
-	e, err := build.Open(s.svc, id, agents, s.svc.Repo.WorkTree)
+	e, err := engine.Open(s.svc, id, agents, s.svc.Repo.WorkTree)
 	if err != nil {
 		return err
 	}
@@ -121,14 +121,14 @@ func runTaskJob(c *cli.Context, s *session, m *dag.Manifest, name string) error 
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := e.RunTaskJob(ctx, build.TaskJob{TaskRun: build.TaskRun{Manifest: m, Path: name, Templates: templates,
+	res, err := e.RunTaskJob(ctx, engine.TaskJob{TaskRun: engine.TaskRun{Manifest: m, Path: name, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
 		Lease: cmp.Or(c.Duration("lease"), defaultLease), CI: ci})
 	if ci != nil {
 		res.Pushes, res.Lost = ci.Pushes, ci.Lost
 	}
-	var noRun *build.NoRunError
-	var notReady *build.NotReadyError
+	var noRun *engine.NoRunError
+	var notReady *engine.NotReadyError
 	switch {
 	case errors.As(err, &noRun):
 		return withHints(&refused{Err: err}, "a collector begins it: git crucible run --collect "+pushArg(c)+shellQuote(name))
@@ -148,21 +148,21 @@ func runTaskJob(c *cli.Context, s *session, m *dag.Manifest, name string) error 
 		}
 	}
 	switch res.Outcome {
-	case build.JobRan:
+	case engine.JobRan:
 		if res.Status == string(dag.Failed) {
 			fmt.Fprintf(s.err(), "error: task %s failed: %s\n", task, res.Reason)
 			return &silentExit{Code: exitRefused}
 		}
 		say("ran as job %s, its work at %s (%s)", job, res.Ref, abbrev(res.Commit))
-	case build.JobDone:
+	case engine.JobDone:
 		say("job %s ran it already (%s); nothing to do", res.Holder, abbrev(res.Commit))
-	case build.JobHeld:
+	case engine.JobHeld:
 		say("job %s holds it until %s; nothing to do", res.Holder, res.Until)
-	case build.JobTaken:
+	case engine.JobTaken:
 		say("taken onto the branch already; nothing to do")
-	case build.JobLost:
+	case engine.JobLost:
 		say("job %s took it over when this job's lease ran out; this job's work is dropped", res.Holder)
-	case build.JobFailed:
+	case engine.JobFailed:
 		fmt.Fprintf(s.err(), "error: task %s failed before: a job does not run it again\n", task)
 		return &silentExit{Code: exitRefused}
 	}
@@ -232,14 +232,14 @@ func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *
 	if err != nil {
 		return err
 	}
-	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+	e, err := engine.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	if ci != nil {
 		e.UseCI(ci)
-		if _, err := ci.Syncer.FetchRefs(c.Context, ci.Remote, build.TaskRefs(id)); err != nil {
+		if _, err := ci.Syncer.FetchRefs(c.Context, ci.Remote, engine.TaskRefs(id)); err != nil {
 			return err
 		}
 	}
@@ -248,7 +248,7 @@ func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *
 	if _, err := e.RecoverLocal(ctx); err != nil {
 		return err
 	}
-	res, err := e.RunTasks(ctx, build.TaskRun{Manifest: m, Path: name, MaxParallel: 1, Templates: templates,
+	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: 1, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test, Collect: true,
 		Approve: approve, Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *dag.Manifest) {
@@ -305,7 +305,7 @@ func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *
 		return &silentExit{Code: exitEscalated}
 	case res.Critique != nil:
 		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", build.WorkRef(id))
+		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", engine.WorkRef(id))
 		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
 		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)

@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/spec"
@@ -224,12 +224,12 @@ func dryHooks(c *cli.Context, s *session) dryCheck {
 
 // dryConsent says who consents to the commands agents write.
 func dryConsent(c *cli.Context, s *session) dryCheck {
-	trusted, err := s.svc.Repo.ConfigBool(c.Context, build.TrustAgentCommandsKey, false)
+	trusted, err := s.svc.Repo.ConfigBool(c.Context, engine.TrustAgentCommandsKey, false)
 	switch {
 	case err != nil:
 		return newCheck("commands", err, "")
 	case trusted:
-		return newCheck("commands", nil, "the commands agents write run without asking: git config "+build.TrustAgentCommandsKey+" is true")
+		return newCheck("commands", nil, "the commands agents write run without asking: git config "+engine.TrustAgentCommandsKey+" is true")
 	case c.Bool("yes"):
 		return newCheck("commands", nil, "the commands agents write run once approved: --yes approves them, recorded")
 	}

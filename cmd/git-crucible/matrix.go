@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/dag"
 )
 
@@ -45,7 +45,7 @@ func nextLevel(s *session, c *cli.Context, id string, m *dag.Manifest) (matrixPl
 		if err != nil {
 			return p, err
 		}
-		if err := build.TaskRunState(events, m); err != nil {
+		if err := engine.TaskRunState(events, m); err != nil {
 			return p, err
 		}
 	} else {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/checkpoint"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/lazy"
@@ -285,7 +285,7 @@ func replayArchive(c *cli.Context, s *session) error {
 	}
 	// Holding the engine lock: a build appending beside the rename would
 	// fail its next write.
-	e, err := build.Open(s.svc, id, nil, "")
+	e, err := engine.Open(s.svc, id, nil, "")
 	if err != nil {
 		return err
 	}
@@ -492,7 +492,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 			"resume on the work tree as it is: git crucible replay --current-tree",
 			"or start over: git crucible replay --from-phase 1")
 	}
-	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+	e, err := engine.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {
 		return err
 	}
@@ -536,7 +536,7 @@ func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t
 	if _, err := s.out().Write(state); err != nil {
 		return err
 	}
-	err = walk(c, s, e, build.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations,
+	err = walk(c, s, e, engine.WalkOptions{Spec: sp, Yes: c.Bool("yes"), Templates: t.set, Mutations: t.mutations,
 		Command: "replay", Restored: !current})
 	if err != nil || !c.Bool("diff") {
 		return err

@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
@@ -294,7 +294,7 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 	if err != nil {
 		return err
 	}
-	e, err := build.Open(s.svc, id, agents, repo.WorkTree)
+	e, err := engine.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 	if _, err := e.Recover(ctx); err != nil {
 		return err
 	}
-	res, err := e.RunTasks(ctx, build.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
+	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test,
 		Approve: approve, Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *dag.Manifest) {
@@ -331,12 +331,12 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 		return &silentExit{Code: exitEscalated}
 	case res.Critique != nil:
 		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", build.WorkRef(id))
+		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", engine.WorkRef(id))
 		fmt.Fprintf(s.err(), "hint: once the critique's agent is fixed, run the critique again with: git crucible run %s\n", shellQuote(name))
 		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
 		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json\n", build.WorkRef(id))
+		fmt.Fprintf(s.err(), "hint: the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json\n", engine.WorkRef(id))
 		fmt.Fprintf(s.err(), "hint: once decided (a task's critique can be turned off in the manifest), go on with: git crucible run %s\n", name)
 		return &silentExit{Code: exitEscalated}
 	case res.Status != "completed":
@@ -371,7 +371,7 @@ type runTask struct {
 	Commit string `json:"commit"` // "" when it made none (or has not committed)
 }
 
-func runJSON(id string, res build.TaskRunResult, m *dag.Manifest) runResult {
+func runJSON(id string, res engine.TaskRunResult, m *dag.Manifest) runResult {
 	out := runResult{Pipeline: id, Status: res.Status, Done: res.Done, Reason: res.Reason, Head: res.Head,
 		Backup: strings.TrimPrefix(res.Backup, "refs/heads/"), Tasks: []runTask{}}
 	for _, t := range m.Tasks {

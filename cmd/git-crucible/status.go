@@ -14,7 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/leftover"
@@ -74,7 +74,7 @@ func printStatus(ctx context.Context, s *session, w io.Writer) error {
 	// What a replay would do, from the state alone: the checked plan
 	// reads the whole chain, which status must not.
 	outlook := replay.OutlookOf(st)
-	if outlook != nil && build.Running(s.svc, st.ID) != 0 {
+	if outlook != nil && engine.Running(s.svc, st.ID) != 0 {
 		outlook = nil
 	}
 	cost, err := s.svc.Cost(ctx, st.ID)
@@ -321,7 +321,7 @@ func taskRunFor(ctx context.Context, s *session, id string, d *pipeline.DAGView)
 		}
 		t.Gone = b == ""
 	}
-	if build.Running(s.svc, id) != 0 {
+	if engine.Running(s.svc, id) != 0 {
 		return t, nil
 	}
 	found, err := leftover.Find(ctx, repo, leftover.Options{Dirty: true})

@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -129,7 +129,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	svc := pipeline.Open(repo)
 	defer svc.Close()
 	if id, err := svc.Resolve(ctx, ""); err == nil {
-		if pid := build.Running(svc, id); pid != 0 {
+		if pid := engine.Running(svc, id); pid != 0 {
 			return withHints(&refused{Err: fmt.Errorf("the build of pipeline %s is running on this branch (pid %d)", id, pid)},
 				"the build verifies each task's commit itself; run verify-commits once it stops")
 		}

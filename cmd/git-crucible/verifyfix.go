@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/build"
+	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -39,7 +39,7 @@ type fixAgent struct {
 	agents    *agent.Config
 	templates *prompt.Set
 	dir       string // where prompts, reports and diffs go
-	engine    *build.Engine
+	engine    *engine.Engine
 	state     *pipeline.State
 }
 
@@ -80,7 +80,7 @@ func newFixAgent(ctx context.Context, repo *gitext.Repo, store *gatecache.Store)
 		f.state, _, err = svc.Load(ctx, id)
 	}
 	if err == nil {
-		f.engine, err = build.Open(svc, id, agents, repo.WorkTree)
+		f.engine, err = engine.Open(svc, id, agents, repo.WorkTree)
 	}
 	if err != nil {
 		svc.Close()
@@ -130,7 +130,7 @@ func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
 		Phase: 4, PhaseName: "Completion", Step: fixStep, Role: fixRole, Round: b.Round, MaxRounds: b.Rounds,
 		Artifact: prompt.Artifact{Name: "diff", Path: diff},
 		Task:     &planreport.PlanTask{ID: b.Commit.Task, Title: b.Commit.Subject, FastGate: b.Command},
-		Findings: build.GateFailure(fmt.Sprintf("commit %s (%s)", b.Commit.Commit[:12], b.Commit.Subject), b.Command, b.Exit, b.Log),
+		Findings: engine.GateFailure(fmt.Sprintf("commit %s (%s)", b.Commit.Commit[:12], b.Commit.Subject), b.Command, b.Exit, b.Log),
 		Report:   prompt.Report{Format: prompt.ReportTask}}
 	if d.Task.ID == "" {
 		d.Task.ID = b.Commit.Commit[:12]
@@ -145,7 +145,7 @@ func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
 	if err != nil {
 		return err
 	}
-	ad, err := build.NewAgentDir(f.repo.WorkTree, fixOwner)
+	ad, err := engine.NewAgentDir(f.repo.WorkTree, fixOwner)
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Da
 		return err
 	}
 	d.Goal, d.Mode, d.Pipeline = st.Goal, st.Mode, st.ID
-	p := build.DispatchSpec{Role: fixRole, Template: fixTemplate, Title: b.Commit.Subject, Report: prompt.ReportTask}
+	p := engine.DispatchSpec{Role: fixRole, Template: fixTemplate, Title: b.Commit.Subject, Report: prompt.ReportTask}
 	p.Point.Phase, p.Point.Step, p.Point.Task, p.Point.Round = st.Gates.Ledger.Current(), fixStep, b.Commit.Task, b.Round
 	d.Phase = int(p.Point.Phase)
 	ad, err := f.engine.NewAgentDir(f.repo.WorkTree)
@@ -191,7 +191,7 @@ func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Da
 	switch {
 	case err != nil:
 		return err
-	case out.Status == build.StatusWaiting:
+	case out.Status == engine.StatusWaiting:
 		return fmt.Errorf("dispatch %d: the fixer is a manual agent: verify-commits --fix cannot wait for it", out.Seq)
 	case out.Status == "error":
 		return fmt.Errorf("dispatch %d: %s", out.Seq, out.Summary)

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gate"
+	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/pipeline"
+)
+
+// chainView is what the walk needs of its pipeline's chain, brought up to
+// date one event at a time as the chain grows (see walker.refresh). It
+// keeps no event, and forgets the dispatches of a point once the point is
+// done, so that what a walk holds does not grow with each step it takes,
+// and a refresh costs what the new commits hold, not the whole chain.
+type chainView struct {
+	// status is each point's last step status, keyed by the point
+	// without its round; endPos the position of that step event. result
+	// is its result, kept only for points outside tasks, whose number
+	// does not grow with the plan: the walk reads no task's.
+	status map[pipeline.Point]string
+	endPos map[pipeline.Point]int
+	result map[pipeline.Point]string
+	// open are the dispatches at points not done, every round, in seq
+	// order, keyed by the point without its round; pointOf finds a seq's.
+	open    map[pipeline.Point][]pipeline.Record
+	pointOf map[int]pipeline.Point
+	// finished are the dispatches finished since takeFinished last ran.
+	finished  []pipeline.Record
+	handedOff map[ledger.Phase]bool
+	// taskBase is HEAD when each task's first checkpoint was taken.
+	taskBase map[string]string
+	// pos counts the events seen; finishPos is the position of the finish
+	// of each dispatch in open, decisionPos that of each decision's
+	// newest event: a decision follows a finish when its position is
+	// higher.
+	pos         int
+	finishPos   map[int]int
+	decisionPos map[[2]string]int
+	// replay is the session of the newest replay, "" when none; replaced
+	// are the dispatches replays ran again, the newest by where it ran
+	// (set by the walk, from pipeline.Live); replayed says add met a
+	// replay, which changes what came before it: the walk reads the
+	// chain again.
+	replay   string
+	replaced map[replayedAt]int
+	replayed bool
+	// dagRun says Phase 3 began as a task DAG (a dag.run event).
+	dagRun bool
+	// baseline is the known-failing baseline the build began on, nil
+	// when it began on a passing one.
+	baseline *pipeline.BaselineData
+}
+
+// replayedAt is where a dispatch ran: its point and role.
+type replayedAt struct {
+	p    pipeline.Point
+	role string
+}
+
+func newChainView() *chainView {
+	return &chainView{status: map[pipeline.Point]string{}, endPos: map[pipeline.Point]int{}, result: map[pipeline.Point]string{}, open: map[pipeline.Point][]pipeline.Record{}, pointOf: map[int]pipeline.Point{},
+		handedOff: map[ledger.Phase]bool{}, taskBase: map[string]string{}, finishPos: map[int]int{},
+		decisionPos: map[[2]string]int{}}
+}
+
+// add brings the view past event ev, the chain's next one.
+func (v *chainView) add(ev pipeline.Event) error {
+	v.pos++
+	switch ev.Type {
+	case pipeline.TypeDAGRun:
+		v.dagRun = true
+	case pipeline.TypeBaseline:
+		var d pipeline.BaselineData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		v.baseline = &d
+	case pipeline.TypeStep:
+		var d pipeline.StepData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		p := pipeline.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}
+		v.status[p], v.endPos[p] = d.Status, v.pos
+		if d.Task == "" {
+			v.result[p] = d.Result
+		}
+		if _, ok := v.taskBase[d.Task]; !ok && d.Task != "" && strings.HasPrefix(d.Result, headPrefix) {
+			v.taskBase[d.Task] = strings.TrimPrefix(d.Result, headPrefix)
+		}
+		if d.Status == pipeline.StepDone { // the walk never looks at its dispatches again
+			for _, r := range v.open[p] {
+				delete(v.pointOf, r.Seq)
+				delete(v.finishPos, r.Seq)
+			}
+			delete(v.open, p)
+		}
+	case pipeline.TypeDispatchStart:
+		var d pipeline.DispatchStart
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		if d.Step == "" {
+			return nil // a dispatch the engine did not start: the walk never looks at it
+		}
+		r := d.Record()
+		p := r.Point
+		p.Round = 0
+		v.open[p] = append(v.open[p], r)
+		v.pointOf[r.Seq] = p
+	case pipeline.TypeDispatchFinish:
+		var d pipeline.DispatchFinish
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		p, ok := v.pointOf[d.Seq]
+		if !ok {
+			return nil // a dispatch the engine did not start
+		}
+		recs := v.open[p]
+		for i := range recs {
+			if recs[i].Seq == d.Seq {
+				recs[i].Settle(d)
+				v.finished = append(v.finished, recs[i])
+			}
+		}
+		v.finishPos[d.Seq] = v.pos
+	case pipeline.TypeDecision:
+		var d pipeline.DecisionData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		v.decisionPos[[2]string{d.Type, d.Choice}] = v.pos
+	case pipeline.TypeHandoff:
+		var d pipeline.HandoffData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		v.handedOff[d.From] = true
+	case pipeline.TypeReplay:
+		var d pipeline.ReplayData
+		if err := pipeline.DecodeData(ev, &d); err != nil {
+			return err
+		}
+		v.replay, v.replayed = d.Session, true
+	}
+	return nil
+}
+
+// takeFinished returns the dispatches finished since it last ran.
+func (v *chainView) takeFinished() []pipeline.Record {
+	out := v.finished
+	v.finished = nil
+	return out
+}
+
+// unfinished lists the dispatches at points not done that have no
+// finish, in seq order.
+func (v *chainView) unfinished() []pipeline.Record {
+	var out []pipeline.Record
+	for _, recs := range v.open {
+		for _, r := range recs {
+			if !r.Finished() {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b pipeline.Record) int { return a.Seq - b.Seq })
+	return out
+}
+
+// at lists the dispatches recorded at p's step and task, every round,
+// while that step is not done.
+func (v *chainView) at(p pipeline.Point) []pipeline.Record {
+	p.Round = 0
+	return v.open[p]
+}
+
+// replayOf is the dispatch a replay replaced at p for role, nil when none:
+// a new dispatch there is its replay.
+func (v *chainView) replayOf(p pipeline.Point, role string) *int {
+	if seq, ok := v.replaced[replayedAt{p, role}]; ok {
+		return &seq
+	}
+	return nil
+}
+
+// journalledSince reports whether a decision of type typ and choice is in
+// the chain after the last end of the step at q, its round ignored (or
+// anywhere, when it never ended).
+func (v *chainView) journalledSince(q pipeline.Point, typ, choice string) bool {
+	q.Round = 0
+	pos, ok := v.decisionPos[[2]string{typ, choice}]
+	return ok && pos > v.endPos[q]
+}
+
+// decided reports whether decision d is in the chain after the finish of
+// dispatch seq, a dispatch at a point not done.
+func (v *chainView) decided(seq int, d gate.JournalEntry) bool {
+	finish, ok := v.finishPos[seq]
+	return ok && v.decisionPos[[2]string{d.Type, d.Choice}] > finish
+}

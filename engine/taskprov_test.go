@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/taskrun"
+)
+
+// A level's commits get one provenance line per task (two tasks of a
+// group share a commit) when the level is seen, none before; seeing the
+// level again, as a resumed run would, changes nothing.
+func TestTaskProvenance(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, shAgent("exit 0"))
+	repo := e.Service.Repo
+	group := gittest.Git(t, ".", "commit-tree", "-p", "HEAD", "-m", "group", "HEAD^{tree}")
+	solo := gittest.Git(t, ".", "commit-tree", "-p", group, "-m", "solo", "HEAD^{tree}")
+	prov := &provenance{e: e, phase: 1, role: "implementer", number: map[string]int{"a": 1, "b": 2, "c": 3, "x": 4}, made: map[string][]int{}}
+	level := func() string {
+		for _, ev := range []taskrun.Event{
+			{Task: "x", Status: dag.Failed, Level: 1},
+			{Task: "a", Status: dag.Committed, CommitSHA: group, Level: 1},
+			{Task: "b", Status: dag.Committed, CommitSHA: group, Level: 1},
+			{Task: "c", Status: dag.Committed, CommitSHA: solo, Level: 1},
+			{Task: "e", Status: dag.Committed, Level: 1}, // changed nothing
+		} {
+			if err := prov.saw(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(prov.made) != 2 {
+			t.Fatalf("made %v", prov.made)
+		}
+		if err := prov.saw(ctx, taskrun.Event{Level: 1, Boundary: "HEAD", Head: solo}); err != nil {
+			t.Fatal(err)
+		}
+		tip, err := repo.ReadRef(notes.ProvenanceRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tip
+	}
+	first := level()
+	for commit, tasks := range map[string]string{group: `"task":1 "task":2`, solo: `"task":3`} {
+		note, ok, err := notes.Read(ctx, repo, notes.ProvenanceRef, commit)
+		if err != nil || !ok {
+			t.Fatalf("no note on %s: %v", commit, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(note)), "\n")
+		want := strings.Fields(tasks)
+		if len(lines) != len(want) {
+			t.Fatalf("note on %s:\n%s", commit, note)
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, want[i]) || !strings.Contains(l, `"pipeline":"`+e.ID+`"`) || !strings.Contains(l, `"phase":1`) {
+				t.Fatalf("note on %s:\n%s", commit, note)
+			}
+		}
+	}
+	if again := level(); again != first {
+		t.Fatalf("the notes ref moved from %s to %s on a second sight", first, again)
+	}
+}
+
+func TestSubcommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "--all"}, "add"},
+		{[]string{"-c", "notes.rewriteRef=refs/notes/x", "-c", "notes.rewriteMode=cat_sort_uniq", "commit", "-q"}, "commit"},
+		{[]string{"-c", "a=b"}, "-c a=b"},
+	} {
+		if got := subcommand(tc.args); got != tc.want {
+			t.Errorf("subcommand(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gatecache"
+	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/spec"
+)
+
+// JournalVerifyCommits is the decision type of a verify-commits result
+// the walk records: which commits the fast gate passed or failed at.
+const JournalVerifyCommits = "verify-commits"
+
+// checkTaskCommit runs the task's fast gate at the commit the task made
+// (HEAD), through verify-commits' cache, where a tree tested before is not
+// tested again, and records the result; its exit status and the gate's
+// output, as runCommand returns them. A HEAD with no parent has no range
+// to verify: the gate runs in the work tree.
+func (w *walker) checkTaskCommit(ctx context.Context, st *spec.Step, task *report.PlanTask, command string) (int, string, error) {
+	parent, err := w.e.Service.Repo.Git(ctx, "rev-parse", "--verify", "-q", "HEAD^")
+	if err != nil {
+		return w.runCommand(ctx, st, task, command)
+	}
+	rep, err := w.verifyCommits(ctx, strings.TrimSpace(string(parent)), command, "task "+task.ID, "")
+	if err != nil {
+		return 0, "", err
+	}
+	for _, c := range rep.Commits {
+		if c.Status == gatecache.Fail {
+			return c.Exit, c.Log, nil
+		}
+	}
+	return 0, "", nil
+}
+
+// verifyPhase verifies every commit Phase 3 made, base..HEAD, with the
+// plan's fast gate, and records the result: a commit that only builds
+// because of a later one (a task's broken commit that its fix round
+// repaired on top) is named, with what repairs it in place. The walk goes
+// on: every task's own check passed at the phase's HEAD. No common fast
+// gate, or no base, verifies nothing.
+func (w *walker) verifyPhase(ctx context.Context, p pipeline.Point, tasks []report.PlanTask) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	command, base := tasks[0].FastGate, w.view.taskBase[tasks[0].ID]
+	for _, t := range tasks {
+		if t.FastGate != command {
+			command = ""
+		}
+	}
+	if command == "" || base == "" {
+		return nil
+	}
+	// The plan's fast gate is an agent's: without consent its tasks' checks
+	// did not run it, nor does this.
+	if ok, err := w.mayRun(ctx, command); !ok || err != nil {
+		return err
+	}
+	_, err := w.verifyCommits(ctx, base, command, fmt.Sprintf("Phase %d", p.Phase),
+		"Repair the failing commits in place: git crucible verify-commits --fix "+base[:12]+"..HEAD")
+	return err
+}
+
+// verifyCommits runs verify-commits' machinery over base..HEAD with the
+// gate command and records the result as a decision of what (a task, the
+// phase), with suggestion when a commit fails.
+func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggestion string) (*gatecache.Report, error) {
+	o := gatecache.Options{Base: base, Gate: gatecache.Gate{Name: "fast-gate", Command: command}, Spec: gatecache.Spec(command, "")}
+	store := gatecache.Open(w.e.Service.Repo)
+	// An engine killed in the middle of one leaves its rebase under way:
+	// put back, the branch as it was, what it tested kept.
+	if killed, err := store.Interrupted(); err != nil {
+		return nil, err
+	} else if killed {
+		if _, err := store.Recover(ctx); err != nil {
+			return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
+		}
+	}
+	rep, err := store.Verify(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
+	}
+	pass, fail := 0, []string{}
+	for _, c := range rep.Commits {
+		switch c.Status {
+		case gatecache.Pass, gatecache.Skip:
+			pass++
+		case gatecache.Fail:
+			fail = append(fail, c.Commit[:12])
+		}
+	}
+	d := pipeline.DecisionData{Type: JournalVerifyCommits,
+		Choice: fmt.Sprintf("%s: %d of %d commits pass %s", what, pass, len(rep.Commits), command),
+		Reason: fmt.Sprintf("%d gate runs, %d cached", rep.Ran, rep.Cached)}
+	if len(fail) > 0 {
+		d.Reason += "; failing: " + strings.Join(fail, ", ")
+		d.Suggestion = suggestion
+	}
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.Draft{Type: pipeline.TypeDecision, Data: d}); err != nil {
+		return nil, err
+	}
+	return rep, w.refresh(ctx)
+}
