@@ -343,14 +343,14 @@ func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, erro
 
 // walkJSON is where a walk stopped, as build --json prints it.
 type walkJSON struct {
-	Pipeline      string               `json:"pipeline"`
-	Status        string               `json:"status"`
-	Phase         int                  `json:"phase,omitempty"`
-	Step          string               `json:"step,omitempty"`
-	Task          string               `json:"task,omitempty"`
-	Reason        string               `json:"reason,omitempty"`
-	Suggestion    string               `json:"suggestion,omitempty"`
-	Message       string               `json:"message,omitempty"`
+	Pipeline      string                `json:"pipeline"`
+	Status        string                `json:"status"`
+	Phase         int                   `json:"phase,omitempty"`
+	Step          string                `json:"step,omitempty"`
+	Task          string                `json:"task,omitempty"`
+	Reason        string                `json:"reason,omitempty"`
+	Suggestion    string                `json:"suggestion,omitempty"`
+	Message       string                `json:"message,omitempty"`
 	AgentCommands []engine.AgentCommand `json:"agent_commands"`
 }
 

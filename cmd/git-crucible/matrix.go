@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/dag"
+	"github.com/git-crucible/git-crucible/engine"
 )
 
 // matrixFormats are run --matrix's --format values.
