@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/rounds"
 )
 
 // chainView is what the walk needs of its pipeline's chain, brought up to
@@ -198,7 +198,7 @@ func (v *chainView) journalledSince(q pipeline.Point, typ, choice string) bool {
 
 // decided reports whether decision d is in the chain after the finish of
 // dispatch seq, a dispatch at a point not done.
-func (v *chainView) decided(seq int, d gate.JournalEntry) bool {
+func (v *chainView) decided(seq int, d rounds.JournalEntry) bool {
 	finish, ok := v.finishPos[seq]
 	return ok && v.decisionPos[[2]string{d.Type, d.Choice}] > finish
 }

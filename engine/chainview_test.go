@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/rounds"
 )
 
 func viewOf(t *testing.T, c chain) *chainView {
@@ -75,22 +75,22 @@ func TestChainViewAgreesWithRecords(t *testing.T) {
 
 func TestChainViewDecided(t *testing.T) {
 	p := pipeline.Point{Phase: 3, Step: "task-review", Task: "1", Round: 1}
-	pass := gate.JournalEntry{Type: "review-round", Choice: "round 1: pass"}
-	other := gate.JournalEntry{Type: "review-round", Choice: "round 1: fix and run round 2"}
-	before := chain{}.add(t, pipeline.TypeDecision, decisions([]gate.JournalEntry{pass})[0].Data).dispatch(t, p, "reviewer", "completed")
-	after := before.add(t, pipeline.TypeDecision, decisions([]gate.JournalEntry{pass})[0].Data)
+	pass := rounds.JournalEntry{Type: "review-round", Choice: "round 1: pass"}
+	other := rounds.JournalEntry{Type: "review-round", Choice: "round 1: fix and run round 2"}
+	before := chain{}.add(t, pipeline.TypeDecision, decisions([]rounds.JournalEntry{pass})[0].Data).dispatch(t, p, "reviewer", "completed")
+	after := before.add(t, pipeline.TypeDecision, decisions([]rounds.JournalEntry{pass})[0].Data)
 	for _, c := range []struct {
 		name  string
 		chain chain
 		seq   int
-		d     gate.JournalEntry
+		d     rounds.JournalEntry
 		want  bool
 	}{
 		{"decided after its finish", after, 1, pass, true},
 		{"only before its finish", before, 1, pass, false},
 		{"another decision", after, 1, other, false},
 		{"a dispatch not in the chain", after, 7, pass, false},
-		{"a dispatch in flight", chain{}.dispatch(t, p, "reviewer", "").add(t, pipeline.TypeDecision, decisions([]gate.JournalEntry{pass})[0].Data), 1, pass, false},
+		{"a dispatch in flight", chain{}.dispatch(t, p, "reviewer", "").add(t, pipeline.TypeDecision, decisions([]rounds.JournalEntry{pass})[0].Data), 1, pass, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := viewOf(t, c.chain).decided(c.seq, c.d); got != c.want {

@@ -9,18 +9,18 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/rounds"
 	"github.com/git-crucible/git-crucible/spec"
 )
 
 // judge is what gates and review loops share: package gate's Gate and Review.
 type judge interface {
-	Round(report.Findings) gate.Decision
+	Round(report.Findings) rounds.Decision
 	Trajectory() []string
 }
 
@@ -30,12 +30,12 @@ type judge interface {
 // resume goes on at the round it stopped in.
 func (w *walker) rounds(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
 	var j judge
-	var g *gate.Gate
+	var g *rounds.Gate
 	if st.Kind == spec.Gate {
-		g = gate.New(st.MaxRounds)
+		g = rounds.New(st.MaxRounds)
 		j = g
 	} else {
-		j = gate.NewReview(st.MaxRounds)
+		j = rounds.NewReview(st.MaxRounds)
 	}
 	for round := 1; ; round++ {
 		p.Round = round
@@ -60,7 +60,7 @@ func (w *walker) rounds(ctx context.Context, p pipeline.Point, st *spec.Step, ta
 			return stopped(p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("dispatch %d (%s): no findings: %v", out.Seq, st.Role, err)), nil
 		}
 		dec := j.Round(f)
-		if dec.Action != gate.Continue {
+		if dec.Action != rounds.Continue {
 			return w.conclude(ctx, p, st, g, dec, d.Artifact, out.Seq)
 		}
 		if err := w.journal(ctx, out.Seq, dec.Journal); err != nil {
@@ -88,7 +88,7 @@ func (w *walker) rounds(ctx context.Context, p pipeline.Point, st *spec.Step, ta
 
 // journal records a round's decisions once: not again when a resume
 // judges a round whose decisions followed its dispatch already.
-func (w *walker) journal(ctx context.Context, seq int, entries []gate.JournalEntry) error {
+func (w *walker) journal(ctx context.Context, seq int, entries []rounds.JournalEntry) error {
 	if len(entries) == 0 || w.view.decided(seq, entries[0]) {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (w *walker) journal(ctx context.Context, seq int, entries []gate.JournalEnt
 }
 
 // decisions are the chain's decision events of a round's journal entries.
-func decisions(entries []gate.JournalEntry) []pipeline.Draft {
+func decisions(entries []rounds.JournalEntry) []pipeline.Draft {
 	drafts := make([]pipeline.Draft, len(entries))
 	for i, e := range entries {
 		drafts[i] = pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
@@ -111,15 +111,15 @@ func decisions(entries []gate.JournalEntry) []pipeline.Draft {
 // conclude ends a gate or loop that passed or escalated: its journal, a
 // gate's verdict, and the ledger's PASS (a gate) or FAIL (an escalation),
 // in one record, unless the ledger has it already.
-func (w *walker) conclude(ctx context.Context, p pipeline.Point, st *spec.Step, g *gate.Gate, dec gate.Decision, art prompt.Artifact, seq int) (stepEnd, error) {
+func (w *walker) conclude(ctx context.Context, p pipeline.Point, st *spec.Step, g *rounds.Gate, dec rounds.Decision, art prompt.Artifact, seq int) (stepEnd, error) {
 	end := done(dec.Verdict)
-	if dec.Action == gate.Escalate {
+	if dec.Action == rounds.Escalate {
 		end = stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s escalated (%s): %s", st.ID, dec.Verdict, dec.Reason))
 		end.result = dec.Verdict
 		end.stop.Suggestion = dec.Suggestion
 	}
 	if w.state.Gates.Ledger.Entry(p.Phase).Status != ledger.InProgress ||
-		g == nil && dec.Action == gate.Pass && len(dec.Journal) > 0 && w.view.decided(seq, dec.Journal[0]) {
+		g == nil && dec.Action == rounds.Pass && len(dec.Journal) > 0 && w.view.decided(seq, dec.Journal[0]) {
 		return end, nil // concluded before a resume
 	}
 	drafts := decisions(dec.Journal)
@@ -131,7 +131,7 @@ func (w *walker) conclude(ctx context.Context, p pipeline.Point, st *spec.Step, 
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeVerdict, Data: v})
 	}
 	switch {
-	case dec.Action == gate.Escalate:
+	case dec.Action == rounds.Escalate:
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase),
 			Data: pipeline.LedgerData{Phase: p.Phase, Reason: oneLine(dec.Reason)}})
 	case g != nil:
@@ -164,7 +164,7 @@ func (w *walker) escalate(ctx context.Context, p pipeline.Point, stop WalkResult
 	if w.escalated(p, choice) {
 		return nil
 	}
-	drafts := []pipeline.Draft{{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
+	drafts := []pipeline.Draft{{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: rounds.JournalEscalation,
 		Choice: choice, Reason: stop.Reason, Suggestion: stop.Suggestion}}}
 	if w.state.Gates.Ledger.Entry(p.Phase).Status == ledger.InProgress {
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.FailPhase),
@@ -193,13 +193,13 @@ func (w *walker) budgetStop(ctx context.Context, p pipeline.Point, b *BudgetErro
 // recorded: its step ended escalated, or the engine was killed after
 // recording it, before the step's end.
 func (w *walker) escalated(p pipeline.Point, choice string) bool {
-	return w.stepStatus(p) == pipeline.StepEscalated || w.view.journalledSince(p, gate.JournalEscalation, choice)
+	return w.stepStatus(p) == pipeline.StepEscalated || w.view.journalledSince(p, rounds.JournalEscalation, choice)
 }
 
 // verdict is the gate.verdict of a finished gate: its marker, completed
 // with what the engine knows (phase, pipeline, artifact hash, time).
 // Its run id names the last round's dispatch.
-func (w *walker) verdict(p pipeline.Point, g *gate.Gate, art prompt.Artifact, seq int) (pipeline.VerdictData, error) {
+func (w *walker) verdict(p pipeline.Point, g *rounds.Gate, art prompt.Artifact, seq int) (pipeline.VerdictData, error) {
 	m := interop.GateMarker(g)
 	m.Phase, m.PipelineID, m.RunID = p.Phase, w.e.ID, fmt.Sprintf("%s-%d", w.e.ID, seq)
 	now, err := pipeline.Now()

@@ -6,11 +6,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/rounds"
 	"github.com/git-crucible/git-crucible/spec"
 )
 
@@ -106,7 +106,7 @@ func (w *walker) reopen(ctx context.Context, p pipeline.Point, why string) error
 		return nil
 	}
 	if _, _, err := w.e.Service.Record(ctx, w.e.ID,
-		pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: gate.JournalEscalation,
+		pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: rounds.JournalEscalation,
 			Choice: fmt.Sprintf("Phase %d goes on", p.Phase), Reason: why + ": what escalated was put right"}},
 		pipeline.Draft{Type: pipeline.LedgerType(ledger.Begin), Data: pipeline.LedgerData{Phase: p.Phase}}); err != nil {
 		return err

@@ -3,7 +3,7 @@ package interop
 import (
 	"encoding/json"
 
-	"github.com/git-crucible/git-crucible/gate"
+	"github.com/git-crucible/git-crucible/rounds"
 )
 
 // GateMarker is g's verdict marker (version 2) as far as the gate knows
@@ -11,7 +11,7 @@ import (
 // the last round's Severity-Histogram. The engine adds Phase, PipelineID,
 // ArtifactHash, Timestamp and RunID. Before the gate is done, Verdict and
 // Reason are empty.
-func GateMarker(g *gate.Gate) Marker {
+func GateMarker(g *rounds.Gate) Marker {
 	rounds := g.Rounds()
 	m := Marker{Version: 2, Rounds: len(rounds)}
 	if final, ok := g.Final(); ok {

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/rounds"
 )
 
 func TestMarker(t *testing.T) {
-	g := gate.New(0)
-	for _, r := range []gate.Counts{{Fatal: 1, Significant: 2}, {Significant: 2, Minor: 1}, {Minor: 3}} {
+	g := rounds.New(0)
+	for _, r := range []rounds.Counts{{Fatal: 1, Significant: 2}, {Significant: 2, Minor: 1}, {Minor: 3}} {
 		g.Record(r)
 	}
 	m := GateMarker(g)
@@ -37,13 +37,13 @@ func TestMarker(t *testing.T) {
 		t.Fatalf("trajectory line missing:\n%s", text)
 	}
 
-	if m := GateMarker(gate.New(0)); m.Verdict != "" || m.Rounds != 0 || m.ScoreTrajectory != nil || m.SeverityHistogram != nil {
+	if m := GateMarker(rounds.New(0)); m.Verdict != "" || m.Rounds != 0 || m.ScoreTrajectory != nil || m.SeverityHistogram != nil {
 		t.Fatalf("marker of a gate with no round: %#v", m)
 	}
 }
 
 func TestVerdictsAreCrucibles(t *testing.T) {
-	for _, v := range []string{gate.VerdictPass, gate.VerdictStagnation, gate.VerdictRegression, gate.VerdictBreaker, gate.VerdictArchitectural} {
+	for _, v := range []string{rounds.VerdictPass, rounds.VerdictStagnation, rounds.VerdictRegression, rounds.VerdictBreaker, rounds.VerdictArchitectural} {
 		if !ValidVerdict(v) {
 			t.Errorf("%s is not a verdict crucible's marker knows", v)
 		}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/rounds"
 )
 
 // agentRun is one dispatch of the scripted agent in a copy of the sample.
@@ -118,7 +118,7 @@ func (r *agentRun) task(role string, phase int, task string, round int) (report.
 // gate runs a quality gate (red-team rounds, fixer between) and returns its
 // score trajectory.
 func (r *agentRun) gate(phase int) (string, error) {
-	g := gate.New(0)
+	g := rounds.New(0)
 	for round := 1; ; round++ {
 		data, err := r.dispatch("red-team", phase, "", round)
 		if err != nil {
@@ -129,9 +129,9 @@ func (r *agentRun) gate(phase int) (string, error) {
 			return "", stopf("red-team: %v", err)
 		}
 		switch d := g.Round(f); d.Action {
-		case gate.Pass:
+		case rounds.Pass:
 			return strings.Join(g.Trajectory(), ","), nil
-		case gate.Escalate:
+		case rounds.Escalate:
 			return "", stopf("phase %d gate: %s at round %d (scores %s)", phase, d.Verdict, round, strings.Join(g.Trajectory(), ","))
 		}
 		if _, err := r.task("fixer", phase, "", round); err != nil {
@@ -150,7 +150,7 @@ func (r *agentRun) review(phase int, task string) error {
 	if err != nil {
 		return stopf("reviewer: %v", err)
 	}
-	if d := gate.NewReview(0).Round(f); d.Action != gate.Pass {
+	if d := rounds.NewReview(0).Round(f); d.Action != rounds.Pass {
 		return stopf("review of phase %d task %q: %s", phase, task, d.Reason)
 	}
 	return nil

@@ -19,11 +19,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/replay"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/rounds"
 )
 
 // Bounds on what the page shows of text from agents and people.
@@ -559,7 +559,7 @@ func (c *chain) read() error {
 			at := d.DecidedAt(e)
 			c.decisions = append(c.decisions, Decision{Time: at, Type: clipText(d.Type), Choice: clipText(d.Choice),
 				Reason: clipText(d.Reason), Alternatives: clipText(d.Alternatives), Suggestion: clipText(d.Suggestion)})
-			if d.Type == gate.JournalEscalation {
+			if d.Type == rounds.JournalEscalation {
 				c.marks = append(c.marks, Mark{Kind: "escalation", Rank: rank, Time: e.Time, Label: clipText(d.Choice)})
 			}
 		case e.Type == pipeline.TypeHandoff || e.Type == pipeline.TypeImportHandoff:
@@ -803,7 +803,7 @@ func (c *chain) round(b Bar) (Round, bool) {
 	if err != nil {
 		return r, false
 	}
-	counts := gate.CountsOf(f)
+	counts := rounds.CountsOf(f)
 	r.Fatal, r.Significant, r.Minor, r.Score = counts.Fatal, counts.Significant, counts.Minor, counts.Score()
 	add := func(sev string, list []report.Finding) {
 		for _, x := range list {

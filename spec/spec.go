@@ -84,9 +84,9 @@ import (
 	_ "embed"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/gate"
 	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/rounds"
 )
 
 // OverridePath is where a work tree keeps its own spec.
@@ -97,7 +97,7 @@ const MaxParallelLimit = 16
 
 // DefaultMaxRounds is the breaker of gates and review loops (package
 // gate's, 15), and the most a spec may allow.
-const DefaultMaxRounds = gate.DefaultMaxRounds
+const DefaultMaxRounds = rounds.DefaultMaxRounds
 
 // Diff is the built-in artifact: the change under review.
 const Diff = "diff"

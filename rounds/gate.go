@@ -1,4 +1,4 @@
-// Package gate holds the rules that decide, round after round, whether a
+// Package rounds holds the rules that decide, round after round, whether a
 // quality gate or a review loop passes, goes on, or escalates: crucible's
 // weighted scoring, progress, stagnation, regression and circuit breaker.
 // It does no I/O: the engine feeds it each round's findings and acts on the
@@ -11,7 +11,7 @@
 // progress (stagnation), and a breaker after MaxRounds. Review loops are
 // the build skill's iterative reviews: progress only on strictly fewer
 // issues (Fatal + Significant), the same or more is stagnation.
-package gate
+package rounds
 
 import (
 	"fmt"

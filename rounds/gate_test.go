@@ -1,4 +1,4 @@
-package gate
+package rounds
 
 import (
 	"fmt"
