@@ -125,7 +125,7 @@ func CleanPath(f string) string {
 	return strings.TrimSuffix(f, "/")
 }
 
-// check refuses stub gates (gatecache's rule, shared with verify-commits)
+// check refuses stub gates (verify-commits' rule)
 // and a declared absence of a gate without its reason.
 func (v Validation) check(line int) *Error {
 	switch {

@@ -11,13 +11,13 @@ import (
 
 	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/enforce"
-	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
 // TaskRun is a task DAG to run on the current branch, recorded in the
@@ -110,7 +110,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
-	res := TaskRunResult{Backup: gatecache.BackupBranch(branch)}
+	res := TaskRunResult{Backup: verifycommits.BackupBranch(branch)}
 	if began != nil && began.Backup != "" {
 		res.Backup = began.Backup
 	}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
 // JournalVerifyCommits is the decision type of a verify-commits result
@@ -30,7 +30,7 @@ func (w *walker) checkTaskCommit(ctx context.Context, st *spec.Step, task *repor
 		return 0, "", err
 	}
 	for _, c := range rep.Commits {
-		if c.Status == gatecache.Fail {
+		if c.Status == verifycommits.Fail {
 			return c.Exit, c.Log, nil
 		}
 	}
@@ -69,9 +69,9 @@ func (w *walker) verifyPhase(ctx context.Context, p pipeline.Point, tasks []repo
 // verifyCommits runs verify-commits' machinery over base..HEAD with the
 // gate command and records the result as a decision of what (a task, the
 // phase), with suggestion when a commit fails.
-func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggestion string) (*gatecache.Report, error) {
-	o := gatecache.Options{Base: base, Gate: gatecache.Gate{Name: "fast-gate", Command: command}, Spec: gatecache.Spec(command, "")}
-	store := gatecache.Open(w.e.Service.Repo)
+func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggestion string) (*verifycommits.Report, error) {
+	o := verifycommits.Options{Base: base, Gate: verifycommits.Gate{Name: "fast-gate", Command: command}, Spec: verifycommits.Spec(command, "")}
+	store := verifycommits.Open(w.e.Service.Repo)
 	// An engine killed in the middle of one leaves its rebase under way:
 	// put back, the branch as it was, what it tested kept.
 	if killed, err := store.Interrupted(); err != nil {
@@ -88,9 +88,9 @@ func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggest
 	pass, fail := 0, []string{}
 	for _, c := range rep.Commits {
 		switch c.Status {
-		case gatecache.Pass, gatecache.Skip:
+		case verifycommits.Pass, verifycommits.Skip:
 			pass++
-		case gatecache.Fail:
+		case verifycommits.Fail:
 			fail = append(fail, c.Commit[:12])
 		}
 	}

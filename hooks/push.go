@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/enforce"
-	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/remote"
+	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
 // prePush checks every branch being pushed: the commits the remote does
@@ -165,7 +165,7 @@ func checkVerified(ctx context.Context, repo *gitext.Repo, revs []string, r enfo
 			trees = append(trees, f[1])
 		}
 	}
-	known, err := gateresult.Newest(gateresult.IndexDir(repo.CrucibleDir()), trees)
+	known, err := results.Newest(results.IndexDir(repo.CrucibleDir()), trees)
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func checkVerified(ctx context.Context, repo *gitext.Repo, revs []string, r enfo
 		switch res, ok := known[c.tree]; {
 		case !ok:
 			out.say("  %s %s: not tested by the fast gate", c.id[:12], c.subject)
-		case res.Status != gateresult.Pass:
+		case res.Status != results.Pass:
 			out.say("  %s %s: the fast gate's last run says %s (exit %d)", c.id[:12], c.subject, res.Status, res.Exit)
 		default:
 			continue

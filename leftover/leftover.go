@@ -73,7 +73,7 @@ type Options struct {
 }
 
 // backupPrefix and backupSuffix frame a backup branch's name, as
-// gatecache.BackupBranch makes it.
+// verifycommits.BackupBranch makes it.
 const (
 	backupPrefix = "refs/heads/backup-"
 	backupSuffix = "-pre-dispatch"

@@ -14,12 +14,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/dag"
-	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/replay"
 	"github.com/git-crucible/git-crucible/runpage"
+	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
 func reportCommand() *cli.Command {
@@ -147,7 +147,7 @@ func reportModel(ctx context.Context, s *session, id string) (*runpage.Model, er
 		trees = append(trees, c.Tree)
 	}
 	if len(trees) > 0 {
-		known, err := gateresult.Newest(gateresult.IndexDir(s.svc.Repo.CrucibleDir()), trees)
+		known, err := results.Newest(results.IndexDir(s.svc.Repo.CrucibleDir()), trees)
 		if err != nil {
 			return nil, err
 		}

@@ -12,10 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/trust"
+	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
 func trustCommand() *cli.Command {
@@ -24,7 +24,7 @@ func trustCommand() *cli.Command {
 		Usage:     "trust the exact content of a tracked file that names commands to run",
 		ArgsUsage: "[<file>]",
 		Description: "A tracked file that names commands git-crucible runs (" + agent.TrackedFile + ",\n" +
-			".crucible/pipeline.toml, " + gatecache.TrackedFile + ") is used only in the content you\n" +
+			".crucible/pipeline.toml, " + verifycommits.TrackedFile + ") is used only in the content you\n" +
 			"trusted: a pull request that edits it runs nothing on your machine until you review it again.\n" +
 			"Trusting records the file's path and the SHA-256 of its content in this repository's local state (<git-common-dir>/crucible/trust, never\n" +
 			"pushed, shared by its worktrees); an edit, a pull or a checkout that changes it makes it untrusted.\n\n" +

@@ -15,9 +15,9 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/engine"
-	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
 func verifyCommitsCommand() *cli.Command {
@@ -134,8 +134,8 @@ func verifyCommitsAction(c *cli.Context) error {
 				"the build verifies each task's commit itself; run verify-commits once it stops")
 		}
 	}
-	store := gatecache.Open(repo)
-	var o gatecache.Options
+	store := verifycommits.Open(repo)
+	var o verifycommits.Options
 	if recovering {
 		in, err := store.Recover(ctx)
 		if err != nil {
@@ -173,7 +173,7 @@ func verifyCommitsAction(c *cli.Context) error {
 }
 
 // recovered says where a killed run's recovery left HEAD.
-func recovered(in *gatecache.Interrupted) string {
+func recovered(in *verifycommits.Interrupted) string {
 	where := in.Head[:12]
 	if in.Branch != "" {
 		where = strings.TrimPrefix(in.Branch, "refs/heads/") + " at " + where
@@ -183,7 +183,7 @@ func recovered(in *gatecache.Interrupted) string {
 
 // printRecovered says on stderr that a killed run was put back, if one
 // was, and removes what its fixer left.
-func printRecovered(c *cli.Context, repo *gitext.Repo, in *gatecache.Interrupted) {
+func printRecovered(c *cli.Context, repo *gitext.Repo, in *verifycommits.Interrupted) {
 	if in != nil {
 		removeFixerDirs(repo)
 		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: %s\n", recovered(in))
@@ -191,7 +191,7 @@ func printRecovered(c *cli.Context, repo *gitext.Repo, in *gatecache.Interrupted
 }
 
 // reportVerify prints a verification and exits 1 when a commit failed.
-func reportVerify(c *cli.Context, rep *gatecache.Report) error {
+func reportVerify(c *cli.Context, rep *verifycommits.Report) error {
 	w := c.App.Writer
 	if c.Bool("json") {
 		if err := writeJSON(w, rep, "  "); err != nil {
@@ -213,13 +213,13 @@ func reportVerify(c *cli.Context, rep *gatecache.Report) error {
 }
 
 // verifyOptions is the run the command line asks for.
-func verifyOptions(c *cli.Context, repo *gitext.Repo) (gatecache.Options, error) {
+func verifyOptions(c *cli.Context, repo *gitext.Repo) (verifycommits.Options, error) {
 	ctx := c.Context
 	base, err := verifyBase(ctx, repo, c.Args().First())
 	if err != nil {
-		return gatecache.Options{}, err
+		return verifycommits.Options{}, err
 	}
-	gate, err := gatecache.Resolve(ctx, repo, gatecache.Request{Exec: c.String("exec"), Name: c.String("gate"),
+	gate, err := verifycommits.Resolve(ctx, repo, verifycommits.Request{Exec: c.String("exec"), Name: c.String("gate"),
 		Verify: func() (string, error) {
 			cfg, err := agent.Load(ctx, repo)
 			if err != nil {
@@ -228,25 +228,25 @@ func verifyOptions(c *cli.Context, repo *gitext.Repo) (gatecache.Options, error)
 			return cfg.Test, nil
 		}})
 	if err != nil {
-		return gatecache.Options{}, err
+		return verifycommits.Options{}, err
 	}
-	fingerprint, err := gatecache.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
+	fingerprint, err := verifycommits.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
 	if err != nil {
-		return gatecache.Options{}, err
+		return verifycommits.Options{}, err
 	}
-	mode := gatecache.UseCache
+	mode := verifycommits.UseCache
 	switch {
 	case c.Bool("retest"):
-		mode = gatecache.Retest
+		mode = verifycommits.Retest
 	case c.Bool("force"):
-		mode = gatecache.Force
+		mode = verifycommits.Force
 	}
-	return gatecache.Options{Base: base, Gate: gate, Spec: gatecache.Spec(gate.Command, fingerprint),
+	return verifycommits.Options{Base: base, Gate: gate, Spec: verifycommits.Spec(gate.Command, fingerprint),
 		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run")}, nil
 }
 
 // attribution names the task and seq that made a commit, when known.
-func attribution(c gatecache.Commit) string {
+func attribution(c verifycommits.Commit) string {
 	var parts []string
 	if c.Task != "" {
 		parts = append(parts, "task "+c.Task)
@@ -260,7 +260,7 @@ func attribution(c gatecache.Commit) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func printVerifyCommits(w io.Writer, rep *gatecache.Report) {
+func printVerifyCommits(w io.Writer, rep *verifycommits.Report) {
 	fmt.Fprintf(w, "gate %s: %s\n", rep.Gate, rep.Command)
 	for _, c := range rep.Commits {
 		status, note := string(c.Status), ""

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-crucible/git-crucible/gatecache"
-	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/verifycommits"
+	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
 // TestConcurrentVerifyCommits runs 8 verify-commits at once, each in a
@@ -64,10 +64,10 @@ func TestConcurrentVerifyCommits(t *testing.T) {
 			t.Fatalf("run %d: %v\n%s", w, errs[w], outs[w])
 		}
 	}
-	spec := gatecache.Spec(gate, "")
+	spec := verifycommits.Spec(gate, "")
 	for tr := range trees {
-		note := gittest.Git(t, dir, "notes", "--ref", gatecache.NotesRef, "show", tr)
-		if r, ok := gateresult.Latest(tr, spec, []byte(note)); !ok || r.Status != gatecache.Pass {
+		note := gittest.Git(t, dir, "notes", "--ref", verifycommits.NotesRef, "show", tr)
+		if r, ok := results.Latest(tr, spec, []byte(note)); !ok || r.Status != verifycommits.Pass {
 			t.Errorf("tree %s: note %q has no pass", tr, note)
 		}
 	}

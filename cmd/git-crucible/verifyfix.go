@@ -13,11 +13,11 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/engine"
-	"github.com/git-crucible/git-crucible/gatecache"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	planreport "github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
 // fixRole and fixTemplate are who repairs a commit that fails its gate,
@@ -46,7 +46,7 @@ type fixAgent struct {
 // newFixAgent resolves the fixer and its prompt before anything runs, and
 // opens the engine of the pipeline active on the branch, if any: Close
 // releases it.
-func newFixAgent(ctx context.Context, repo *gitext.Repo, store *gatecache.Store) (*fixAgent, error) {
+func newFixAgent(ctx context.Context, repo *gitext.Repo, store *verifycommits.Store) (*fixAgent, error) {
 	agents, err := agent.Load(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -114,10 +114,10 @@ func removeFixerDirs(repo *gitext.Repo) {
 	}
 }
 
-// Fix is a gatecache.Fixer: one dispatch of the fixer at b. An agent that
+// Fix is a verifycommits.Fixer: one dispatch of the fixer at b. An agent that
 // fails is a round that did not fix, which the gate then says; only the
 // engine's own failures are errors.
-func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
+func (f *fixAgent) Fix(ctx context.Context, b verifycommits.Broken) error {
 	diff := filepath.Join(f.dir, fmt.Sprintf("%s-%d.diff", b.Commit.Commit, b.Round))
 	show, err := f.repo.Git(ctx, "show", "--no-color", "--format=commit %H%n%n%B", b.Commit.Commit, "--")
 	if err != nil {
@@ -168,7 +168,7 @@ func (f *fixAgent) Fix(ctx context.Context, b gatecache.Broken) error {
 
 // dispatch runs the fixer through the pipeline's engine: dispatch.start
 // and finish in its manifest, at the pipeline's phase.
-func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Data) error {
+func (f *fixAgent) dispatch(ctx context.Context, b verifycommits.Broken, d prompt.Data) error {
 	st, _, err := f.engine.Service.Load(ctx, f.engine.ID)
 	if err != nil {
 		return err
@@ -200,12 +200,12 @@ func (f *fixAgent) dispatch(ctx context.Context, b gatecache.Broken, d prompt.Da
 }
 
 // commands are what the fixer may run: the project's tests and the gate.
-func (f *fixAgent) commands(b gatecache.Broken) []string {
+func (f *fixAgent) commands(b verifycommits.Broken) []string {
 	return slices.DeleteFunc([]string{f.agents.Test, b.Command}, func(c string) bool { return c == "" })
 }
 
 // backupName is the short name of a fix's backup branch.
-func backupName(fr *gatecache.FixReport) string {
+func backupName(fr *verifycommits.FixReport) string {
 	if fr == nil {
 		return "backup-<branch>-pre-dispatch"
 	}
@@ -213,7 +213,7 @@ func backupName(fr *gatecache.FixReport) string {
 }
 
 // printFix says what the fix did, before the verification's report.
-func printFix(w io.Writer, fr *gatecache.FixReport) {
+func printFix(w io.Writer, fr *verifycommits.FixReport) {
 	short := backupName(fr)
 	if fr.BackupKept {
 		fmt.Fprintf(w, "backup branch %s exists: kept as it was\n", short)
@@ -227,7 +227,7 @@ func printFix(w io.Writer, fr *gatecache.FixReport) {
 
 // verifyFix is verify-commits --fix: the fix, then the verification of
 // the stack it left; exit 2 when a commit could not be fixed.
-func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *gatecache.Store, o gatecache.Options) error {
+func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *verifycommits.Store, o verifycommits.Options) error {
 	fixer, err := newFixAgent(ctx, repo, store)
 	if err != nil {
 		return err

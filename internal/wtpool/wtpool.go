@@ -2,7 +2,7 @@
 // paths under a directory, each held by one user at a time through a lock
 // file beside it. A slot is reused from one commit to the
 // next by a checkout rather than a new worktree, so set-up stays cheap
-// and build caches kept in it stay warm. gatecache's gate slots and the
+// and build caches kept in it stay warm. verify-commits' gate slots and the
 // task DAG's task worktrees both use it.
 package wtpool
 

@@ -1,4 +1,4 @@
-package gateresult
+package results
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package gatecache
+package verifycommits
 
 import (
 	"context"
@@ -12,30 +12,30 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
 // NotesRef holds the results: a note on each tested tree, a line per result.
 const NotesRef = "refs/notes/crucible/gates"
 
-// The results, as package gateresult defines them for the hook binary.
+// The results, as package results defines them for the hook binary.
 type (
-	Status = gateresult.Status
-	Result = gateresult.Result
+	Status = results.Status
+	Result = results.Result
 )
 
 // SkipExit is the exit status by which a gate says a commit cannot be
 // tested, as for git bisect run.
-const SkipExit = gateresult.SkipExit
+const SkipExit = results.SkipExit
 
 // The verdicts.
 const (
-	Pass = gateresult.Pass
-	Fail = gateresult.Fail
-	Skip = gateresult.Skip
+	Pass = results.Pass
+	Fail = results.Fail
+	Skip = results.Skip
 )
 
 // Store is a repository's gate results. Layout under <crucible dir>/gates:
@@ -61,7 +61,7 @@ func Open(repo *gitext.Repo) *Store {
 func (s *Store) Dir() string { return s.dir }
 
 func (s *Store) indexPath(spec string) string {
-	return filepath.Join(gateresult.IndexDir(s.repo.CrucibleDir()), spec)
+	return filepath.Join(results.IndexDir(s.repo.CrucibleDir()), spec)
 }
 
 // LogPath is where the output of the gate's last run on tree is kept.
@@ -82,7 +82,7 @@ func (s *Store) loadIndex(spec string) (map[string]Result, error) {
 	m := map[string]Result{}
 	for _, line := range strings.Split(string(b), "\n") {
 		tree, rest, _ := strings.Cut(line, " ")
-		r, err := gateresult.ParseLine(tree, rest)
+		r, err := results.ParseLine(tree, rest)
 		if err != nil || r.Spec != spec || !s.repo.ValidOID(tree) {
 			continue // a line cut short by a kill, or not ours
 		}
@@ -167,7 +167,7 @@ func (s *Store) Prime(ctx context.Context, spec string, trees []string) (int, er
 		if err != nil {
 			return 0, err
 		}
-		noted, inNotes := gateresult.Latest(tree, spec, note)
+		noted, inNotes := results.Latest(tree, spec, note)
 		if ok && inNotes && (!inIndex || noted.Time.After(have.Time)) {
 			newer = append(newer, noted)
 		}
@@ -256,7 +256,7 @@ func (s *Store) Flush(ctx context.Context) (int, error) {
 		}
 		for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 			tree, rest, _ := strings.Cut(line, " ")
-			if _, err := gateresult.ParseLine(tree, rest); err != nil || !s.repo.ValidOID(tree) {
+			if _, err := results.ParseLine(tree, rest); err != nil || !s.repo.ValidOID(tree) {
 				return 0, fmt.Errorf("%s: not a gate result: %q", path, line)
 			}
 			i, ok := byTree[tree]

@@ -1,4 +1,4 @@
-package gatecache
+package verifycommits
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/fastgate"
-	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
 // Options is one verify-commits run.
@@ -511,7 +511,7 @@ func (s *Store) collect(run, spec string, commits []Commit) error {
 			return fmt.Errorf("%s: not a result: %q", filepath.Join(run, "results"), line)
 		}
 		c := &commits[i]
-		r := Result{Tree: c.Tree, Spec: spec, Status: gateresult.StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
+		r := Result{Tree: c.Tree, Spec: spec, Status: results.StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second)}
 		outs = append(outs, Outcome{Result: r, LogFile: filepath.Join(run, strconv.Itoa(i)+".log")})
 		c.Status, c.Exit, c.Cached, c.Log = r.Status, r.Exit, false, s.LogPath(c.Tree, spec)
 	}

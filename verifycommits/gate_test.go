@@ -1,4 +1,4 @@
-package gatecache
+package verifycommits
 
 import (
 	"errors"

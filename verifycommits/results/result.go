@@ -1,7 +1,7 @@
-// Package gateresult is the gate cache's results as its notes and local
+// Package results is verify-commits' results as its notes and local
 // index hold them, apart from the store: lean enough for the hook binary,
 // whose pre-push reads the index to know which trees passed.
-package gateresult
+package results
 
 import (
 	"errors"

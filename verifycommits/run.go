@@ -1,4 +1,4 @@
-package gatecache
+package verifycommits
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/fastgate"
-	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
 // Mode says which cached results a run trusts.
@@ -93,6 +93,6 @@ func (s *Store) testWith(ctx context.Context, run func(*exec.Cmd) error, dir, co
 	if err != nil {
 		return err
 	}
-	r := Result{Tree: tree, Spec: spec, Status: gateresult.StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
+	r := Result{Tree: tree, Spec: spec, Status: results.StatusOf(code), Exit: code, Time: now.UTC().Truncate(time.Second), Duration: time.Since(start)}
 	return s.Record(Outcome{Result: r, Output: out})
 }

@@ -1,4 +1,4 @@
-package gatecache
+package verifycommits
 
 import (
 	"crypto/sha1"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-crucible/git-crucible/gatecache/gateresult"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/internal/repotest"
 	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
 const spec = "0123456789abcdef0123456789abcdef"
@@ -49,9 +49,9 @@ func TestParseLine(t *testing.T) {
 		{"gate1 " + spec + " pass +0 1 0", Result{}, false},
 		{"", Result{}, false},
 	} {
-		got, err := gateresult.ParseLine(tr, tc.line)
+		got, err := results.ParseLine(tr, tc.line)
 		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
-			t.Errorf("gateresult.ParseLine(%q) = %+v, %v; want %+v ok %v", tc.line, got, err, tc.want, tc.ok)
+			t.Errorf("results.ParseLine(%q) = %+v, %v; want %+v ok %v", tc.line, got, err, tc.want, tc.ok)
 		}
 		if tc.ok && got.Line() != tc.line {
 			t.Errorf("Line() = %q, want %q", got.Line(), tc.line)
@@ -69,11 +69,11 @@ func TestLatest(t *testing.T) {
 		"gate1 " + spec + " fail 3 100 0", // older, though later in the note
 		"gate1 " + spec + " skip 125 300 0",
 	}, "\n")
-	r, ok := gateresult.Latest(tree(1), spec, []byte(note))
+	r, ok := results.Latest(tree(1), spec, []byte(note))
 	if !ok || r.Status != Skip || r.Time.Unix() != 300 {
 		t.Errorf("Latest = %+v, %v; want the skip at 300 (the last of the newest second)", r, ok)
 	}
-	if _, ok := gateresult.Latest(tree(1), strings.Repeat("e", 32), []byte(note)); ok {
+	if _, ok := results.Latest(tree(1), strings.Repeat("e", 32), []byte(note)); ok {
 		t.Error("Latest found a result of a spec the note lacks")
 	}
 }
@@ -197,10 +197,10 @@ func FuzzParseNote(f *testing.F) {
 	f.Add("gate1 x pass 0 1 1\n\n\x00")
 	f.Fuzz(func(t *testing.T, note string) {
 		for _, line := range strings.Split(note, "\n") {
-			if r, err := gateresult.ParseLine(tree(1), line); err == nil && r.Line() != line {
-				t.Errorf("gateresult.ParseLine(%q).Line() = %q", line, r.Line())
+			if r, err := results.ParseLine(tree(1), line); err == nil && r.Line() != line {
+				t.Errorf("results.ParseLine(%q).Line() = %q", line, r.Line())
 			}
 		}
-		gateresult.Latest(tree(1), spec, []byte(note))
+		results.Latest(tree(1), spec, []byte(note))
 	})
 }

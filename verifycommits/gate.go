@@ -1,11 +1,11 @@
-// Package gatecache runs a fast gate at every commit of a stack and
+// Package verifycommits runs a fast gate at every commit of a stack and
 // remembers each result by what decides it: the commit's tree, the gate
 // command and a toolchain fingerprint. Results are notes on the trees in
 // NotesRef (shareable, written with a compare-and-swap, so concurrent
 // writers lose nothing) and, for lookups that must cost no git process, a
 // local index under the git dir that is rebuilt from the notes on demand.
 // A reworded or reordered commit keeps its tree, and so its result.
-package gatecache
+package verifycommits
 
 import (
 	"context"
