@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
 )
 
 // Budget caps what a pipeline's dispatches may cost: the sum of the
@@ -38,7 +38,7 @@ func (e *BudgetError) Error() string {
 }
 
 // Is makes a BudgetError a halt to a task run: its task stays pending.
-func (e *BudgetError) Is(target error) bool { return target == taskrun.ErrHalted }
+func (e *BudgetError) Is(target error) bool { return target == taskdag.ErrHalted }
 
 // Suggestion is what a person does about it: health's action and the hint.
 func (e *BudgetError) Suggestion() string {
@@ -77,7 +77,7 @@ func (e *Engine) overBudget(ctx context.Context) (*BudgetError, error) {
 	return &BudgetError{Cost: c.CostUSD, Cap: b.MaxUSD, From: b.From, Next: next, GoOn: goOn}, nil
 }
 
-// halt is taskrun.Runner's Halt: the BudgetError of a task about to start.
+// halt is taskdag.Runner's Halt: the BudgetError of a task about to start.
 func (e *Engine) halt(ctx context.Context) error {
 	e.chain.Lock()
 	defer e.chain.Unlock()

@@ -11,7 +11,7 @@ import (
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
 )
 
 // fakeClaude is testdata/agent/fakeclaude: an agent of kind claude that
@@ -66,7 +66,7 @@ func TestDispatchBudget(t *testing.T) {
 			t.Fatalf("dispatch %d: %+v, %v: want a BudgetError", i+1, out, err)
 		case want == "capped":
 			if b.Error() != "the pipeline's recorded cost, $0.06, has reached its cap of $0.05 (--max-cost): no dispatch starts past it" ||
-				b.Suggestion() != "Raise the cap to go on: git crucible build --resume --max-cost 0.11" || !errors.Is(err, taskrun.ErrHalted) {
+				b.Suggestion() != "Raise the cap to go on: git crucible build --resume --max-cost 0.11" || !errors.Is(err, taskdag.ErrHalted) {
 				t.Fatalf("dispatch %d: %q, %q", i+1, b.Error(), b.Suggestion())
 			}
 		}

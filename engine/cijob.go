@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/remote"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // TaskRefs is where CI jobs put the task commits of pipeline id's tasks.
@@ -194,11 +194,11 @@ func leaseOf(events []pipeline.Event, task string) (lease, error) {
 		}
 		switch {
 		case d.Task != task:
-		case d.Status == string(dag.Dispatched) && d.Job != "" && d.Commit != "":
+		case d.Status == string(manifest.Dispatched) && d.Job != "" && d.Commit != "":
 			if d.Job == l.job {
 				l.commit = d.Commit
 			}
-		case d.Status == string(dag.Dispatched) && d.Job != "":
+		case d.Status == string(manifest.Dispatched) && d.Job != "":
 			l = lease{job: d.Job, until: d.Lease}
 		default:
 			l = lease{}
@@ -209,7 +209,7 @@ func leaseOf(events []pipeline.Event, task string) (lease, error) {
 
 // levelBase is the commit the tasks of level start from: the head of the
 // newest level before it that made commits, else where the run began.
-func levelBase(m *dag.Manifest, began *pipeline.DAGRunData, level int) (string, error) {
+func levelBase(m *manifest.Manifest, began *pipeline.DAGRunData, level int) (string, error) {
 	for l := level - 1; l >= 1; l-- {
 		if h := m.LevelHeads[l]; h != "" {
 			return h, nil
@@ -248,7 +248,7 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 		numbers[t.ID] = i + 1
 	}
 	var (
-		job      taskrun.Job
+		job      taskdag.Job
 		retryOf  *int
 		retryWhy string
 	)
@@ -258,7 +258,7 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			return err
 		}
 		m.ClearState()
-		began, err := replayTaskRun(events, m, &taskrun.Amendments{})
+		began, err := replayTaskRun(events, m, &taskdag.Amendments{})
 		switch {
 		case err != nil:
 			return err
@@ -275,23 +275,23 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			return err
 		}
 		switch t.Status {
-		case dag.Completed, dag.Committed, dag.Fixing:
+		case manifest.Completed, manifest.Committed, manifest.Fixing:
 			res.Outcome = JobTaken
 			return errStop
-		case dag.Failed:
+		case manifest.Failed:
 			res.Outcome = JobFailed
 			return errStop
-		case dag.Pending:
+		case manifest.Pending:
 			var waiting []string
 			for _, d := range t.DependsOn {
-				if m.Task(d).Status != dag.Completed {
+				if m.Task(d).Status != manifest.Completed {
 					waiting = append(waiting, d)
 				}
 			}
 			if len(waiting) > 0 {
 				return &NotReadyError{Task: t.ID, Waiting: waiting}
 			}
-		case dag.Dispatched:
+		case manifest.Dispatched:
 			if l.commit != "" {
 				res.Outcome, res.Holder, res.Commit = JobDone, l.job, l.commit
 				return errStop
@@ -309,9 +309,9 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 		if err != nil {
 			return err
 		}
-		job = taskrun.Job{Task: *t}
+		job = taskdag.Job{Task: *t}
 		for _, up := range t.Receives {
-			job.Upstream = append(job.Upstream, taskrun.Upstream{ID: up, Output: outputs[up]})
+			job.Upstream = append(job.Upstream, taskdag.Upstream{ID: up, Output: outputs[up]})
 		}
 		// The task's dispatch a job left running is over: its lease ran out.
 		records, err := pipeline.Records(events)
@@ -334,10 +334,10 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			retryOf, retryWhy = &seq, why
 		}
 		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: j.Task,
-			Status: string(dag.Dispatched), Level: res.Level, Job: j.Job, Lease: now.Add(j.Lease).UTC().Format(time.RFC3339)}})
+			Status: string(manifest.Dispatched), Level: res.Level, Job: j.Job, Lease: now.Add(j.Lease).UTC().Format(time.RFC3339)}})
 	}
 	_, _, renderTask := e.taskPrompts(j.TaskRun)
-	runner := taskrun.New(repo, 1, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: j.Step}, Role: j.Role, Template: j.Template,
+	runner := taskdag.New(repo, 1, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: j.Step}, Role: j.Role, Template: j.Template,
 		TemplateSHA256: j.Templates.Digest(j.Template)}, j.Titles, renderTask, func(string) (*int, string) { return retryOf, retryWhy }))
 	// The claim finds the level's base, and what the task receives.
 	if err := e.Service.Relayed(ctx, e.ID, claim); err != nil {
@@ -353,16 +353,16 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 	if rerr != nil {
 		return res, rerr
 	}
-	res.Outcome, res.Status, res.Reason = JobRan, string(dag.Completed), out.Reason
+	res.Outcome, res.Status, res.Reason = JobRan, string(manifest.Completed), out.Reason
 	if !out.Passed {
-		res.Status = string(dag.Failed)
+		res.Status = string(manifest.Failed)
 	}
 	if out.Passed {
 		phase, err := e.phase(ctx)
 		if err != nil {
 			return res, err
 		}
-		msg := e.unitMessage(j.TaskRun, taskrun.Unit{Results: []taskrun.Result{out}, Paths: [][]string{out.Changed}}, numbers, phase)
+		msg := e.unitMessage(j.TaskRun, taskdag.Unit{Results: []taskdag.Result{out}, Paths: [][]string{out.Changed}}, numbers, phase)
 		sha, err := repo.GitInput(ctx, []byte(msg), "commit-tree", out.Tree, "-p", res.Base, "-F", "-")
 		if err != nil {
 			return res, err
@@ -392,9 +392,9 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			res.Outcome, res.Holder = JobLost, l.job
 			return errStop
 		}
-		d := pipeline.DAGTaskData{Task: j.Task, Status: string(dag.Dispatched), Level: res.Level, Job: j.Job, Commit: res.Commit}
+		d := pipeline.DAGTaskData{Task: j.Task, Status: string(manifest.Dispatched), Level: res.Level, Job: j.Job, Commit: res.Commit}
 		if !out.Passed {
-			d = pipeline.DAGTaskData{Task: j.Task, Status: string(dag.Failed), Level: res.Level, Reason: out.Reason}
+			d = pipeline.DAGTaskData{Task: j.Task, Status: string(manifest.Failed), Level: res.Level, Reason: out.Reason}
 		}
 		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: d})
 	}

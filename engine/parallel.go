@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/spec"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // Parallel runs the plan as a task DAG (RunTasks): level by level, the
@@ -35,7 +35,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 		return Serial{}.Execute(ctx, ts) // no agent to run at once
 	}
 	impl := &ts.st.Steps[k]
-	m, err := dag.FromPlan(w.state.Goal, impl.Role, x.MaxParallel, ts.Order)
+	m, err := manifest.FromPlan(w.state.Goal, impl.Role, x.MaxParallel, ts.Order)
 	if err != nil {
 		end := stopped(ts.p, pipeline.StepFailed, WalkFailed, fmt.Sprintf("the plan's tasks cannot run in parallel: %v (--max-parallel 1 runs them one at a time)", err))
 		ts.stop = &end
@@ -68,7 +68,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 	}
 	res, err := w.e.RunTasks(ctx, TaskRun{Manifest: m, MaxParallel: x.MaxParallel, Templates: w.opts.Templates,
 		Template: impl.Template, Role: impl.Role, Step: impl.ID, Test: w.opts.Test, Retry: true, Titles: titles,
-		Prompt:  func(job taskrun.Job) prompt.Data { return prompts[job.Task.ID] },
+		Prompt:  func(job taskdag.Job) prompt.Data { return prompts[job.Task.ID] },
 		Between: func(head string) (string, error) { return ts.between(ctx, m, k, head) }})
 	if rerr := w.refresh(ctx); err == nil {
 		err = rerr
@@ -119,7 +119,7 @@ func (ts *Tasks) at(step *spec.Step, id string) pipeline.Point {
 // then the steps before it of the next level's tasks. It returns the
 // branch's head, which the steps' fixes may have moved; head is where
 // the task run left it.
-func (ts *Tasks) between(ctx context.Context, m *dag.Manifest, k int, head string) (string, error) {
+func (ts *Tasks) between(ctx context.Context, m *manifest.Manifest, k int, head string) (string, error) {
 	w := ts.w
 	w.wt.head = head
 	if err := w.refresh(ctx); err != nil {
@@ -127,7 +127,7 @@ func (ts *Tasks) between(ctx context.Context, m *dag.Manifest, k int, head strin
 	}
 	impl := &ts.st.Steps[k]
 	for _, t := range ts.Order {
-		if m.Task(t.ID).Status != dag.Completed {
+		if m.Task(t.ID).Status != manifest.Completed {
 			continue
 		}
 		if q := ts.at(impl, t.ID); !w.done(q) {
@@ -162,7 +162,7 @@ func (ts *Tasks) walk(ctx context.Context, task report.PlanTask, steps []spec.St
 
 // nextLevel are the tasks the task run dispatches next: the ready ones of
 // the lowest level.
-func nextLevel(m *dag.Manifest, order []report.PlanTask) []report.PlanTask {
+func nextLevel(m *manifest.Manifest, order []report.PlanTask) []report.PlanTask {
 	ready := m.Ready()
 	level := 0
 	for _, id := range ready {

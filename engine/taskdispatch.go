@@ -8,7 +8,7 @@ import (
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
 )
 
 // TaskDispatcher dispatches the tasks of a parallel DAG level through
@@ -21,8 +21,8 @@ import (
 // agent, which would wait for a person, is refused. titles are the
 // tasks' titles, for status; a task without one is its id. retry, when
 // given, is the finished dispatch a task's dispatch runs again, and why.
-func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskrun.Job, report string) (rendered, error), retry func(task string) (*int, string)) taskrun.Dispatcher {
-	return func(ctx context.Context, job taskrun.Job, workdir string) ([]byte, error) {
+func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskdag.Job, report string) (rendered, error), retry func(task string) (*int, string)) taskdag.Dispatcher {
+	return func(ctx context.Context, job taskdag.Job, workdir string) ([]byte, error) {
 		d := as
 		d.Point = pipeline.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
 		d.Title, d.Report, d.Workdir = titleOf(titles, job.Task.ID), prompt.ReportTask, workdir
@@ -82,9 +82,9 @@ const (
 // same critique asked for again is not paid for twice: a completed one's
 // report is taken (what its agent changed is discarded anyway); one that
 // did not complete is retried, the retry saying how it ended.
-func (e *Engine) Gate(tr TaskRun, critic string, last *pipeline.Record, renderCritique func(taskrun.Review, string) (rendered, error), renderFix func(taskrun.FixJob, string) (rendered, error)) *taskrun.Gate {
-	return &taskrun.Gate{
-		Critic: func(ctx context.Context, rv taskrun.Review, workdir string) ([]byte, error) {
+func (e *Engine) Gate(tr TaskRun, critic string, last *pipeline.Record, renderCritique func(taskdag.Review, string) (rendered, error), renderFix func(taskdag.FixJob, string) (rendered, error)) *taskdag.Gate {
+	return &taskdag.Gate{
+		Critic: func(ctx context.Context, rv taskdag.Review, workdir string) ([]byte, error) {
 			d := DispatchSpec{Point: pipeline.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
 				Role: critic, Template: critiqueStep, Title: fmt.Sprintf("critique of level %d", rv.Level),
 				Report: prompt.ReportCritique, Workdir: workdir}
@@ -98,7 +98,7 @@ func (e *Engine) Gate(tr TaskRun, critic string, last *pipeline.Record, renderCr
 			}
 			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderCritique(rv, report) })
 		},
-		Fix: func(ctx context.Context, f taskrun.FixJob, workdir string) ([]byte, error) {
+		Fix: func(ctx context.Context, f taskdag.FixJob, workdir string) ([]byte, error) {
 			d := DispatchSpec{Point: pipeline.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
 				Role: tr.Role, Template: tr.Template, Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir}
 			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderFix(f, report) })

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // A level's tasks go through Dispatch at once, each agent in its own
@@ -23,15 +23,15 @@ if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
 printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
 	repo := e.Service.Repo
 	base := gittest.Git(t, ".", "rev-parse", "HEAD")
-	runner := taskrun.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskrun.Job, report string) (rendered, error) {
+	runner := taskdag.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskdag.Job, report string) (rendered, error) {
 		if j.Task.ID == "noprompt" {
 			return rendered{}, errors.New("the task prompt: no such key")
 		}
 		return rendered{Text: []byte("Do task " + j.Task.ID + ". Report at " + report + ".\n")}, nil
 	}, nil))
-	var jobs []taskrun.Job
+	var jobs []taskdag.Job
 	for _, id := range []string{"a", "b", "bad", "noprompt"} {
-		jobs = append(jobs, taskrun.Job{Task: dag.Task{ID: id, Files: []string{id + ".txt"}}})
+		jobs = append(jobs, taskdag.Job{Task: manifest.Task{ID: id, Files: []string{id + ".txt"}}})
 	}
 	res, err := runner.RunLevel(context.Background(), base, jobs)
 	if err != nil {

@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // provenance writes the provenance notes of a task run's commits, which
@@ -26,9 +26,9 @@ type provenance struct {
 
 // saw takes note of ev before it is recorded: a task's commit is kept; a
 // level has its commits noted.
-func (p *provenance) saw(ctx context.Context, ev taskrun.Event) error {
+func (p *provenance) saw(ctx context.Context, ev taskdag.Event) error {
 	switch {
-	case ev.Task != "" && ev.Status == dag.Committed && ev.CommitSHA != "":
+	case ev.Task != "" && ev.Status == manifest.Committed && ev.CommitSHA != "":
 		p.made[ev.CommitSHA] = append(p.made[ev.CommitSHA], p.number[ev.Task])
 		return nil
 	case ev.Task != "" || len(p.made) == 0:

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/notes"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // A level's commits get one provenance line per task (two tasks of a
@@ -22,12 +22,12 @@ func TestTaskProvenance(t *testing.T) {
 	solo := gittest.Git(t, ".", "commit-tree", "-p", group, "-m", "solo", "HEAD^{tree}")
 	prov := &provenance{e: e, phase: 1, role: "implementer", number: map[string]int{"a": 1, "b": 2, "c": 3, "x": 4}, made: map[string][]int{}}
 	level := func() string {
-		for _, ev := range []taskrun.Event{
-			{Task: "x", Status: dag.Failed, Level: 1},
-			{Task: "a", Status: dag.Committed, CommitSHA: group, Level: 1},
-			{Task: "b", Status: dag.Committed, CommitSHA: group, Level: 1},
-			{Task: "c", Status: dag.Committed, CommitSHA: solo, Level: 1},
-			{Task: "e", Status: dag.Committed, Level: 1}, // changed nothing
+		for _, ev := range []taskdag.Event{
+			{Task: "x", Status: manifest.Failed, Level: 1},
+			{Task: "a", Status: manifest.Committed, CommitSHA: group, Level: 1},
+			{Task: "b", Status: manifest.Committed, CommitSHA: group, Level: 1},
+			{Task: "c", Status: manifest.Committed, CommitSHA: solo, Level: 1},
+			{Task: "e", Status: manifest.Committed, Level: 1}, // changed nothing
 		} {
 			if err := prov.saw(ctx, ev); err != nil {
 				t.Fatal(err)
@@ -36,7 +36,7 @@ func TestTaskProvenance(t *testing.T) {
 		if len(prov.made) != 2 {
 			t.Fatalf("made %v", prov.made)
 		}
-		if err := prov.saw(ctx, taskrun.Event{Level: 1, Boundary: "HEAD", Head: solo}); err != nil {
+		if err := prov.saw(ctx, taskdag.Event{Level: 1, Boundary: "HEAD", Head: solo}); err != nil {
 			t.Fatal(err)
 		}
 		tip, err := repo.ReadRef(notes.ProvenanceRef)

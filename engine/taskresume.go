@@ -4,9 +4,9 @@ import (
 	"context"
 	"sync"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // taskLeft is what a task run's chain says of its tasks' dispatches at
@@ -37,11 +37,11 @@ func leftOf(events []pipeline.Event, step string) (*taskLeft, error) {
 			if err := pipeline.DecodeData(ev, &d); err != nil {
 				return nil, err
 			}
-			if d.Status == string(dag.Dispatched) && d.Job != "" && d.Commit != "" {
+			if d.Status == string(manifest.Dispatched) && d.Job != "" && d.Commit != "" {
 				l.task(d.Task).commit = d.Commit // a CI job's result: its dispatch's work
 				continue
 			}
-			if d.Status == string(dag.Dispatched) {
+			if d.Status == string(manifest.Dispatched) {
 				for _, o := range l.tasks {
 					if d.Job != "" {
 						break // a CI job's lease: its worktree is on another machine
@@ -54,7 +54,7 @@ func leftOf(events []pipeline.Event, step string) (*taskLeft, error) {
 				t.worktree, t.seq, t.reused, t.commit = d.Worktree, 0, "", ""
 				continue
 			}
-			l.saw(taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), Reason: d.Reason})
+			l.saw(taskdag.Event{Task: d.Task, Status: manifest.TaskStatus(d.Status), Reason: d.Reason})
 		case pipeline.TypeDispatchStart:
 			var d pipeline.DispatchStart
 			if err := pipeline.DecodeData(ev, &d); err != nil {
@@ -82,15 +82,15 @@ func (l *taskLeft) task(id string) *leftTask {
 // is owed one until its next dispatch starts, also through a kill before
 // that (which leaves it dispatched with no dispatch, then pending with
 // none); committed, completed or failed, it is owed none.
-func (l *taskLeft) saw(ev taskrun.Event) {
-	if ev.Task == "" || ev.Status == dag.Dispatched || ev.Status == dag.Pending && ev.Reason == "" {
+func (l *taskLeft) saw(ev taskdag.Event) {
+	if ev.Task == "" || ev.Status == manifest.Dispatched || ev.Status == manifest.Pending && ev.Reason == "" {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.task(ev.Task)
 	t.retry = ""
-	if ev.Status == dag.Pending {
+	if ev.Status == manifest.Pending {
 		t.retry = ev.Reason
 	}
 }
@@ -109,11 +109,11 @@ func (l *taskLeft) retry(task string) (*int, string) {
 	return &seq, why
 }
 
-// finished is the run's taskrun.Plan.Finished: how task's newest
+// finished is the run's taskdag.Plan.Finished: how task's newest
 // dispatch ended, per records, a completed one's report read from the
 // chain.
-func (e *Engine) finished(ctx context.Context, l *taskLeft, records []pipeline.Record) func(string) (*taskrun.Finished, error) {
-	return func(task string) (*taskrun.Finished, error) {
+func (e *Engine) finished(ctx context.Context, l *taskLeft, records []pipeline.Record) func(string) (*taskdag.Finished, error) {
+	return func(task string) (*taskdag.Finished, error) {
 		t := l.tasks[task]
 		if t == nil || t.seq == 0 {
 			return nil, nil
@@ -122,7 +122,7 @@ func (e *Engine) finished(ctx context.Context, l *taskLeft, records []pipeline.R
 			if r.Seq != t.seq || !r.Finished() {
 				continue
 			}
-			f := &taskrun.Finished{Seq: r.Seq, Status: r.Status, Summary: r.Summary, Worktree: t.worktree, Reused: t.reused, Commit: t.commit}
+			f := &taskdag.Finished{Seq: r.Seq, Status: r.Status, Summary: r.Summary, Worktree: t.worktree, Reused: t.reused, Commit: t.commit}
 			if r.Status == "completed" && r.Output != "" {
 				b, err := e.Service.ReadKept(ctx, e.ID, r.Output)
 				if err != nil {

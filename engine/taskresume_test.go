@@ -3,9 +3,9 @@ package engine
 import (
 	"testing"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // leftOf reads, from a task run's chain, each task's newest dispatch at
@@ -54,12 +54,12 @@ func TestLeftOf(t *testing.T) {
 	if of, _ := l.retry("c"); of != nil {
 		t.Errorf("c, pending with no reason, retries %d", *of)
 	}
-	l.saw(taskrun.Event{Task: "c", Status: dag.Failed, Reason: "no output.yaml"})
+	l.saw(taskdag.Event{Task: "c", Status: manifest.Failed, Reason: "no output.yaml"})
 	if of, _ := l.retry("c"); of != nil {
 		t.Errorf("c, failed, retries %d", *of)
 	}
 	// A task made pending with a reason while the run goes on is owed its retry too.
-	l.saw(taskrun.Event{Task: "a", Status: dag.Pending, Reason: "dispatch 1 completed, but task c was dispatched in its worktree /s/slot-1 before its work was committed"})
+	l.saw(taskdag.Event{Task: "a", Status: manifest.Pending, Reason: "dispatch 1 completed, but task c was dispatched in its worktree /s/slot-1 before its work was committed"})
 	if of, why := l.retry("a"); of == nil || *of != 1 || why == "" {
 		t.Errorf("a's retry: %v %q", of, why)
 	}

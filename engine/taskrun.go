@@ -9,21 +9,21 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
 // TaskRun is a task DAG to run on the current branch, recorded in the
 // engine's pipeline: git crucible run's manifest, or Phase 3's plan.
 type TaskRun struct {
-	Manifest    *dag.Manifest
+	Manifest    *manifest.Manifest
 	Path        string // the manifest file, from the work tree's top; "" when there is none
 	MaxParallel int
 	Templates   *prompt.Set
@@ -33,27 +33,27 @@ type TaskRun struct {
 	Test        string // the project's test command, for the prompts
 	// Progress, when given, hears of each status change (from one
 	// goroutine at a time): git crucible run prints them on stderr.
-	Progress func(taskrun.Event)
+	Progress func(taskdag.Event)
 	// Approve, when given, is asked before a run that has something left
 	// to do records anything: its error refuses the run.
 	Approve func() error
 	// Saw, when given, is called with Manifest after each event is
 	// recorded and applied (from one goroutine at a time): git crucible
 	// run rewrites the manifest file as a view of the chain.
-	Saw func(*dag.Manifest)
+	Saw func(*manifest.Manifest)
 	// Prompt, when given, is a task's prompt data (its upstream context
 	// is added): build's Phase 3 gives its implement step's. It is called
 	// from the tasks' goroutines.
-	Prompt func(taskrun.Job) prompt.Data
+	Prompt func(taskdag.Job) prompt.Data
 	// Retry runs again the tasks a run before this one failed: a build
 	// resumed after a failed task.
 	Retry bool
-	// Between is taskrun.Plan's: it runs between levels.
+	// Between is taskdag.Plan's: it runs between levels.
 	Between func(head string) (string, error)
 	// Titles are the tasks' titles, by id (a plan's): their dispatches'
 	// and their commits' subjects. A task without one goes by its id.
 	Titles map[string]string
-	// Collect makes the run a CI collector's (taskrun.Plan.Collect): no
+	// Collect makes the run a CI collector's (taskdag.Plan.Collect): no
 	// task is dispatched, each is taken from its job's task commit.
 	Collect bool
 }
@@ -71,16 +71,16 @@ type TaskRunResult struct {
 	// Budget is the stop at the cost cap that escalated the run, nil when
 	// none did; Critique the critique that did not judge and failed it.
 	Budget   *BudgetError
-	Critique *taskrun.CritiqueError
+	Critique *taskdag.CritiqueError
 	// NotReady, for a collector, is the level whose jobs have not all
 	// left their work: the run goes on (Status in-progress).
-	NotReady *taskrun.NotReady
+	NotReady *taskdag.NotReady
 }
 
 // WorkRef holds a task run's newest level commits until its branch does.
 func WorkRef(id string) string { return "refs/crucible/work/" + id }
 
-// RunTasks runs tr's tasks level by level (taskrun.Run), each task's
+// RunTasks runs tr's tasks level by level (taskdag.Run), each task's
 // agent dispatched durably in its own worktree, each change a dag.task or
 // dag.level event in the chain before the run goes on. It picks up where
 // the chain's events leave the run: a killed run resumes, never
@@ -105,7 +105,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		return TaskRunResult{}, err
 	}
 	tr.Manifest.ClearState() // the chain says where the run stands, not the file
-	amend := &taskrun.Amendments{}
+	amend := &taskdag.Amendments{}
 	began, err := replayTaskRun(events, tr.Manifest, amend)
 	if err != nil {
 		return TaskRunResult{}, err
@@ -119,7 +119,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		start = began.Start
 	}
 	if runDone(tr.Manifest) {
-		res.Head, res.Status, res.Done = head, string(dag.RunCompleted), true
+		res.Head, res.Status, res.Done = head, string(manifest.RunCompleted), true
 		if err := e.dropWork(ctx, head); err != nil {
 			return res, err
 		}
@@ -146,7 +146,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		if err := e.begin(ctx, tr, branch, head, res.Backup); err != nil {
 			return res, err
 		}
-		tr.Manifest.Status = dag.RunInProgress
+		tr.Manifest.Status = manifest.RunInProgress
 	} else if err := e.keepBackup(ctx, res.Backup, start); err != nil {
 		return res, err
 	}
@@ -162,18 +162,18 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		numbers[t.ID] = i + 1
 	}
 	data, render, renderTask := e.taskPrompts(tr)
-	renderFix := func(f taskrun.FixJob, report string) (rendered, error) {
+	renderFix := func(f taskdag.FixJob, report string) (rendered, error) {
 		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
-		d.Round, d.MaxRounds, d.Issues = f.Round, taskrun.WarnRound, f.Issues
+		d.Round, d.MaxRounds, d.Issues = f.Round, taskdag.WarnRound, f.Issues
 		return render(tr.Template, d, report)
 	}
 	critic := tr.Manifest.Critique.Agent
 	if critic == "" {
 		critic = critiqueStep
 	}
-	renderCritique := func(rv taskrun.Review, report string) (rendered, error) {
+	renderCritique := func(rv taskdag.Review, report string) (rendered, error) {
 		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
-		d.Round, d.MaxRounds = rv.Round+1, taskrun.WarnRound
+		d.Round, d.MaxRounds = rv.Round+1, taskdag.WarnRound
 		for _, t := range rv.Tasks {
 			instructions := tr.Manifest.Critique.Prompt
 			if t.Task.Critique != nil && t.Task.Critique.Prompt != "" {
@@ -188,7 +188,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err != nil {
 		return TaskRunResult{}, err
 	}
-	runner := taskrun.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
+	runner := taskdag.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
 		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask, left.retry))
 	records, err := pipeline.Records(events)
 	if err != nil {
@@ -198,7 +198,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	runner.Halt = func() error { return e.halt(ctx) }
 	prov := &provenance{e: e, phase: phase, role: tr.Role, number: numbers, made: map[string][]int{}}
 	res.Reasons = map[string]string{}
-	record := func(evs ...taskrun.Event) error {
+	record := func(evs ...taskdag.Event) error {
 		if len(evs) == 0 {
 			return nil
 		}
@@ -214,34 +214,34 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 		for _, ev := range evs {
 			left.saw(ev)
-			if ev.Status == dag.Failed {
+			if ev.Status == manifest.Failed {
 				res.Reasons[ev.Task] = ev.Reason
 			}
 			if tr.Progress != nil {
 				tr.Progress(ev)
 			}
-			if err := taskrun.Apply(tr.Manifest, ev); err != nil {
+			if err := taskdag.Apply(tr.Manifest, ev); err != nil {
 				return err
 			}
 		}
 		saw()
 		return nil
 	}
-	var retry []taskrun.Event
+	var retry []taskdag.Event
 	for _, t := range tr.Manifest.Tasks {
-		if tr.Retry && t.Status == dag.Failed {
-			retry = append(retry, taskrun.Event{Task: t.ID, Status: dag.Pending})
+		if tr.Retry && t.Status == manifest.Failed {
+			retry = append(retry, taskdag.Event{Task: t.ID, Status: manifest.Pending})
 		}
 	}
 	if err := record(retry...); err != nil {
 		return res, err
 	}
-	plan := taskrun.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
+	plan := taskdag.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
 		FastGate: tr.Manifest.CommitGate(), Amend: amend, Record: record, Between: tr.Between, Finished: e.finished(ctx, left, records), Collect: tr.Collect,
-		Message: func(u taskrun.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
+		Message: func(u taskdag.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
 	res.Head, err = runner.Run(ctx, plan)
-	var deadlock *dag.Deadlock
-	var escalated *taskrun.Escalated
+	var deadlock *manifest.Deadlock
+	var escalated *taskdag.Escalated
 	var drafts []pipeline.Draft
 	switch {
 	case errors.As(err, &deadlock):
@@ -255,7 +255,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		res.Status, res.Reason = "failed", res.Critique.Error()
 	case errors.As(err, &res.NotReady):
 		// A collector waits for the level's jobs: the run goes on.
-		res.Status, res.Reason = string(dag.RunInProgress), res.NotReady.Error()
+		res.Status, res.Reason = string(manifest.RunInProgress), res.NotReady.Error()
 		return res, e.dropWork(ctx, res.Head)
 	case err != nil:
 		return res, err
@@ -263,7 +263,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		res.Status = "completed"
 	}
 	for _, t := range tr.Manifest.Tasks {
-		if t.Status == dag.Failed {
+		if t.Status == manifest.Failed {
 			res.Failed = append(res.Failed, t.ID)
 		}
 	}
@@ -277,9 +277,9 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err := e.record(ctx, drafts...); err != nil {
 		return res, err
 	}
-	tr.Manifest.Status = dag.RunStatus(res.Status)
+	tr.Manifest.Status = manifest.RunStatus(res.Status)
 	saw()
-	if res.Status != string(dag.RunCompleted) {
+	if res.Status != string(manifest.RunCompleted) {
 		return res, nil // what it leaves stays, for the run to go on
 	}
 	return res, e.leave(ctx, branch, res.Backup, start)
@@ -314,7 +314,7 @@ func (e *Engine) keepBackup(ctx context.Context, backup, start string) error {
 // there before the run, at another commit, is not the run's, and stays.
 func (e *Engine) leave(ctx context.Context, branch, backup, start string) error {
 	repo := e.Service.Repo
-	pool := taskrun.Slots(repo)
+	pool := taskdag.Slots(repo)
 	slots, err := pool.Slots()
 	if err != nil {
 		return err
@@ -361,12 +361,12 @@ func (e *Engine) dropWork(ctx context.Context, head string) error {
 }
 
 // runDone says whether the chain has m's run completed, every task with it.
-func runDone(m *dag.Manifest) bool {
-	if m.Status != dag.RunCompleted {
+func runDone(m *manifest.Manifest) bool {
+	if m.Status != manifest.RunCompleted {
 		return false
 	}
 	for _, t := range m.Tasks {
-		if t.Status != dag.Completed {
+		if t.Status != manifest.Completed {
 			return false
 		}
 	}
@@ -413,7 +413,7 @@ func (e *Engine) record(ctx context.Context, ds ...pipeline.Draft) error {
 }
 
 // taskDraft is a task run's event as the chain records it.
-func taskDraft(ev taskrun.Event) pipeline.Draft {
+func taskDraft(ev taskdag.Event) pipeline.Draft {
 	if ev.Task == "" {
 		return pipeline.Draft{Type: pipeline.TypeDAGLevel,
 			Data: pipeline.DAGLevelData{Level: ev.Level, Boundary: ev.Boundary, Head: ev.Head, Round: ev.Round}}
@@ -425,7 +425,7 @@ func taskDraft(ev taskrun.Event) pipeline.Draft {
 
 // replayTaskRun applies a chain's task run events to m and returns the
 // run's first dag.run (nil when the run has not begun).
-func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amendments) (*pipeline.DAGRunData, error) {
+func replayTaskRun(events []pipeline.Event, m *manifest.Manifest, amend *taskdag.Amendments) (*pipeline.DAGRunData, error) {
 	var began *pipeline.DAGRunData
 	for _, ev := range events {
 		switch ev.Type {
@@ -438,7 +438,7 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amen
 				began = &d
 				m.BackupBranch = strings.TrimPrefix(d.Backup, "refs/heads/")
 			}
-			m.Status = dag.RunStatus(d.Status)
+			m.Status = manifest.RunStatus(d.Status)
 		case pipeline.TypeDAGTask:
 			var d pipeline.DAGTaskData
 			if err := pipeline.DecodeData(ev, &d); err != nil {
@@ -447,12 +447,12 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amen
 			if m.Task(d.Task) == nil {
 				return nil, fmt.Errorf("the chain's task run has a task %q the manifest does not: it is another run's", d.Task)
 			}
-			ev := taskrun.Event{Task: d.Task, Status: dag.TaskStatus(d.Status), CommitSHA: d.Commit, Level: d.Level,
+			ev := taskdag.Event{Task: d.Task, Status: manifest.TaskStatus(d.Status), CommitSHA: d.Commit, Level: d.Level,
 				Source: d.Source, Round: d.Round, Fix: d.Fix, Reason: d.Reason}
 			if d.Job != "" {
 				ev.CommitSHA = "" // a CI job's task commit, not yet the branch's
 			}
-			if err := taskrun.Apply(m, ev); err != nil {
+			if err := taskdag.Apply(m, ev); err != nil {
 				return nil, err
 			}
 			amend.Apply(ev)
@@ -461,8 +461,8 @@ func replayTaskRun(events []pipeline.Event, m *dag.Manifest, amend *taskrun.Amen
 			if err := pipeline.DecodeData(ev, &d); err != nil {
 				return nil, err
 			}
-			ev := taskrun.Event{Level: d.Level, Boundary: d.Boundary, Head: d.Head, Round: d.Round}
-			if err := taskrun.Apply(m, ev); err != nil {
+			ev := taskdag.Event{Level: d.Level, Boundary: d.Boundary, Head: d.Head, Round: d.Round}
+			if err := taskdag.Apply(m, ev); err != nil {
 				return nil, err
 			}
 			amend.Apply(ev)
@@ -502,10 +502,10 @@ func (e *Engine) taskOutputs(ctx context.Context, events []pipeline.Event, step 
 // text, first line as the subject; one of several tasks (grouped, single)
 // names them and says each one's text. The pipeline's trailers end it,
 // a Crucible-Task for each task.
-func (e *Engine) unitMessage(tr TaskRun, u taskrun.Unit, number map[string]int, phase int) string {
+func (e *Engine) unitMessage(tr TaskRun, u taskdag.Unit, number map[string]int, phase int) string {
 	var b strings.Builder
 	ids := u.Tasks()
-	text := func(r taskrun.Result) string { return taskText(tr, e.Service.Repo.WorkTree, r) }
+	text := func(r taskdag.Result) string { return taskText(tr, e.Service.Repo.WorkTree, r) }
 	switch first := text(u.Results[0]); {
 	case len(ids) == 1 && first != "":
 		subject, body, _ := strings.Cut(first, "\n")
@@ -540,7 +540,7 @@ func (e *Engine) unitMessage(tr TaskRun, u taskrun.Unit, number map[string]int, 
 // tr gives one (a plan's task), else per the manifest's message-source:
 // its plan.md's objective, or its report's notes; "" when it has none.
 // top is the work tree's top.
-func taskText(tr TaskRun, top string, r taskrun.Result) string {
+func taskText(tr TaskRun, top string, r taskdag.Result) string {
 	if title := tr.Titles[r.ID]; title != "" {
 		return taskSubject(title, r.ID)
 	}
@@ -554,11 +554,11 @@ func taskText(tr TaskRun, top string, r taskrun.Result) string {
 	if tr.Path == "" {
 		return ""
 	}
-	plan, err := os.ReadFile(dag.PlanPath(filepath.Join(top, tr.Path), r.ID))
+	plan, err := os.ReadFile(manifest.PlanPath(filepath.Join(top, tr.Path), r.ID))
 	if err != nil {
 		return ""
 	}
-	return dag.PlanObjective(plan)
+	return manifest.PlanObjective(plan)
 }
 
 func orTaskRun(goal string) string {
@@ -571,20 +571,20 @@ func orTaskRun(goal string) string {
 // TaskRunState sets m's run and task statuses as the chain's events say
 // (the file's own are cleared first): where a task run of m stands,
 // nothing recorded. git crucible run --matrix plans from it.
-func TaskRunState(events []pipeline.Event, m *dag.Manifest) error {
+func TaskRunState(events []pipeline.Event, m *manifest.Manifest) error {
 	m.ClearState()
-	_, err := replayTaskRun(events, m, &taskrun.Amendments{})
+	_, err := replayTaskRun(events, m, &taskdag.Amendments{})
 	return err
 }
 
 // taskPrompts are a task run's prompt makers: data is a dispatch's prompt
 // data, render renders a template with it, renderTask a task's prompt.
 func (e *Engine) taskPrompts(tr TaskRun) (
-	data func(step, role string, t *dag.Task, format string) prompt.Data,
+	data func(step, role string, t *manifest.Task, format string) prompt.Data,
 	render func(template string, d prompt.Data, report string) (rendered, error),
-	renderTask func(job taskrun.Job, report string) (rendered, error),
+	renderTask func(job taskdag.Job, report string) (rendered, error),
 ) {
-	data = func(step, role string, t *dag.Task, format string) prompt.Data {
+	data = func(step, role string, t *manifest.Task, format string) prompt.Data {
 		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
 			Step: step, Role: role, TestCommand: tr.Test,
 			Inputs: map[string]string{}, Report: prompt.Report{Format: format}}
@@ -606,7 +606,7 @@ func (e *Engine) taskPrompts(tr TaskRun) (
 		}
 		return rendered{Text: []byte(text), Commands: commands(d.TestCommand, d.Task)}, nil
 	}
-	renderTask = func(job taskrun.Job, report string) (rendered, error) {
+	renderTask = func(job taskdag.Job, report string) (rendered, error) {
 		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
 		if tr.Prompt != nil {
 			d = tr.Prompt(job)

@@ -19,7 +19,7 @@ import (
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
 )
 
 // The kinds of things left.
@@ -84,7 +84,7 @@ const (
 func Find(ctx context.Context, repo *gitext.Repo, o Options) (*Found, error) {
 	f := &Found{Top: repo.WorkTree}
 	if repo.WorkTree != "" {
-		pool := taskrun.Slots(repo)
+		pool := taskdag.Slots(repo)
 		nums, err := pool.Slots()
 		if err != nil {
 			return nil, err
@@ -348,7 +348,7 @@ func Plan(f *Found, h Holders, force bool) ([]Item, error) {
 // with what became of it.
 func Clean(ctx context.Context, repo *gitext.Repo, items []Item) ([]Item, error) {
 	out := slices.Clone(items)
-	pool := taskrun.Slots(repo)
+	pool := taskdag.Slots(repo)
 	slotted := false
 	for i, it := range out {
 		if !it.Remove {

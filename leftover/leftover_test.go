@@ -11,7 +11,7 @@ import (
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
 )
 
 func TestPlan(t *testing.T) {
@@ -98,7 +98,7 @@ func TestFindAndClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := taskrun.Slots(repo)
+	pool := taskdag.Slots(repo)
 	for n := 1; n <= 3; n++ {
 		s, err := pool.Hold(n)
 		if err != nil {

@@ -15,11 +15,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/remote"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // defaultLease is how long a CI job's lease on its task lasts.
@@ -85,7 +85,7 @@ func taskAgent(c *cli.Context, s *session) (*agent.Config, error) {
 }
 
 // runTaskJob is run --task: one task, as a CI job runs it.
-func runTaskJob(c *cli.Context, s *session, m *dag.Manifest, name string) error {
+func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) error {
 	task := c.String("task")
 	if m.Task(task) == nil {
 		return &refused{Err: fmt.Errorf("%s has no task %q", name, task)}
@@ -149,7 +149,7 @@ func runTaskJob(c *cli.Context, s *session, m *dag.Manifest, name string) error 
 	}
 	switch res.Outcome {
 	case engine.JobRan:
-		if res.Status == string(dag.Failed) {
+		if res.Status == string(manifest.Failed) {
 			fmt.Fprintf(s.err(), "error: task %s failed: %s\n", task, res.Reason)
 			return &silentExit{Code: exitRefused}
 		}
@@ -188,13 +188,13 @@ type collectJSON struct {
 
 // runCollect is run --collect: the level's finished tasks taken onto the
 // branch, as a local run would commit them.
-func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *dag.View) error {
+func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, view *manifest.View) error {
 	repo := s.svc.Repo
 	agents, err := taskAgent(c, s)
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(m.Tasks, func(t dag.Task) bool { return taskrun.NeedsCritique(m, &t) }) {
+	if slices.ContainsFunc(m.Tasks, func(t manifest.Task) bool { return taskdag.NeedsCritique(m, &t) }) {
 		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), repo.WorkTree); err != nil {
 			return err
 		}
@@ -250,8 +250,8 @@ func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *
 	}
 	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: 1, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test, Collect: true,
-		Approve: approve, Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) },
-		Saw: func(m *dag.Manifest) {
+		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
+		Saw: func(m *manifest.Manifest) {
 			if err := view.Write(m); err != nil {
 				fmt.Fprintf(s.err(), "warning: %v\n", err)
 			}
@@ -272,7 +272,7 @@ func runCollect(c *cli.Context, s *session, m *dag.Manifest, name string, view *
 	if nr := res.NotReady; nr != nil {
 		ready = true
 		for _, t := range nr.Waiting {
-			if m.Task(t).Status != dag.Pending {
+			if m.Task(t).Status != manifest.Pending {
 				ready = false
 			}
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/engine"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // matrixFormats are run --matrix's --format values.
@@ -38,7 +38,7 @@ type matrixTask struct {
 // lowest level that has one. None while the collector has a level's tasks
 // (committed, fixing), or when nothing is left but failed tasks and those
 // they block.
-func nextLevel(s *session, c *cli.Context, id string, m *dag.Manifest) (matrixPlan, error) {
+func nextLevel(s *session, c *cli.Context, id string, m *manifest.Manifest) (matrixPlan, error) {
 	p := matrixPlan{Pipeline: id, Levels: len(m.Levels()), Tasks: []matrixTask{}, Failed: []string{}, Blocked: []string{}}
 	if id != "" {
 		events, err := s.svc.ChainEvents(c.Context, id)
@@ -60,11 +60,11 @@ func nextLevel(s *session, c *cli.Context, id string, m *dag.Manifest) (matrixPl
 	for changed := true; changed; {
 		changed = false
 		for _, t := range m.Tasks {
-			if t.Status != dag.Pending || blocked[t.ID] {
+			if t.Status != manifest.Pending || blocked[t.ID] {
 				continue
 			}
 			for _, d := range t.DependsOn {
-				if m.Task(d).Status == dag.Failed || blocked[d] {
+				if m.Task(d).Status == manifest.Failed || blocked[d] {
 					blocked[t.ID], changed = true, true
 					break
 				}
@@ -74,14 +74,14 @@ func nextLevel(s *session, c *cli.Context, id string, m *dag.Manifest) (matrixPl
 	p.Done = true
 	for _, t := range m.Tasks {
 		switch {
-		case t.Status == dag.Dispatched:
+		case t.Status == manifest.Dispatched:
 			runnable[t.ID] = true
-		case t.Status == dag.Failed:
+		case t.Status == manifest.Failed:
 			p.Failed = append(p.Failed, t.ID)
-		case t.Status == dag.Pending && blocked[t.ID]:
+		case t.Status == manifest.Pending && blocked[t.ID]:
 			p.Blocked = append(p.Blocked, t.ID)
 		}
-		if t.Status != dag.Completed {
+		if t.Status != manifest.Completed {
 			p.Done = false
 		}
 		if runnable[t.ID] && (p.Level == 0 || m.Level(t.ID) < p.Level) {

@@ -13,12 +13,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/replay"
 	"github.com/git-crucible/git-crucible/runpage"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 	"github.com/git-crucible/git-crucible/verifycommits/results"
 )
 
@@ -216,7 +216,7 @@ func dagDeps(s *session, st *pipeline.State) map[string][]string {
 	if d == nil || d.Manifest == "" || s.svc.Repo.WorkTree == "" {
 		return nil
 	}
-	m, err := dag.Load(filepath.Join(s.svc.Repo.WorkTree, d.Manifest))
+	m, err := manifest.Load(filepath.Join(s.svc.Repo.WorkTree, d.Manifest))
 	if err != nil {
 		return nil
 	}

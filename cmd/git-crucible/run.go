@@ -15,11 +15,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
-	"github.com/git-crucible/git-crucible/taskrun"
+	"github.com/git-crucible/git-crucible/taskdag"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 func runCommand() *cli.Command {
@@ -180,25 +180,25 @@ func runAction(c *cli.Context) error {
 		if top == "" {
 			return &refused{Err: errors.New("run needs a work tree")}
 		}
-		path, err := dag.Resolve(top, c.Args().First())
+		path, err := manifest.Resolve(top, c.Args().First())
 		if err != nil {
 			return err
 		}
 		if path, err = filepath.Abs(path); err != nil {
 			return err
 		}
-		data, err := readFlagFile(path, path, dag.MaxSize)
+		data, err := readFlagFile(path, path, manifest.MaxSize)
 		if err != nil {
 			return err
 		}
-		m, err := dag.LoadData(path, data)
+		m, err := manifest.LoadData(path, data)
 		// Problems name the manifest as from the top of the work tree.
 		name := path
 		if rel, err := filepath.Rel(top, path); err == nil && filepath.IsLocal(rel) {
 			name = rel
 		}
-		var problems dag.Errors
-		var problem *dag.Error
+		var problems manifest.Errors
+		var problem *manifest.Error
 		switch {
 		case errors.As(err, &problems):
 			for _, p := range problems {
@@ -231,7 +231,7 @@ func runAction(c *cli.Context) error {
 			return runTaskJob(c, s, m, name)
 		}
 		if c.Bool("collect") {
-			return runCollect(c, s, m, name, dag.NewView(path, data))
+			return runCollect(c, s, m, name, manifest.NewView(path, data))
 		}
 		if c.Bool("matrix") {
 			p, err := nextLevel(s, c, openPipeline(c, s), m)
@@ -244,7 +244,7 @@ func runAction(c *cli.Context) error {
 			}
 			return printMatrix(s, p, format)
 		}
-		return runTasks(c, s, m, name, dag.NewView(path, data))
+		return runTasks(c, s, m, name, manifest.NewView(path, data))
 	})
 }
 
@@ -255,7 +255,7 @@ const taskRole = "implementer"
 
 // runTasks runs m's tasks in the branch's open pipeline (a new one when
 // there is none) and says how the run ended.
-func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *dag.View) error {
+func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, view *manifest.View) error {
 	repo := s.svc.Repo
 	agents, err := agentConfig(c, s)
 	if err != nil {
@@ -269,7 +269,7 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 		return withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},
 			"give the role an agent that runs by itself: git config crucible.role."+taskRole+" claude (or codex, or one of yours)")
 	}
-	if slices.ContainsFunc(m.Tasks, func(t dag.Task) bool { return taskrun.NeedsCritique(m, &t) }) {
+	if slices.ContainsFunc(m.Tasks, func(t manifest.Task) bool { return taskdag.NeedsCritique(m, &t) }) {
 		// critique.agent names the role its agent plays.
 		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), repo.WorkTree); err != nil {
 			return err
@@ -307,8 +307,8 @@ func runTasks(c *cli.Context, s *session, m *dag.Manifest, name string, view *da
 	}
 	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test,
-		Approve: approve, Progress: func(ev taskrun.Event) { printTaskEvent(s, ev) },
-		Saw: func(m *dag.Manifest) {
+		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
+		Saw: func(m *manifest.Manifest) {
 			if err := view.Write(m); err != nil {
 				fmt.Fprintf(s.err(), "warning: %v\n", err)
 			}
@@ -371,7 +371,7 @@ type runTask struct {
 	Commit string `json:"commit"` // "" when it made none (or has not committed)
 }
 
-func runJSON(id string, res engine.TaskRunResult, m *dag.Manifest) runResult {
+func runJSON(id string, res engine.TaskRunResult, m *manifest.Manifest) runResult {
 	out := runResult{Pipeline: id, Status: res.Status, Done: res.Done, Reason: res.Reason, Head: res.Head,
 		Backup: strings.TrimPrefix(res.Backup, "refs/heads/"), Tasks: []runTask{}}
 	for _, t := range m.Tasks {
@@ -384,7 +384,7 @@ func runJSON(id string, res engine.TaskRunResult, m *dag.Manifest) runResult {
 // approval is the check that a run, which asks no one, may make manifest
 // m's commits: --yes, or an approval in m that asks no one. Its hints say
 // how to approve them.
-func approval(c *cli.Context, m *dag.Manifest, name string, hints ...string) func() error {
+func approval(c *cli.Context, m *manifest.Manifest, name string, hints ...string) func() error {
 	return func() error {
 		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
 			return nil
@@ -395,7 +395,7 @@ func approval(c *cli.Context, m *dag.Manifest, name string, hints ...string) fun
 
 // runPipeline is the branch's open pipeline, or a new one for manifest m
 // (the file name) once approve lets it begin.
-func runPipeline(c *cli.Context, s *session, m *dag.Manifest, name string, approve func() error) (string, error) {
+func runPipeline(c *cli.Context, s *session, m *manifest.Manifest, name string, approve func() error) (string, error) {
 	if id := openPipeline(c, s); id != "" {
 		return id, nil
 	}
@@ -416,7 +416,7 @@ func openPipeline(c *cli.Context, s *session) string {
 
 // startPipeline starts the pipeline a run records in when the branch has
 // none open, with the manifest's goal.
-func startPipeline(c *cli.Context, s *session, m *dag.Manifest, name string) (string, error) {
+func startPipeline(c *cli.Context, s *session, m *manifest.Manifest, name string) (string, error) {
 	goal := m.Goal
 	if strings.TrimSpace(goal) == "" {
 		goal = "task run " + name
@@ -430,26 +430,26 @@ func startPipeline(c *cli.Context, s *session, m *dag.Manifest, name string) (st
 }
 
 // printTaskEvent is a run's progress line on stderr.
-func printTaskEvent(s *session, ev taskrun.Event) {
+func printTaskEvent(s *session, ev taskdag.Event) {
 	switch {
 	case ev.Task == "" && ev.Round > 0:
 		fmt.Fprintf(s.err(), "level %d: rebuilt (amendment round %d) %s..%s\n", ev.Level, ev.Round, abbrev(ev.Boundary), abbrev(ev.Head))
 	case ev.Task == "":
 		fmt.Fprintf(s.err(), "level %d: committed %s..%s\n", ev.Level, abbrev(ev.Boundary), abbrev(ev.Head))
-	case ev.Status == dag.Fixing && ev.Fix == "":
+	case ev.Status == manifest.Fixing && ev.Fix == "":
 		fmt.Fprintf(s.err(), "task %s: fixing (%s, amendment round %d)\n", ev.Task, ev.Source, ev.Round)
-	case ev.Status == dag.Completed && ev.Reason != "":
+	case ev.Status == manifest.Completed && ev.Reason != "":
 		fmt.Fprintf(s.err(), "task %s: completed %s\nwarning: task %s: %s\n", ev.Task, abbrev(ev.CommitSHA), ev.Task, ev.Reason)
-	case ev.Status == dag.Failed:
+	case ev.Status == manifest.Failed:
 		fmt.Fprintf(s.err(), "task %s: failed: %s\n", ev.Task, ev.Reason)
-	case ev.Status == dag.Dispatched:
+	case ev.Status == manifest.Dispatched:
 		fmt.Fprintf(s.err(), "task %s: dispatched (level %d)\n", ev.Task, ev.Level)
-	case ev.Status == dag.Completed:
+	case ev.Status == manifest.Completed:
 		fmt.Fprintf(s.err(), "task %s: completed %s\n", ev.Task, abbrev(ev.CommitSHA))
 	}
 }
 
-func printLevels(s *session, path string, m *dag.Manifest) {
+func printLevels(s *session, path string, m *manifest.Manifest) {
 	levels := m.Levels()
 	fmt.Fprintf(s.out(), "%s: %d tasks in %d levels, at most %d agents at once\n", path, len(m.Tasks), len(levels), m.MaxParallel)
 	for i, ids := range levels {
@@ -499,7 +499,7 @@ func maxTasks(c *cli.Context, s *session) (int64, string, error) {
 
 // tooManyTasks is the refusal of manifest m (name) when it has more
 // tasks than limit allows (from says who set it); nil when it has not.
-func tooManyTasks(m *dag.Manifest, name string, limit int64, from string) error {
+func tooManyTasks(m *manifest.Manifest, name string, limit int64, from string) error {
 	if limit == 0 || int64(len(m.Tasks)) <= limit {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // repo makes a repository whose one commit holds base.txt.
@@ -59,7 +59,7 @@ func jobs(specs ...string) []Job {
 		if files != "" {
 			fs = strings.Split(files, ",")
 		}
-		out = append(out, Job{Task: dag.Task{ID: id, Files: fs}})
+		out = append(out, Job{Task: manifest.Task{ID: id, Files: fs}})
 	}
 	return out
 }

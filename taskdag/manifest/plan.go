@@ -1,4 +1,4 @@
-package dag
+package manifest
 
 import (
 	"github.com/git-crucible/git-crucible/report"

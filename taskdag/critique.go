@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // The seed's escalation: an amendment round from WarnRound on is a
@@ -46,7 +46,7 @@ type Review struct {
 
 // Reviewed is a committed task under critique.
 type Reviewed struct {
-	Task   dag.Task
+	Task   manifest.Task
 	Commit string // "" when it changed nothing
 	Output []byte // its report
 }
@@ -57,7 +57,7 @@ type Fixer func(ctx context.Context, f FixJob, workdir string) (report []byte, e
 
 // FixJob is a task to fix in an amendment round.
 type FixJob struct {
-	Task   dag.Task
+	Task   manifest.Task
 	Level  int
 	Round  int
 	Source string // critique or verification
@@ -105,7 +105,7 @@ func (a *Amendments) Apply(e Event) {
 	}
 	switch {
 	case e.Task == "":
-	case e.Status == dag.Fixing:
+	case e.Status == manifest.Fixing:
 		a.Fixing[e.Task] = Fixing{Source: e.Source, Round: e.Round, Issues: e.Reason, Fix: e.Fix, issues: e.issues}
 	default:
 		delete(a.Fixing, e.Task)
@@ -212,7 +212,7 @@ func (r *Runner) nextRound(record func(...Event) error, level, round int, ids []
 		if round >= WarnRound {
 			warnings[id] = append(warnings[id], fmt.Sprintf("amendment round %d: one more and the run escalates", round))
 		}
-		fixing = append(fixing, Event{Task: id, Status: dag.Fixing, CommitSHA: commitOf(commits, id), Level: level, Source: source, Round: round,
+		fixing = append(fixing, Event{Task: id, Status: manifest.Fixing, CommitSHA: commitOf(commits, id), Level: level, Source: source, Round: round,
 			Reason: issueText(issues(id)), issues: issues(id)})
 	}
 	return round, record(fixing...)
@@ -242,7 +242,7 @@ func issueText(issues []report.Issue) string {
 
 // NeedsCritique is the seed's table: whether task t is critiqued, by
 // its own setting, else the run's.
-func NeedsCritique(m *dag.Manifest, t *dag.Task) bool {
+func NeedsCritique(m *manifest.Manifest, t *manifest.Task) bool {
 	if t.Critique != nil {
 		return t.Critique.Enabled
 	}
@@ -396,7 +396,7 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(...Event) error,
 			return head, commits, err
 		}
 		f.Fix = fix
-		if err := record(Event{Task: c.Task, Status: dag.Fixing, CommitSHA: c.SHA, Level: level, Source: f.Source, Round: f.Round,
+		if err := record(Event{Task: c.Task, Status: manifest.Fixing, CommitSHA: c.SHA, Level: level, Source: f.Source, Round: f.Round,
 			Reason: f.Issues, Fix: fix, issues: f.issues}); err != nil {
 			return head, commits, err
 		}
@@ -436,7 +436,7 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(...Event) error,
 	}
 	var decided []Event
 	for _, c := range rebuilt {
-		e := Event{Task: c.Task, Status: dag.Committed, CommitSHA: c.SHA, Level: level, Round: round}
+		e := Event{Task: c.Task, Status: manifest.Committed, CommitSHA: c.SHA, Level: level, Round: round}
 		if c.SHA == "" {
 			e.Reason = "changed nothing"
 		}

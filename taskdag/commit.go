@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // Commit is the commit a task's work became at the fan-in: its unit's.
@@ -107,7 +107,7 @@ func Units(strategy string, group func(id string) string, results []Result) []Un
 }
 
 // Group is the commit group function of a manifest, for Units.
-func Group(m *dag.Manifest) func(string) string {
+func Group(m *manifest.Manifest) func(string) string {
 	return func(id string) string {
 		if t := m.Task(id); t != nil {
 			return t.CommitGroup

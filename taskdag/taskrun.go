@@ -1,9 +1,9 @@
-// Package taskrun runs one level of a task DAG: at most MaxParallel task
+// Package taskdag runs one level of a task DAG: at most MaxParallel task
 // agents at once, each in its own linked worktree at the level's base
 // commit (a slot of a pool under the git dir, reused from level to
 // level), and brings back each task's work as a tree at the fan-in,
 // checked against the output contract of the dispatch seed.
-package taskrun
+package taskdag
 
 import (
 	"bytes"
@@ -14,15 +14,15 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/wtpool"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // Job is one task to run, with the output of the upstream tasks it
 // receives, for its prompt.
 type Job struct {
-	Task     dag.Task
+	Task     manifest.Task
 	Upstream []Upstream
 }
 

@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // TestTakeCommit takes a CI job's task commit as a collector does, and
@@ -22,7 +22,7 @@ func TestTakeCommit(t *testing.T) {
 	message := func(u Unit) string {
 		return "Task " + u.Results[0].ID + "\n\nCrucible-Pipeline: p1\nCrucible-Task: 1\n"
 	}
-	task := dag.Task{ID: "a", Files: []string{"a.txt"}}
+	task := manifest.Task{ID: "a", Files: []string{"a.txt"}}
 	commit := func(parent, msg string, files map[string]string) string {
 		t.Helper()
 		gittest.Git(t, dir, "reset", "-q", "--hard", parent)

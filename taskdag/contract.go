@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // check applies the seed's output contract to a task that ran: a report
@@ -16,13 +16,13 @@ import (
 // evidence files exist in its work tree, and no file changed outside its
 // plan without a deviation reported. A task whose plan lists no files
 // has nothing to hold its changes to.
-func check(t dag.Task, data []byte, changed []string, workdir string) (passed bool, reason string) {
+func check(t manifest.Task, data []byte, changed []string, workdir string) (passed bool, reason string) {
 	return checkWith(t, data, changed, func(f string) bool { return inWorkTree(workdir, f) })
 }
 
 // checkWith is check, with exists saying whether an evidence file is in
 // the task's work.
-func checkWith(t dag.Task, data []byte, changed []string, exists func(string) bool) (passed bool, reason string) {
+func checkWith(t manifest.Task, data []byte, changed []string, exists func(string) bool) (passed bool, reason string) {
 	if data == nil {
 		return false, "no output.yaml: the agent wrote no report"
 	}
@@ -59,17 +59,17 @@ func inWorkTree(workdir, f string) bool {
 
 // unreported lists the files the task changed or says it modified that
 // its plan does not name and no deviation covers.
-func unreported(t dag.Task, rep report.Task, changed []string) []string {
+func unreported(t manifest.Task, rep report.Task, changed []string) []string {
 	if len(t.Files) == 0 {
 		return nil
 	}
 	plan := map[string]bool{}
 	for _, f := range t.Files {
-		plan[dag.CleanPath(f)] = true
+		plan[manifest.CleanPath(f)] = true
 	}
 	var out []string
 	for _, f := range append(append([]string(nil), changed...), rep.FilesModified...) {
-		f = dag.CleanPath(f)
+		f = manifest.CleanPath(f)
 		if !plan[f] && !reported(rep.Deviations, f) && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
@@ -131,7 +131,7 @@ func allReported(results []Result, jobs []Job, idx []int, file string) bool {
 func cleanAll(files []string) []string {
 	out := make([]string, len(files))
 	for i, f := range files {
-		out[i] = dag.CleanPath(f)
+		out[i] = manifest.CleanPath(f)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 const threeLevels = `validation: {fast-gate: go vet ./...}
@@ -29,7 +29,7 @@ tasks:
 
 // recorder applies events to the manifest and keeps them as lines.
 type recorder struct {
-	m      *dag.Manifest
+	m      *manifest.Manifest
 	mu     sync.Mutex
 	events []string
 	kept   []Event // as recorded, for a resume to replay
@@ -53,11 +53,11 @@ func (rec *recorder) record(es ...Event) error {
 			line = fmt.Sprintf("level %d round %d", e.Level, e.Round)
 		case e.Task == "":
 			line = fmt.Sprintf("level %d", e.Level)
-		case e.Status == dag.Fixing && e.Fix != "":
+		case e.Status == manifest.Fixing && e.Fix != "":
 			line = fmt.Sprintf("%s fixed %d", e.Task, e.Round)
-		case e.Status == dag.Fixing:
+		case e.Status == manifest.Fixing:
 			line = fmt.Sprintf("%s fixing %s %d", e.Task, e.Source, e.Round)
-		case e.Status == dag.Completed && e.Reason != "":
+		case e.Status == manifest.Completed && e.Reason != "":
 			line += " (" + e.Reason + ")"
 		}
 		rec.seen[line]++
@@ -100,7 +100,7 @@ func (rec *recorder) lines() string {
 
 func TestRunThreeLevels(t *testing.T) {
 	r, base := repo(t, "sha1")
-	m, err := dag.Parse("dispatch.yaml", []byte(threeLevels))
+	m, err := manifest.Parse("dispatch.yaml", []byte(threeLevels))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestRunThreeLevels(t *testing.T) {
 
 func TestRunDeadlockAndSettle(t *testing.T) {
 	r, base := repo(t, "sha1")
-	m, err := dag.Parse("dispatch.yaml", []byte(`validation: {fast-gate: go vet ./...}
+	m, err := manifest.Parse("dispatch.yaml", []byte(`validation: {fast-gate: go vet ./...}
 tasks:
   - {id: a, type: feature, agent: general, status: committed, commit-sha: `+base+`}
   - {id: b, type: feature, agent: general, status: committed, commit-sha: 0123456789012345678901234567890123456789}
@@ -199,7 +199,7 @@ tasks:
 	rec := &recorder{m: m}
 	_, err = runner.Run(context.Background(), Plan{Manifest: m, Head: base, Outputs: map[string][]byte{}, Record: rec.record,
 		Message: func(u Unit) string { return strings.Join(u.Tasks(), ",") }})
-	var d *dag.Deadlock
+	var d *manifest.Deadlock
 	if !errors.As(err, &d) || err.Error() != "deadlock: 1 task can never run: d waits on c (failed)" {
 		t.Fatalf("error %v, want a deadlock", err)
 	}
@@ -221,7 +221,7 @@ func TestRunFinishesMove(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, base := repo(t, "sha1")
-			m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+			m, err := manifest.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
 				"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt]}\n"))
 			if err != nil {
 				t.Fatal(err)
@@ -248,7 +248,7 @@ func TestRunFinishesMove(t *testing.T) {
 			if err != nil || final != head {
 				t.Fatalf("run: %v, head %s want %s", err, final, head)
 			}
-			if runs != 2 || m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Completed {
+			if runs != 2 || m.Task("a").Status != manifest.Completed || m.Task("b").Status != manifest.Completed {
 				t.Fatalf("%d runs, a %s, b %s", runs, m.Task("a").Status, m.Task("b").Status)
 			}
 			if gittest.Git(t, ".", "rev-parse", "HEAD") != head || gittest.Git(t, ".", "status", "--porcelain") != "" {
@@ -265,7 +265,7 @@ func TestRunKilledAtARecord(t *testing.T) {
 	for _, fail := range []string{"a dispatched", "a committed", "b committed", "level 1", "a completed", "b completed"} {
 		t.Run(fail, func(t *testing.T) {
 			r, base := repo(t, "sha1")
-			m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+			m, err := manifest.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
 				"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt]}\n"))
 			if err != nil {
 				t.Fatal(err)
@@ -295,7 +295,7 @@ func TestRunKilledAtARecord(t *testing.T) {
 					t.Errorf("%s's agent ran after it was committed:\n%s", task, strings.Join(rec.events, "\n"))
 				}
 			}
-			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Completed {
+			if m.Task("a").Status != manifest.Completed || m.Task("b").Status != manifest.Completed {
 				t.Errorf("a %s, b %s", m.Task("a").Status, m.Task("b").Status)
 			}
 			if n := gittest.Git(t, ".", "rev-list", "--count", base+"..HEAD"); n != "2" {
@@ -331,7 +331,7 @@ func TestRunTakesFinishedWork(t *testing.T) {
 			r, _ := repo(t, "sha1")
 			gittest.Git(t, ".", "commit", "-q", "--allow-empty", "-m", "second")
 			base := gittest.Git(t, ".", "rev-parse", "HEAD")
-			m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+			m, err := manifest.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
 				"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt]}\n"))
 			if err != nil {
 				t.Fatal(err)
@@ -348,7 +348,7 @@ func TestRunTakesFinishedWork(t *testing.T) {
 			}
 			finished := map[string]*Finished{}
 			for _, e := range rec.kept {
-				if e.Status == dag.Dispatched {
+				if e.Status == manifest.Dispatched {
 					seq := map[string]int{"a": 1, "b": 2}[e.Task]
 					finished[e.Task] = &Finished{Seq: seq, Status: "completed", Report: []byte(completed), Worktree: e.Worktree}
 				}
@@ -362,7 +362,7 @@ func TestRunTakesFinishedWork(t *testing.T) {
 			}
 			var why, ran, wantWhy, wantRan []string
 			for _, e := range rec.kept {
-				if e.Status == dag.Pending {
+				if e.Status == manifest.Pending {
 					why = append(why, e.Task+": "+e.Reason)
 				}
 			}
@@ -381,7 +381,7 @@ func TestRunTakesFinishedWork(t *testing.T) {
 			if !slices.Equal(ran, wantRan) {
 				t.Errorf("agents run on resume: %q, want %q", ran, wantRan)
 			}
-			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Completed {
+			if m.Task("a").Status != manifest.Completed || m.Task("b").Status != manifest.Completed {
 				t.Errorf("a %s, b %s", m.Task("a").Status, m.Task("b").Status)
 			}
 			if got := gittest.Git(t, ".", "log", "--format=%s", "--name-only", base+"..HEAD"); got != "task b\n\nb.txt\ntask a\n\na.txt" {
@@ -396,7 +396,7 @@ func TestRunTakesFinishedWork(t *testing.T) {
 // level starts, and its error ends the run.
 func TestRunBetween(t *testing.T) {
 	r, base := repo(t, "sha1")
-	m, err := dag.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
+	m, err := manifest.Parse("dispatch.yaml", []byte("validation: {fast-gate: make}\ntasks:\n"+
 		"  - {id: a, type: feature, agent: general, files: [a.txt]}\n  - {id: b, type: feature, agent: general, files: [b.txt], depends-on: [a]}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +413,7 @@ func TestRunBetween(t *testing.T) {
 		Message: func(u Unit) string { return "task " + strings.Join(u.Tasks(), ",") + "\n" },
 		Between: func(head string) (string, error) {
 			calls = append(calls, fmt.Sprintf("a %s, b %s", m.Task("a").Status, m.Task("b").Status))
-			if m.Task("a").Status != dag.Completed || m.Task("b").Status != dag.Pending {
+			if m.Task("a").Status != manifest.Completed || m.Task("b").Status != manifest.Pending {
 				return head, nil
 			}
 			if head != gittest.Git(t, ".", "rev-parse", "HEAD") {
@@ -448,7 +448,7 @@ func TestRunBetween(t *testing.T) {
 // and the run stops with the halt; run again without it, it goes on
 // with the pending task and never runs a task twice.
 func TestRunHalted(t *testing.T) {
-	const manifest = `validation: {fast-gate: go vet ./...}
+	const manifestText = `validation: {fast-gate: go vet ./...}
 tasks:
   - {id: 1a, type: feature, agent: general, files: [1a.txt]}
   - {id: 1b, type: feature, agent: general, files: [1b.txt]}
@@ -458,7 +458,7 @@ tasks:
 	for _, refusedBy := range []string{"halt", "dispatcher"} {
 		t.Run(refusedBy, func(t *testing.T) {
 			r, base := repo(t, "sha1")
-			m, err := dag.Parse("dispatch.yaml", []byte(manifest))
+			m, err := manifest.Parse("dispatch.yaml", []byte(manifestText))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -498,7 +498,7 @@ tasks:
 			if got := rec.lines(); got != want {
 				t.Fatalf("events\n%s\nwant\n%s", got, want)
 			}
-			for id, st := range map[string]dag.TaskStatus{"1a": dag.Completed, "1b": dag.Pending, "1c": dag.Pending, "2a": dag.Pending} {
+			for id, st := range map[string]manifest.TaskStatus{"1a": manifest.Completed, "1b": manifest.Pending, "1c": manifest.Pending, "2a": manifest.Pending} {
 				if got := m.Task(id).Status; got != st {
 					t.Fatalf("task %s %s, want %s", id, got, st)
 				}
@@ -515,7 +515,7 @@ tasks:
 				t.Fatal(err)
 			}
 			for _, task := range m.Tasks {
-				if task.Status != dag.Completed || runs[task.ID] != 1 {
+				if task.Status != manifest.Completed || runs[task.ID] != 1 {
 					t.Fatalf("task %s %s, ran %d times", task.ID, task.Status, runs[task.ID])
 				}
 			}

@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/internal/gittest"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 const gated = `validation: {fast-gate: "! grep -q uses-1b 1a.txt || test -f 1b.txt"}
@@ -63,7 +63,7 @@ func (g *gateRun) runner(r *Runner) *Runner {
 
 func newGateRun(t *testing.T) (*gateRun, *Runner, Plan, *recorder) {
 	r, base := repo(t, "sha1")
-	m, err := dag.Parse("dispatch.yaml", []byte(gated))
+	m, err := manifest.Parse("dispatch.yaml", []byte(gated))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func regressFixer(f FixJob, _ string) string {
 // recorder it returns records the resumed run.
 func resume(t *testing.T, rec *recorder, plan *Plan) *recorder {
 	t.Helper()
-	m, err := dag.Parse("dispatch.yaml", []byte(gated))
+	m, err := manifest.Parse("dispatch.yaml", []byte(gated))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestGateResume(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, task := range m.Tasks {
-				if task.Status != dag.Completed {
+				if task.Status != manifest.Completed {
 					t.Fatalf("task %s %s", task.ID, task.Status)
 				}
 			}
@@ -423,7 +423,7 @@ func TestGateCritiqueRetried(t *testing.T) {
 	if head := gittest.Git(t, ".", "rev-parse", "main"); head != plan.Head {
 		t.Fatal("the branch moved past a level its critique did not judge")
 	}
-	if rec.m.Task("1a").Status != dag.Committed || rec.m.Task("1b").Status != dag.Committed {
+	if rec.m.Task("1a").Status != manifest.Committed || rec.m.Task("1b").Status != manifest.Committed {
 		t.Fatalf("tasks %s, %s: want committed, waiting for the critique", rec.m.Task("1a").Status, rec.m.Task("1b").Status)
 	}
 	resumed := resume(t, rec, &plan)

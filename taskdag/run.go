@@ -1,4 +1,4 @@
-package taskrun
+package taskdag
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-crucible/git-crucible/dag"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
 
 // Event is a change the run made to its manifest's state: a task's
@@ -21,7 +21,7 @@ import (
 // together must be recorded at once.
 type Event struct {
 	Task      string
-	Status    dag.TaskStatus
+	Status    manifest.TaskStatus
 	CommitSHA string
 	Reason    string
 	Level     int
@@ -35,7 +35,7 @@ type Event struct {
 }
 
 // Apply applies e to m, as a Record function must (besides keeping e).
-func Apply(m *dag.Manifest, e Event) error {
+func Apply(m *manifest.Manifest, e Event) error {
 	if e.Task == "" {
 		if m.LevelBoundaries == nil {
 			m.LevelBoundaries, m.LevelHeads = map[int]string{}, map[int]string{}
@@ -46,7 +46,7 @@ func Apply(m *dag.Manifest, e Event) error {
 	if err := m.SetStatus(e.Task, e.Status, e.CommitSHA); err != nil {
 		return err
 	}
-	if e.Status == dag.Fixing {
+	if e.Status == manifest.Fixing {
 		m.Task(e.Task).FixingSource = e.Source
 	}
 	return nil
@@ -54,7 +54,7 @@ func Apply(m *dag.Manifest, e Event) error {
 
 // Plan is what a run needs besides its runner.
 type Plan struct {
-	Manifest *dag.Manifest
+	Manifest *manifest.Manifest
 	Head     string // the commit the run builds on: Branch's, when Branch is given
 	// Branch is the branch (refs/heads/...) each level's commits go on,
 	// compare-and-swap, the work tree following when HEAD is on it; ""
@@ -125,7 +125,7 @@ type Finished struct {
 // (Units, CommitLevel), the work ref and then the branch
 // move to the level's last commit, and the next level starts from there.
 // It returns the new head. A task is completed once the branch holds its
-// commit. Tasks left no way to run are a *dag.Deadlock.
+// commit. Tasks left no way to run are a *manifest.Deadlock.
 //
 // A resumed run goes on from what a killed one recorded: a task left
 // dispatched whose dispatch completed has its work taken from its slot
@@ -165,7 +165,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 			// A job at work on a task keeps its level waiting.
 			ready = slices.Clone(ready)
 			for _, t := range m.Tasks {
-				if _, ok := taken[t.ID]; t.Status == dag.Dispatched && !ok {
+				if _, ok := taken[t.ID]; t.Status == manifest.Dispatched && !ok {
 					ready = append(ready, t.ID)
 				}
 			}
@@ -200,7 +200,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 			return head, &NotReady{Level: level, Waiting: waiting}
 		}
 		results, err := r.runLevel(ctx, head, jobs, func(job Job, dir string) error {
-			return record(Event{Task: job.Task.ID, Status: dag.Dispatched, Level: level, Worktree: dir})
+			return record(Event{Task: job.Task.ID, Status: manifest.Dispatched, Level: level, Worktree: dir})
 		}, taken)
 		if err != nil {
 			return head, err
@@ -217,13 +217,13 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 			case res.Halted != nil:
 				// Never started: pending again (it may have been recorded dispatched).
 				halted = res.Halted
-				if m.Task(res.ID).Status != dag.Pending {
-					if err := record(Event{Task: res.ID, Status: dag.Pending}); err != nil {
+				if m.Task(res.ID).Status != manifest.Pending {
+					if err := record(Event{Task: res.ID, Status: manifest.Pending}); err != nil {
 						return head, err
 					}
 				}
 			case !res.Passed:
-				if err := record(Event{Task: res.ID, Status: dag.Failed, Reason: res.Reason, Level: level}); err != nil {
+				if err := record(Event{Task: res.ID, Status: manifest.Failed, Reason: res.Reason, Level: level}); err != nil {
 					return head, err
 				}
 			}
@@ -256,7 +256,7 @@ func (r *Runner) commitLevel(ctx context.Context, p Plan, record func(...Event) 
 	}
 	var decided []Event
 	for _, c := range commits {
-		e := Event{Task: c.Task, Status: dag.Committed, CommitSHA: c.SHA, Level: level}
+		e := Event{Task: c.Task, Status: manifest.Committed, CommitSHA: c.SHA, Level: level}
 		if c.SHA == "" {
 			e.Reason = "changed nothing"
 		}
@@ -287,7 +287,7 @@ func (r *Runner) finishLevel(ctx context.Context, p Plan, record func(...Event) 
 	}
 	completed := make([]Event, len(commits))
 	for i, c := range commits {
-		completed[i] = Event{Task: c.Task, Status: dag.Completed, CommitSHA: c.SHA, Level: level, Reason: strings.Join(warnings[c.Task], "; ")}
+		completed[i] = Event{Task: c.Task, Status: manifest.Completed, CommitSHA: c.SHA, Level: level, Reason: strings.Join(warnings[c.Task], "; ")}
 	}
 	return next, record(completed...)
 }
@@ -354,8 +354,8 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error
 	taken := map[string]Result{}
 	for _, t := range p.Manifest.Tasks {
 		switch t.Status {
-		case dag.Dispatched:
-			e := Event{Task: t.ID, Status: dag.Pending}
+		case manifest.Dispatched:
+			e := Event{Task: t.ID, Status: manifest.Pending}
 			f, err := p.finished(t.ID)
 			if err != nil {
 				return head, nil, err
@@ -377,18 +377,18 @@ func (r *Runner) settle(ctx context.Context, p Plan, record func(...Event) error
 			if err := record(e); err != nil {
 				return head, nil, err
 			}
-		case dag.Committed:
-			e := Event{Task: t.ID, Status: dag.Completed, CommitSHA: t.CommitSHA, Level: p.Manifest.Level(t.ID)}
+		case manifest.Committed:
+			e := Event{Task: t.ID, Status: manifest.Completed, CommitSHA: t.CommitSHA, Level: p.Manifest.Level(t.ID)}
 			if t.CommitSHA != "" {
 				// An unknown commit is an error here too: either way the branch does not hold it.
 				if in, err := r.Repo.IsAncestor(ctx, t.CommitSHA, head); err != nil || !in {
-					e = Event{Task: t.ID, Status: dag.Pending}
+					e = Event{Task: t.ID, Status: manifest.Pending}
 				}
 			}
 			if err := record(e); err != nil {
 				return head, nil, err
 			}
-		case dag.Fixing:
+		case manifest.Fixing:
 			return head, nil, fmt.Errorf("task %s is fixing (%s) outside the newest level's gate", t.ID, t.FixingSource)
 		}
 	}
@@ -406,7 +406,7 @@ func (p Plan) finished(task string) (*Finished, error) {
 // ran in, as runTask would have after it, the level at base. When it
 // cannot, it says why, for the retry: the dispatch did not complete, or
 // its work is gone.
-func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string, message func(Unit) string) (Result, string, error) {
+func (r *Runner) take(ctx context.Context, t manifest.Task, f Finished, base string, message func(Unit) string) (Result, string, error) {
 	gone := func(why string, args ...any) (Result, string, error) {
 		return Result{}, fmt.Sprintf("dispatch %d completed, but ", f.Seq) + fmt.Sprintf(why, args...), nil
 	}
@@ -443,7 +443,7 @@ func (r *Runner) take(ctx context.Context, t dag.Task, f Finished, base string, 
 }
 
 // withTaken is m's ready tasks and the tasks of taken, in m's order.
-func withTaken(m *dag.Manifest, taken map[string]Result) []string {
+func withTaken(m *manifest.Manifest, taken map[string]Result) []string {
 	ready := m.Ready()
 	if len(taken) == 0 {
 		return ready
@@ -473,7 +473,7 @@ func (r *Runner) finishMove(ctx context.Context, p Plan, head string) (string, e
 	return next, nil
 }
 
-func newestLevel(m *dag.Manifest) int {
+func newestLevel(m *manifest.Manifest) int {
 	level := 0
 	for l := range m.LevelHeads {
 		level = max(level, l)
@@ -493,7 +493,7 @@ func (r *Runner) gatePending(p Plan) (int, []Commit) {
 	}
 	var commits []Commit
 	for _, t := range m.Tasks {
-		if m.Level(t.ID) == level && (t.Status == dag.Committed || t.Status == dag.Fixing) {
+		if m.Level(t.ID) == level && (t.Status == manifest.Committed || t.Status == manifest.Fixing) {
 			commits = append(commits, Commit{Task: t.ID, SHA: t.CommitSHA})
 		}
 	}
@@ -507,7 +507,7 @@ func (r *Runner) gatePending(p Plan) (int, []Commit) {
 // the task); its changed paths are held to the task's plan as a slot's
 // are, its evidence files must be in its tree. A commit that fails is a
 // failed task, saying why.
-func (r *Runner) takeCommit(ctx context.Context, t dag.Task, f Finished, base string, message func(Unit) string) (Result, error) {
+func (r *Runner) takeCommit(ctx context.Context, t manifest.Task, f Finished, base string, message func(Unit) string) (Result, error) {
 	res := Result{ID: t.ID, Report: f.Report}
 	fail := func(format string, args ...any) (Result, error) {
 		res.Reason = fmt.Sprintf("task commit %s: ", short(f.Commit)) + fmt.Sprintf(format, args...)
@@ -553,7 +553,7 @@ func (r *Runner) takeCommit(ctx context.Context, t dag.Task, f Finished, base st
 			return fail("its message is not the task's commit message (its trailers must name the pipeline and the task)")
 		}
 	}
-	res.Passed, res.Reason = checkWith(t, f.Report, res.Changed, func(p string) bool { return files[dag.CleanPath(p)] })
+	res.Passed, res.Reason = checkWith(t, f.Report, res.Changed, func(p string) bool { return files[manifest.CleanPath(p)] })
 	return res, nil
 }
 
