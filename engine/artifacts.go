@@ -14,9 +14,9 @@ import (
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // walker is one walk's view of the chain, brought up to date after every
@@ -24,7 +24,7 @@ import (
 type walker struct {
 	e     *Engine
 	opts  WalkOptions
-	sp    *spec.Spec
+	sp    *pipespec.Spec
 	state *pipeline.State
 	view  *chainView
 	tip   string // the chain commit view was brought up to
@@ -177,7 +177,7 @@ func (w *walker) taskReport(r pipeline.Record) bool {
 	if !ok {
 		return false
 	}
-	return l.Step.Kind == spec.Dispatch || l.Step.Rounds() && r.Role == l.Step.Fixer && r.Point.Round > 0 && r.Role != l.Step.Role
+	return l.Step.Kind == pipespec.Dispatch || l.Step.Rounds() && r.Role == l.Step.Fixer && r.Point.Round > 0 && r.Role != l.Step.Role
 }
 
 // done reports whether the step at p is done.
@@ -203,10 +203,10 @@ func (w *walker) artifactPath(name string) string {
 }
 
 // inputs maps each input of st to a path or an export's value.
-func (w *walker) inputs(ctx context.Context, st *spec.Step, task *report.PlanTask) (map[string]string, error) {
+func (w *walker) inputs(ctx context.Context, st *pipespec.Step, task *report.PlanTask) (map[string]string, error) {
 	in := map[string]string{}
 	for _, name := range st.Inputs {
-		if name == spec.Diff {
+		if name == pipespec.Diff {
 			path, err := w.diff(ctx, st, task)
 			if err != nil {
 				return nil, err
@@ -241,7 +241,7 @@ func exportText(v any) string {
 // diff writes the change under review for st to a file of the engine's
 // and returns its path: in a task, the change since the task began (its
 // pre-task checkpoint's HEAD); elsewhere the pipeline's since its baseline.
-func (w *walker) diff(ctx context.Context, st *spec.Step, task *report.PlanTask) (string, error) {
+func (w *walker) diff(ctx context.Context, st *pipespec.Step, task *report.PlanTask) (string, error) {
 	base := w.state.Baseline
 	name := st.ID
 	if task != nil {

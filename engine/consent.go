@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // Commands agents wrote — the test writer's acceptance command, a plan
@@ -44,11 +44,11 @@ func (w *walker) agentCommands(ctx context.Context) []AgentCommand {
 		}
 		out = append(out, AgentCommand{Command: command, From: from, Approved: w.approved(command)})
 	}
-	if v, ok := w.exports[spec.AcceptanceCommand].(string); ok {
-		add(v, spec.AcceptanceCommand)
+	if v, ok := w.exports[pipespec.AcceptanceCommand].(string); ok {
+		add(v, pipespec.AcceptanceCommand)
 	}
 	for _, l := range w.sp.Walk() {
-		if l.Step.Kind != spec.Tasks {
+		if l.Step.Kind != pipespec.Tasks {
 			continue
 		}
 		if plan, err := w.plan(ctx, l.Step); err == nil { // no plan yet: nothing to list
@@ -119,7 +119,7 @@ func (w *walker) mayRun(ctx context.Context, command string) (bool, error) {
 
 // consent lets st at p run command, an agent's: nil when it may; else the
 // walk stops there for a person, naming it and the others known.
-func (w *walker) consent(ctx context.Context, p pipeline.Point, st *spec.Step, command string) (*stepEnd, error) {
+func (w *walker) consent(ctx context.Context, p pipeline.Point, st *pipespec.Step, command string) (*stepEnd, error) {
 	if ok, err := w.mayRun(ctx, command); ok || err != nil {
 		return nil, err
 	}

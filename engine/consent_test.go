@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // TestWalkConsentFastGate: a plan's fast gate that is not the project's
@@ -28,15 +28,15 @@ func TestWalkConsentFastGate(t *testing.T) {
 	write(t, filepath.Join(dir, "happy"), strings.ReplaceAll(string(happy), "fast-gate: sh test/unit.sh", "fast-gate: "+gate))
 	e, _ := sampleEngine(t, filepath.Join(dir, "happy"))
 	// A run step's own command is the spec's, not an agent's: it runs.
-	text := strings.Replace(string(spec.DefaultTOML()), "  exports = [\"acceptance-command\"]\n",
+	text := strings.Replace(string(pipespec.DefaultTOML()), "  exports = [\"acceptance-command\"]\n",
 		"  exports = [\"acceptance-command\"]\n\n  [[phases.steps]]\n  id = \"lint\"\n  kind = \"run\"\n  command = \"true\"\n", 1)
-	sp, err := spec.Parse([]byte(text), "default.toml", nil) // its own: Default's is shared
+	sp, err := pipespec.Parse([]byte(text), "default.toml", nil) // its own: Default's is shared
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range sp.Phases {
-		sp.Phases[i].Steps = slices.DeleteFunc(sp.Phases[i].Steps, func(st spec.Step) bool {
-			return st.Kind == spec.Approve || st.Command == spec.CommandAcceptance
+		sp.Phases[i].Steps = slices.DeleteFunc(sp.Phases[i].Steps, func(st pipespec.Step) bool {
+			return st.Kind == pipespec.Approve || st.Command == pipespec.CommandAcceptance
 		})
 	}
 	walkWith := func(trust bool) WalkResult {

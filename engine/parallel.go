@@ -8,9 +8,9 @@ import (
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/taskdag"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
@@ -30,7 +30,7 @@ var errStopped = errors.New("a task's step stopped the walk")
 // Execute implements Executor.
 func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 	w := ts.w
-	k := slices.IndexFunc(ts.st.Steps, func(s spec.Step) bool { return s.Kind == spec.Dispatch })
+	k := slices.IndexFunc(ts.st.Steps, func(s pipespec.Step) bool { return s.Kind == pipespec.Dispatch })
 	if k < 0 {
 		return Serial{}.Execute(ctx, ts) // no agent to run at once
 	}
@@ -110,7 +110,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 }
 
 // at is step's point for task id.
-func (ts *Tasks) at(step *spec.Step, id string) pipeline.Point {
+func (ts *Tasks) at(step *pipespec.Step, id string) pipeline.Point {
 	return pipeline.Point{Phase: ts.p.Phase, Step: step.ID, Task: id}
 }
 
@@ -152,7 +152,7 @@ func (ts *Tasks) between(ctx context.Context, m *manifest.Manifest, k int, head 
 }
 
 // walk walks task's steps of steps; errStopped when one stops the walk.
-func (ts *Tasks) walk(ctx context.Context, task report.PlanTask, steps []spec.Step) error {
+func (ts *Tasks) walk(ctx context.Context, task report.PlanTask, steps []pipespec.Step) error {
 	stop, err := ts.steps(ctx, task, steps)
 	if err == nil && stop {
 		err = errStopped

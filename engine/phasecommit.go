@@ -7,7 +7,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/ledger"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // phaseSubjectPaths is how many paths a phase commit's subject names; its
@@ -27,7 +27,7 @@ const phaseSubjectPaths = 3
 // commit takes them. Once it is made nothing is pending, and commitWork
 // makes no commit: never twice. Once a later phase has begun, ph's commit
 // was made before it, and what is pending then is the later phase's.
-func (w *walker) commitPhase(ctx context.Context, ph spec.Phase) error {
+func (w *walker) commitPhase(ctx context.Context, ph pipespec.Phase) error {
 	l := w.state.Gates.Ledger
 	if l.Current() != ph.Number || l.Entry(ph.Number).Status == ledger.NotStarted {
 		return nil
@@ -36,7 +36,7 @@ func (w *walker) commitPhase(ctx context.Context, ph spec.Phase) error {
 }
 
 // phaseMessage is the message of phase ph's commit of paths.
-func phaseMessage(id string, ph spec.Phase, paths []string) string {
+func phaseMessage(id string, ph pipespec.Phase, paths []string) string {
 	named := paths
 	if len(paths) > phaseSubjectPaths {
 		named = paths[:phaseSubjectPaths]

@@ -9,7 +9,7 @@ import (
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/notes"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // TestPhaseCommitResumes: a walk stopped between Phase 1's last step and
@@ -24,7 +24,7 @@ func TestPhaseCommitResumes(t *testing.T) {
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := spec.Default()
+	sp, err := pipespec.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestPhaseCommitResumes(t *testing.T) {
 // TestPhaseMessage: a phase commit's subject names its paths, at most
 // three; its body lists them all when there are more.
 func TestPhaseMessage(t *testing.T) {
-	ph := spec.Phase{Number: ledger.Plan, Name: "Plan"}
+	ph := pipespec.Phase{Number: ledger.Plan, Name: "Plan"}
 	if got, want := phaseMessage("p", ph, []string{"docs/plan.md"}),
 		"Phase 2 (Plan) of pipeline p: docs/plan.md\n\nWhat the dispatches of Phase 2 changed, committed as the phase ends."; got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

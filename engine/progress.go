@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // RecordStep records that the walk's step at p ended with status
@@ -48,7 +48,7 @@ func (pr *Progress) Done(p pipeline.Point) bool {
 }
 
 // Progress is ProgressOf the pipeline's chain.
-func (e *Engine) Progress(ctx context.Context, sp *spec.Spec, tasks []string) (Progress, error) {
+func (e *Engine) Progress(ctx context.Context, sp *pipespec.Spec, tasks []string) (Progress, error) {
 	events, err := e.events(ctx)
 	if err != nil {
 		return Progress{}, err
@@ -61,7 +61,7 @@ func (e *Engine) Progress(ctx context.Context, sp *spec.Spec, tasks []string) (P
 // per task in the order of tasks (the plan's dependency order; nil when
 // the plan is not known yet), then the tasks step itself. A step is done
 // when its last step event says so.
-func ProgressOf(sp *spec.Spec, tasks []string, events []pipeline.Event) (Progress, error) {
+func ProgressOf(sp *pipespec.Spec, tasks []string, events []pipeline.Event) (Progress, error) {
 	var pr Progress
 	events, _, err := pipeline.Live(events)
 	if err != nil {
@@ -91,7 +91,7 @@ func ProgressOf(sp *spec.Spec, tasks []string, events []pipeline.Event) (Progres
 }
 
 // next is the first point of the walk not done.
-func (pr *Progress) next(sp *spec.Spec, tasks []string) (pipeline.Point, bool) {
+func (pr *Progress) next(sp *pipespec.Spec, tasks []string) (pipeline.Point, bool) {
 	for _, ph := range sp.Phases {
 		for i := range ph.Steps {
 			st := &ph.Steps[i]
@@ -99,7 +99,7 @@ func (pr *Progress) next(sp *spec.Spec, tasks []string) (pipeline.Point, bool) {
 			if pr.Done(p) {
 				continue
 			}
-			if st.Kind == spec.Tasks && len(st.Steps) > 0 {
+			if st.Kind == pipespec.Tasks && len(st.Steps) > 0 {
 				if tasks == nil {
 					pr.NeedTasks = true
 					return p, true
@@ -120,7 +120,7 @@ func (pr *Progress) next(sp *spec.Spec, tasks []string) (pipeline.Point, bool) {
 
 // roundOf is the round a gate or review loop resumes at: the newest round
 // dispatched, or the one after it once that round's fix has completed.
-func roundOf(st *spec.Step, dispatched []pipeline.Record) int {
+func roundOf(st *pipespec.Step, dispatched []pipeline.Record) int {
 	round, fixed := 1, false
 	for _, r := range dispatched {
 		switch {

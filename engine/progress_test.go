@@ -7,7 +7,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // chain is events as ProgressOf reads them.
@@ -47,7 +47,7 @@ func (c chain) dispatch(t *testing.T, p pipeline.Point, role, status string) cha
 }
 
 func TestProgressOf(t *testing.T) {
-	sp, err := spec.Default()
+	sp, err := pipespec.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestProgressOf(t *testing.T) {
 // TestRecordStep: a step recorded on the chain moves the engine's progress.
 func TestRecordStep(t *testing.T) {
 	e := newEngine(t, shAgent("true"))
-	sp, err := spec.Default()
+	sp, err := pipespec.Default()
 	if err != nil {
 		t.Fatal(err)
 	}

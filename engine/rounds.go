@@ -12,10 +12,10 @@ import (
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/rounds"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // judge is what gates and review loops share: package gate's Gate and Review.
@@ -28,10 +28,10 @@ type judge interface {
 // round, judged by package gate; on Continue the fixer, then the next
 // round. Rounds already in the chain are adopted and judged again, so a
 // resume goes on at the round it stopped in.
-func (w *walker) rounds(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) rounds(ctx context.Context, p pipeline.Point, st *pipespec.Step, task *report.PlanTask) (stepEnd, error) {
 	var j judge
 	var g *rounds.Gate
-	if st.Kind == spec.Gate {
+	if st.Kind == pipespec.Gate {
 		g = rounds.New(st.MaxRounds)
 		j = g
 	} else {
@@ -111,7 +111,7 @@ func decisions(entries []rounds.JournalEntry) []pipeline.Draft {
 // conclude ends a gate or loop that passed or escalated: its journal, a
 // gate's verdict, and the ledger's PASS (a gate) or FAIL (an escalation),
 // in one record, unless the ledger has it already.
-func (w *walker) conclude(ctx context.Context, p pipeline.Point, st *spec.Step, g *rounds.Gate, dec rounds.Decision, art prompt.Artifact, seq int) (stepEnd, error) {
+func (w *walker) conclude(ctx context.Context, p pipeline.Point, st *pipespec.Step, g *rounds.Gate, dec rounds.Decision, art prompt.Artifact, seq int) (stepEnd, error) {
 	end := done(dec.Verdict)
 	if dec.Action == rounds.Escalate {
 		end = stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s escalated (%s): %s", st.ID, dec.Verdict, dec.Reason))
@@ -138,8 +138,8 @@ func (w *walker) conclude(ctx context.Context, p pipeline.Point, st *spec.Step, 
 		// The ledger names a file artifact by its work-tree path, the
 		// diff by its name: its file is the engine's, not the user's.
 		name := art.Path
-		if art.Name == spec.Diff {
-			name = spec.Diff
+		if art.Name == pipespec.Diff {
+			name = pipespec.Diff
 		}
 		drafts = append(drafts, pipeline.Draft{Type: pipeline.LedgerType(ledger.PassGate),
 			Data: pipeline.LedgerData{Phase: p.Phase, Artifact: name}})
@@ -226,10 +226,10 @@ func (w *walker) verdict(p pipeline.Point, g *rounds.Gate, art prompt.Artifact, 
 
 // artifact is what a gate or loop examines: a file artifact's path, or
 // the diff the engine writes.
-func (w *walker) artifact(ctx context.Context, st *spec.Step, task *report.PlanTask) (prompt.Artifact, error) {
-	if st.Artifact == spec.Diff {
+func (w *walker) artifact(ctx context.Context, st *pipespec.Step, task *report.PlanTask) (prompt.Artifact, error) {
+	if st.Artifact == pipespec.Diff {
 		path, err := w.diff(ctx, st, task)
-		return prompt.Artifact{Name: spec.Diff, Path: path}, err
+		return prompt.Artifact{Name: pipespec.Diff, Path: path}, err
 	}
 	return prompt.Artifact{Name: st.Artifact, Path: w.artifactPath(st.Artifact)}, nil
 }

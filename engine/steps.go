@@ -13,25 +13,25 @@ import (
 	"github.com/git-crucible/git-crucible/checkpoint"
 	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // step runs the step st at p (task is the plan task inside a tasks step,
 // nil elsewhere).
-func (w *walker) step(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) step(ctx context.Context, p pipeline.Point, st *pipespec.Step, task *report.PlanTask) (stepEnd, error) {
 	w.at = p
 	switch st.Kind {
-	case spec.Checkpoint:
+	case pipespec.Checkpoint:
 		return w.checkpoint(ctx, st, task)
-	case spec.Dispatch:
+	case pipespec.Dispatch:
 		return w.dispatchStep(ctx, p, st, task)
-	case spec.Gate, spec.ReviewLoop:
+	case pipespec.Gate, pipespec.ReviewLoop:
 		return w.rounds(ctx, p, st, task)
-	case spec.Run:
+	case pipespec.Run:
 		return w.run(ctx, p, st, task)
-	case spec.Approve:
+	case pipespec.Approve:
 		return w.approve(ctx, p, st)
 	}
 	return stepEnd{}, fmt.Errorf("step %s: kind %q cannot run here", st.ID, st.Kind)
@@ -39,7 +39,7 @@ func (w *walker) step(ctx context.Context, p pipeline.Point, st *spec.Step, task
 
 // checkpoint takes the step's working-tree checkpoint. Its result is the
 // HEAD it was taken at: a task's diff starts there.
-func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) checkpoint(ctx context.Context, st *pipespec.Step, task *report.PlanTask) (stepEnd, error) {
 	id := ""
 	if task != nil {
 		id = task.ID
@@ -65,7 +65,7 @@ func (w *walker) checkpoint(ctx context.Context, st *spec.Step, task *report.Pla
 // dispatchStep runs a dispatch step: skipped when its outputs existed
 // before any dispatch of it (or --design supplies them), else its agent's
 // report must say completed.
-func (w *walker) dispatchStep(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) dispatchStep(ctx context.Context, p pipeline.Point, st *pipespec.Step, task *report.PlanTask) (stepEnd, error) {
 	if w.opts.Design != "" && w.sp.Producer("design") == st {
 		return done(designGiven + w.opts.Design), nil
 	}
@@ -104,7 +104,7 @@ func deref(e *stepEnd) stepEnd {
 }
 
 // outputsExist reports whether every output file of st is in the work tree.
-func (w *walker) outputsExist(st *spec.Step) bool {
+func (w *walker) outputsExist(st *pipespec.Step) bool {
 	for _, path := range st.Outputs {
 		if _, err := os.Stat(filepath.Join(w.e.Workdir, path)); err != nil {
 			return false
@@ -131,7 +131,7 @@ func (w *walker) parsedTask(p pipeline.Point, out Outcome) (report.Task, *stepEn
 }
 
 // data is the prompt data every dispatch of st at p shares.
-func (w *walker) data(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (prompt.Data, error) {
+func (w *walker) data(ctx context.Context, p pipeline.Point, st *pipespec.Step, task *report.PlanTask) (prompt.Data, error) {
 	in, err := w.inputs(ctx, st, task)
 	if err != nil {
 		return prompt.Data{}, err
@@ -272,17 +272,17 @@ func (w *walker) adopt(ctx context.Context, r pipeline.Record) (Outcome, error) 
 // is kept in the pipeline's run directory (runs/<id>/run/<step>.log). A run
 // step is code: the command slice runs only a built-in or trusted spec.
 // A task's failing fast gate goes back to its implementer (taskCheck).
-func (w *walker) run(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask) (stepEnd, error) {
+func (w *walker) run(ctx context.Context, p pipeline.Point, st *pipespec.Step, task *report.PlanTask) (stepEnd, error) {
 	command := st.Command
 	switch command {
-	case spec.CommandTest:
+	case pipespec.CommandTest:
 		command = w.opts.Test
-	case spec.CommandAcceptance:
+	case pipespec.CommandAcceptance:
 		command = w.opts.Test
-		if v, ok := w.exports[spec.AcceptanceCommand].(string); ok && strings.TrimSpace(v) != "" {
+		if v, ok := w.exports[pipespec.AcceptanceCommand].(string); ok && strings.TrimSpace(v) != "" {
 			command = v
 		}
-	case spec.CommandFastGate:
+	case pipespec.CommandFastGate:
 		command = ""
 		if task != nil {
 			command = task.FastGate
@@ -297,12 +297,12 @@ func (w *walker) run(ctx context.Context, p pipeline.Point, st *spec.Step, task 
 	}
 	// The acceptance command and a fast gate are agents' (a spec's own
 	// command is the trusted spec's).
-	if st.Command == spec.CommandAcceptance || st.Command == spec.CommandFastGate {
+	if st.Command == pipespec.CommandAcceptance || st.Command == pipespec.CommandFastGate {
 		if end, err := w.consent(ctx, p, st, command); end != nil || err != nil {
 			return deref(end), err
 		}
 	}
-	if st.Command == spec.CommandFastGate && st.Expect == spec.ExpectPass {
+	if st.Command == pipespec.CommandFastGate && st.Expect == pipespec.ExpectPass {
 		return w.taskCheck(ctx, p, st, task, command)
 	}
 	code, log, err := w.runCommand(ctx, st, task, command)
@@ -311,11 +311,11 @@ func (w *walker) run(ctx context.Context, p pipeline.Point, st *spec.Step, task 
 	}
 	result := fmt.Sprintf("exit %d: %s", code, command)
 	known := w.view.baseline
-	if st.Command != spec.CommandTest && st.Command != spec.CommandAcceptance {
+	if st.Command != pipespec.CommandTest && st.Command != pipespec.CommandAcceptance {
 		known = nil // only the test steps compare with the baseline
 	}
 	redOnlyKnown := false
-	if known != nil && st.Expect == spec.ExpectFail && code != 0 {
+	if known != nil && st.Expect == pipespec.ExpectFail && code != 0 {
 		failing, err := readFailures(log)
 		if err != nil {
 			return stepEnd{}, err
@@ -323,7 +323,7 @@ func (w *walker) run(ctx context.Context, p pipeline.Point, st *spec.Step, task 
 		redOnlyKnown = len(failing) > 0 && len(notIn(failing, known.Failing)) == 0
 	}
 	switch want := st.Expect; {
-	case want == spec.ExpectFail && (code == 0 || redOnlyKnown):
+	case want == pipespec.ExpectFail && (code == 0 || redOnlyKnown):
 		why := "passes"
 		if redOnlyKnown {
 			why = "fails only as at the known-failing baseline"
@@ -331,7 +331,7 @@ func (w *walker) run(ctx context.Context, p pipeline.Point, st *spec.Step, task 
 		end := stopped(p, pipeline.StepEscalated, WalkEscalated, fmt.Sprintf("%s: %s %s; it must fail before the change (RED)", st.ID, command, why))
 		end.stop.Suggestion = "Make the acceptance tests test the goal, so that they fail before it is built."
 		return end, w.escalate(ctx, p, end.stop)
-	case want == spec.ExpectFail, code == 0:
+	case want == pipespec.ExpectFail, code == 0:
 		return done(result), nil
 	case known != nil:
 		return w.againstBaseline(p, st, command, code, log, known)
@@ -344,7 +344,7 @@ func (w *walker) run(ctx context.Context, p pipeline.Point, st *spec.Step, task 
 // baseline: done when every failure it names failed at the baseline;
 // failed, naming them, when some did not; failed when it names none, for
 // then nothing can be compared.
-func (w *walker) againstBaseline(p pipeline.Point, st *spec.Step, command string, code int, log string, known *pipeline.BaselineData) (stepEnd, error) {
+func (w *walker) againstBaseline(p pipeline.Point, st *pipespec.Step, command string, code int, log string, known *pipeline.BaselineData) (stepEnd, error) {
 	failing, err := readFailures(log)
 	if err != nil {
 		return stepEnd{}, err
@@ -404,14 +404,14 @@ func notIn(failures, known []string) []string {
 	return out
 }
 
-func ranFailed(st *spec.Step, command string, code int, log string) string {
+func ranFailed(st *pipespec.Step, command string, code int, log string) string {
 	return fmt.Sprintf("%s: %s failed (exit %d); its output is in %s", st.ID, command, code, log)
 }
 
 // runCommand runs command for st (in task) with sh -c in the work tree
 // and keeps its output in the pipeline's run directory: its exit code and
 // the log's path.
-func (w *walker) runCommand(ctx context.Context, st *spec.Step, task *report.PlanTask, command string) (int, string, error) {
+func (w *walker) runCommand(ctx context.Context, st *pipespec.Step, task *report.PlanTask, command string) (int, string, error) {
 	code, out, err := runShell(ctx, w.e.Workdir, command)
 	if err != nil {
 		return 0, "", fmt.Errorf("%s: %w", st.ID, err)
@@ -443,7 +443,7 @@ func runShell(ctx context.Context, dir, command string) (int, []byte, error) {
 
 // approve records the approval with Yes, and the consent to the commands
 // agents wrote so far; without it the walk waits, listing them.
-func (w *walker) approve(ctx context.Context, p pipeline.Point, st *spec.Step) (stepEnd, error) {
+func (w *walker) approve(ctx context.Context, p pipeline.Point, st *pipespec.Step) (stepEnd, error) {
 	commands := w.agentCommands(ctx)
 	if !w.opts.Yes {
 		end := stopped(p, pipeline.StepWaiting, WalkWaiting, "waiting for approval")

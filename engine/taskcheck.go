@@ -8,10 +8,10 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/rounds"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // TaskCheckFixes is how many times a task whose fast gate fails goes back
@@ -27,7 +27,7 @@ const TaskCheckFixes = 1
 // task escalates, its commit taken off the branch and kept at a
 // FailedRef the error names (setAside); a resume that finds the branch
 // still where that left it escalates again.
-func (w *walker) taskCheck(ctx context.Context, p pipeline.Point, st *spec.Step, task *report.PlanTask, command string) (stepEnd, error) {
+func (w *walker) taskCheck(ctx context.Context, p pipeline.Point, st *pipespec.Step, task *report.PlanTask, command string) (stepEnd, error) {
 	last := p // the round that escalates
 	last.Round = TaskCheckFixes
 	escalated := func(reason, ref string) (stepEnd, error) {
@@ -82,7 +82,7 @@ func (w *walker) taskCheck(ctx context.Context, p pipeline.Point, st *spec.Step,
 		if d.Artifact.Path, err = w.diff(ctx, st, task); err != nil {
 			return stepEnd{}, err
 		}
-		d.Artifact.Name, d.MaxRounds = spec.Diff, TaskCheckFixes
+		d.Artifact.Name, d.MaxRounds = pipespec.Diff, TaskCheckFixes
 		d.Findings = GateFailure("the task's fast gate", command, code, log)
 		d.Report.Format = prompt.ReportTask
 		fixed, end, err := w.dispatch(ctx, q, role, "fixer", d)
@@ -130,7 +130,7 @@ func (w *walker) implementer(p pipeline.Point) string {
 		return ""
 	}
 	for _, s := range l.Parent.Steps {
-		if s.Kind == spec.Dispatch {
+		if s.Kind == pipespec.Dispatch {
 			return s.Role
 		}
 	}

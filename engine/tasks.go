@@ -16,8 +16,8 @@ import (
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // Executor runs Phase 3's plan: its tasks through the tasks step's
@@ -34,7 +34,7 @@ type Tasks struct {
 	Order []report.PlanTask // the plan's tasks, dependencies first
 	w     *walker
 	p     pipeline.Point // the tasks step's
-	st    *spec.Step
+	st    *pipespec.Step
 	stop  *stepEnd // where a step stopped the walk
 }
 
@@ -64,7 +64,7 @@ func (ts *Tasks) Walk(ctx context.Context, task report.PlanTask) (stop bool, err
 }
 
 // steps walks task's steps of steps that are not done.
-func (ts *Tasks) steps(ctx context.Context, task report.PlanTask, steps []spec.Step) (bool, error) {
+func (ts *Tasks) steps(ctx context.Context, task report.PlanTask, steps []pipespec.Step) (bool, error) {
 	for i := range steps {
 		sub := &steps[i]
 		q := pipeline.Point{Phase: ts.p.Phase, Step: sub.ID, Task: task.ID}
@@ -108,7 +108,7 @@ func (Serial) Execute(ctx context.Context, ts *Tasks) error {
 // option's; else as Phase 3 began, when it did: Parallel when the chain
 // has its task run, Serial when a task's step is recorded without one;
 // else Parallel when max-parallel (the option's, else st's) is above 1.
-func (w *walker) executor(st *spec.Step, order []report.PlanTask) Executor {
+func (w *walker) executor(st *pipespec.Step, order []report.PlanTask) Executor {
 	n := st.MaxParallel
 	if w.opts.MaxParallel > 0 {
 		n = w.opts.MaxParallel
@@ -125,7 +125,7 @@ func (w *walker) executor(st *spec.Step, order []report.PlanTask) Executor {
 }
 
 // tasksBegun reports whether a step of a task of order is recorded.
-func (w *walker) tasksBegun(st *spec.Step, order []report.PlanTask) bool {
+func (w *walker) tasksBegun(st *pipespec.Step, order []report.PlanTask) bool {
 	for _, t := range order {
 		for _, sub := range st.Steps {
 			if w.stepStatus(pipeline.Point{Phase: ledger.Execute, Step: sub.ID, Task: t.ID}) != "" {
@@ -139,7 +139,7 @@ func (w *walker) tasksBegun(st *spec.Step, order []report.PlanTask) bool {
 // tasks runs phase 3's tasks step: each task of the plan (the export
 // named by st.From, from the newest report carrying it) through st's
 // steps, then COMPLETE in the ledger with every task done.
-func (w *walker) tasks(ctx context.Context, p pipeline.Point, st *spec.Step) (stepEnd, error) {
+func (w *walker) tasks(ctx context.Context, p pipeline.Point, st *pipespec.Step) (stepEnd, error) {
 	w.at = p
 	plan, err := w.plan(ctx, st)
 	if err != nil {
@@ -176,7 +176,7 @@ func (w *walker) tasks(ctx context.Context, p pipeline.Point, st *spec.Step) (st
 
 // plan is the task list of the export st.From names, read again from
 // the report it came in, by the one parser of task lists.
-func (w *walker) plan(ctx context.Context, st *spec.Step) (report.Plan, error) {
+func (w *walker) plan(ctx context.Context, st *pipespec.Step) (report.Plan, error) {
 	from, ok := w.exportFrom[st.From]
 	if !ok {
 		return report.Plan{}, fmt.Errorf("%s: no report exported %q: the plan writer must list the tasks", st.ID, st.From)

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/report"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
@@ -20,7 +20,7 @@ const JournalVerifyCommits = "verify-commits"
 // tested again, and records the result; its exit status and the gate's
 // output, as runCommand returns them. A HEAD with no parent has no range
 // to verify: the gate runs in the work tree.
-func (w *walker) checkTaskCommit(ctx context.Context, st *spec.Step, task *report.PlanTask, command string) (int, string, error) {
+func (w *walker) checkTaskCommit(ctx context.Context, st *pipespec.Step, task *report.PlanTask, command string) (int, string, error) {
 	parent, err := w.e.Service.Repo.Git(ctx, "rev-parse", "--verify", "-q", "HEAD^")
 	if err != nil {
 		return w.runCommand(ctx, st, task, command)

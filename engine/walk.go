@@ -8,14 +8,14 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // WalkOptions configure a walk.
 type WalkOptions struct {
 	// Spec is the pipeline spec to walk; the goal is the pipeline's own.
-	Spec *spec.Spec
+	Spec *pipespec.Spec
 	// Yes approves the approval pause (build --yes), and the commands
 	// agents wrote as the walk meets them; without it the walk stops
 	// there, waiting.
@@ -169,7 +169,7 @@ func (e *Engine) Walk(ctx context.Context, opts WalkOptions) (res WalkResult, er
 			}
 			var end stepEnd
 			var err error
-			if st.Kind == spec.Tasks {
+			if st.Kind == pipespec.Tasks {
 				end, err = w.tasks(ctx, p, st)
 			} else {
 				end, err = w.step(ctx, p, st, nil)
@@ -272,7 +272,7 @@ func (w *walker) givenDesign() error {
 }
 
 // producerID is the id of the step producing the design, "" when none does.
-func producerID(sp *spec.Spec) string {
+func producerID(sp *pipespec.Spec) string {
 	if p := sp.Producer("design"); p != nil {
 		return p.ID
 	}

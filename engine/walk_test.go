@@ -19,7 +19,7 @@ import (
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // scriptedAgent is the scripted agent's path: tests run in their repositories.
@@ -89,7 +89,7 @@ func installHooks(t *testing.T, dir string) {
 
 func walk(t *testing.T, e *Engine, yes bool) WalkResult {
 	t.Helper()
-	sp, err := spec.Default()
+	sp, err := pipespec.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,9 +288,9 @@ func TestWalkResumeAtApproval(t *testing.T) {
 	}
 }
 
-func mustDefault(t testing.TB) *spec.Spec {
+func mustDefault(t testing.TB) *pipespec.Spec {
 	t.Helper()
-	sp, err := spec.Default()
+	sp, err := pipespec.Default()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // bigChain starts a pipeline in a new repository and records n dispatches
@@ -72,7 +72,7 @@ func bigChain(b *testing.B, n, perCommit, replays int) (*pipeline.Service, strin
 
 // dryRun is what `replay --dry-run` does past start-up: read the chain,
 // gather the evidence, detect, render the plan.
-func dryRun(b *testing.B, svc *pipeline.Service, id string, sp *spec.Spec) *Resume {
+func dryRun(b *testing.B, svc *pipeline.Service, id string, sp *pipespec.Spec) *Resume {
 	ctx := context.Background()
 	src, err := FromChain(ctx, svc, id, sp)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // Evidence is what the repository shows of a source's work.
@@ -81,7 +81,7 @@ func (e *OverrideError) Error() string { return e.Msg }
 // back boundary by boundary past any phase whose completed dispatches'
 // artifacts ev does not show, or the override. Its cost is one pass over
 // the dispatches and the spec, however many phases and replays came before.
-func Detect(src *Source, sp *spec.Spec, ev Evidence, opts Options) (*Resume, error) {
+func Detect(src *Source, sp *pipespec.Spec, ev Evidence, opts Options) (*Resume, error) {
 	r := &Resume{}
 	retried := map[int]bool{}
 	for _, d := range src.Dispatches {
@@ -174,7 +174,7 @@ func who(d *Dispatch) string {
 // unverified says why completed dispatch d's artifact is missing, "" when
 // it is there or it has none to check: an implementer's commit on the
 // branch, a judge's (red team, reviewer) kept output.
-func unverified(d *Dispatch, sp *spec.Spec, ev Evidence) string {
+func unverified(d *Dispatch, sp *pipespec.Spec, ev Evidence) string {
 	switch judge, mutates := kindOf(d, sp); {
 	case mutates && !ev.Commits[d.Seq]:
 		branch := ev.Branch
@@ -191,7 +191,7 @@ func unverified(d *Dispatch, sp *spec.Spec, ev Evidence) string {
 // kindOf says whether d judges (a gate's or review loop's own role) or
 // mutates the code (an implementer), by its spec step when the engine ran
 // it, else by crucible's role names.
-func kindOf(d *Dispatch, sp *spec.Spec) (judge, mutates bool) {
+func kindOf(d *Dispatch, sp *pipespec.Spec) (judge, mutates bool) {
 	if d.Step != "" {
 		if l, ok := sp.Find(d.Step); ok {
 			return l.Step.Rounds() && d.Role == l.Step.Role, d.Role == "implementer"
@@ -205,7 +205,7 @@ func kindOf(d *Dispatch, sp *spec.Spec) (judge, mutates bool) {
 // expected reports whether phase p has what its spec steps expect: every
 // step done, by the engine's step events; without them, the ledger's PASS
 // (COMPLETE for Phase 3); without a ledger, dispatches in a later phase.
-func expected(src *Source, sp *spec.Spec, p ledger.Phase, phases []PhaseState) bool {
+func expected(src *Source, sp *pipespec.Spec, p ledger.Phase, phases []PhaseState) bool {
 	switch {
 	case src.Steps != nil:
 		ph := sp.Phase(p)
@@ -232,7 +232,7 @@ func expected(src *Source, sp *spec.Spec, p ledger.Phase, phases []PhaseState) b
 
 // crash says where the run stopped: at the newest dispatch not settled,
 // else at the first step not done, else after the last dispatch.
-func (r *Resume) crash(src *Source, sp *spec.Spec, open *Dispatch) {
+func (r *Resume) crash(src *Source, sp *pipespec.Spec, open *Dispatch) {
 	c := &r.Crash
 	switch {
 	case open != nil:
@@ -262,7 +262,7 @@ func (r *Resume) crash(src *Source, sp *spec.Spec, open *Dispatch) {
 }
 
 // stoppedAt is the first step of phase p not done, and how it ended.
-func stoppedAt(src *Source, sp *spec.Spec, p ledger.Phase) (string, bool) {
+func stoppedAt(src *Source, sp *pipespec.Spec, p ledger.Phase) (string, bool) {
 	ph := sp.Phase(p)
 	if ph == nil {
 		return "", false

@@ -8,12 +8,12 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
-func defaultSpec(t testing.TB) *spec.Spec {
+func defaultSpec(t testing.TB) *pipespec.Spec {
 	t.Helper()
-	sp, err := spec.Default()
+	sp, err := pipespec.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func defaultSpec(t testing.TB) *spec.Spec {
 // Phase 1, the plan in Phase 2, task 1's implementer (seq 3, committed)
 // and reviewer in Phase 3, the code review in Phase 4; steps done through
 // phase done, each boundary's checkpoint "cp<phase>".
-func engineRun(sp *spec.Spec, done ledger.Phase) *Source {
+func engineRun(sp *pipespec.Spec, done ledger.Phase) *Source {
 	src := &Source{Path: "refs/crucible/pipelines/p1", Pipeline: "p1", Skill: SkillBuild, Branch: "main",
 		Steps: map[pipeline.Point]pipeline.StepData{}, Boundaries: map[ledger.Phase]Boundary{}, Replaced: map[int]bool{},
 		Dispatches: []Dispatch{

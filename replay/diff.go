@@ -9,7 +9,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // Session is one run of a pipeline: the original (named by the pipeline's
@@ -74,7 +74,7 @@ type Diff struct {
 // dispatches of the phases from the later start on, paired by replay_of
 // (followed through replays between them), their outputs compared line by
 // line (read gives a kept output). The artifact diff is the caller's.
-func Compare(id string, events []pipeline.Event, sp *spec.Spec, a, b string, read func(path string) ([]byte, error)) (*Diff, error) {
+func Compare(id string, events []pipeline.Event, sp *pipespec.Spec, a, b string, read func(path string) ([]byte, error)) (*Diff, error) {
 	sessions, err := Sessions(id, events)
 	if err != nil {
 		return nil, err
@@ -170,12 +170,12 @@ func sessionOf(m *pipeline.ManifestEntry, id string) string {
 }
 
 // add counts dispatch m on the side: a gate's judge is a gate round.
-func (s *Side) add(m *pipeline.ManifestEntry, sp *spec.Spec, stepID string) {
+func (s *Side) add(m *pipeline.ManifestEntry, sp *pipespec.Spec, stepID string) {
 	s.Dispatches = append(s.Dispatches, *m)
 	if m.DurationS != nil {
 		s.Seconds += *m.DurationS
 	}
-	if l, ok := sp.Find(stepID); ok && l.Step.Kind == spec.Gate && m.Role == l.Step.Role ||
+	if l, ok := sp.Find(stepID); ok && l.Step.Kind == pipespec.Gate && m.Role == l.Step.Role ||
 		stepID == "" && (m.Role == "red-team" || m.Role == "quality-gate") {
 		s.GateRounds++
 	}

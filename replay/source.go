@@ -12,8 +12,8 @@ import (
 
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/refs"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // Dispatch is one dispatch as the source's last entry for its seq shows it.
@@ -76,7 +76,7 @@ type Source struct {
 const SkillBuild = "build"
 
 // FromChain reads pipeline id's chain: its live run (pipeline.Live).
-func FromChain(ctx context.Context, svc *pipeline.Service, id string, sp *spec.Spec) (*Source, error) {
+func FromChain(ctx context.Context, svc *pipeline.Service, id string, sp *pipespec.Spec) (*Source, error) {
 	st, _, err := svc.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func FromChain(ctx context.Context, svc *pipeline.Service, id string, sp *spec.S
 }
 
 // FromEvents is FromChain of a state and its chain's events, oldest first.
-func FromEvents(st *pipeline.State, events []pipeline.Event, sp *spec.Spec) (*Source, error) {
+func FromEvents(st *pipeline.State, events []pipeline.Event, sp *pipespec.Spec) (*Source, error) {
 	live, replaced, err := pipeline.Live(events)
 	if err != nil {
 		return nil, err
@@ -161,11 +161,11 @@ func fromEntry(m pipeline.ManifestEntry) (Dispatch, error) {
 // boundaries maps each phase's first checkpoint step to the checkpoint it
 // took: the newest recorded up to the step's last done event (a step that
 // found nothing changed records no checkpoint and stands on the one before).
-func (src *Source) boundaries(live []pipeline.Event, sp *spec.Spec) error {
+func (src *Source) boundaries(live []pipeline.Event, sp *pipespec.Spec) error {
 	first := map[string]ledger.Phase{}
 	for _, ph := range sp.Phases {
 		for _, st := range ph.Steps {
-			if st.Kind == spec.Checkpoint {
+			if st.Kind == pipespec.Checkpoint {
 				first[st.ID] = ph.Number
 				src.Boundaries[ph.Number] = Boundary{Reason: st.CheckpointName("")}
 				break

@@ -8,13 +8,13 @@ import (
 	"strconv"
 
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // CompressionState is the seed's Compression State Block that seeds the
 // resumed run: goal, phase, progress kept, decisions and constraints of
 // the prior session, where its state is, and the steps next.
-func CompressionState(st *pipeline.State, src *Source, r *Resume, sp *spec.Spec) []byte {
+func CompressionState(st *pipeline.State, src *Source, r *Resume, sp *pipespec.Spec) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "===COMPRESSION_STATE===\n")
 	fmt.Fprintf(&b, "Goal: %s\n", pipeline.LedgerGoal(st.Goal))
@@ -96,7 +96,7 @@ func Settle(ctx context.Context, svc *pipeline.Service, id, session string) ([]i
 // imported crucible run has none) as done, kept by the replay, so that
 // the walk starts at its boundary. The templates its mutations swap in
 // are kept too, by name, for the experiment to be read again.
-func Begin(ctx context.Context, svc *pipeline.Service, src *Source, sp *spec.Spec, d pipeline.ReplayData, state []byte, templates map[string][]byte) error {
+func Begin(ctx context.Context, svc *pipeline.Service, src *Source, sp *pipespec.Spec, d pipeline.ReplayData, state []byte, templates map[string][]byte) error {
 	d.State = pipeline.ReplayStatePath(d.Session)
 	files := map[string][]byte{d.State: state}
 	for name, text := range templates {

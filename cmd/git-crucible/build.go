@@ -17,8 +17,8 @@ import (
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/replay"
-	"github.com/git-crucible/git-crucible/spec"
 	"github.com/git-crucible/git-crucible/trust"
 )
 
@@ -28,7 +28,7 @@ func buildCommand() *cli.Command {
 		Usage:     "run the four-phase pipeline with the configured agents, gates and handoffs",
 		ArgsUsage: `"<goal>"`,
 		Description: "Starts a pipeline on the current branch and walks its spec (--spec FILE, else\n" +
-			spec.OverridePath + " once trusted with 'git crucible trust', else the built-in one: see\n" +
+			pipespec.OverridePath + " once trusted with 'git crucible trust', else the built-in one: see\n" +
 			"'git crucible spec'): each step's agent is dispatched, gates run their rounds, the ledger,\n" +
 			"handoffs, checkpoints and the journal are recorded. It stops at the approval pause unless\n" +
 			"--yes, at a manual agent, at a failure, or at an escalation (exit status 2, health RED).\n" +
@@ -90,8 +90,8 @@ func buildAction(c *cli.Context) error {
 		return usageErrorf("--resume goes on with the pipeline's own goal: give no goal")
 	case !resume && c.NArg() != 1:
 		return usageErrorf(`want exactly one argument, the goal: git crucible build "<goal>"`)
-	case c.IsSet("max-parallel") && (c.Int("max-parallel") < 1 || c.Int("max-parallel") > spec.MaxParallelLimit):
-		return usageErrorf("--max-parallel %d: want 1 to %d", c.Int("max-parallel"), spec.MaxParallelLimit)
+	case c.IsSet("max-parallel") && (c.Int("max-parallel") < 1 || c.Int("max-parallel") > pipespec.MaxParallelLimit):
+		return usageErrorf("--max-parallel %d: want 1 to %d", c.Int("max-parallel"), pipespec.MaxParallelLimit)
 	}
 	if err := checkMaxCost(c); err != nil {
 		return err
@@ -200,7 +200,7 @@ const maxNamedFailures = 10
 
 // loadAgents is the agents' configuration, refused unless every role sp
 // dispatches has one: checked before anything starts.
-func loadAgents(c *cli.Context, s *session, sp *spec.Spec) (*agent.Config, error) {
+func loadAgents(c *cli.Context, s *session, sp *pipespec.Spec) (*agent.Config, error) {
 	agents, err := agentConfig(c, s)
 	if err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions)
 
 // resolveRoles checks that every role sp dispatches has an agent whose
 // program is there, before anything starts.
-func resolveRoles(sp *spec.Spec, agents *agent.Config, workdir string) error {
+func resolveRoles(sp *pipespec.Spec, agents *agent.Config, workdir string) error {
 	for _, l := range sp.Walk() {
 		for _, role := range []string{l.Step.Role, l.Step.Fixer} {
 			if role == "" {
@@ -288,10 +288,10 @@ func checkDesign(work, file string) error {
 
 // buildSpec is the spec to walk: a work tree's own override runs only in
 // the content the user trusted, for its run steps are commands.
-func buildSpec(s *session, file string) (*spec.Spec, error) {
+func buildSpec(s *session, file string) (*pipespec.Spec, error) {
 	return effectiveSpec(s.svc.Repo.WorkTree, file, func(content []byte) error {
-		if err := trust.Check(s.svc.Repo, spec.OverridePath, content); err != nil {
-			return withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+spec.OverridePath)
+		if err := trust.Check(s.svc.Repo, pipespec.OverridePath, content); err != nil {
+			return withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+pipespec.OverridePath)
 		}
 		return nil
 	})

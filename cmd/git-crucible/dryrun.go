@@ -16,7 +16,7 @@ import (
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/pipeline"
-	"github.com/git-crucible/git-crucible/spec"
+	"github.com/git-crucible/git-crucible/pipespec"
 )
 
 // dryCheck is one check of a build's pre-flight, as build --dry-run
@@ -237,7 +237,7 @@ func dryConsent(c *cli.Context, s *session) dryCheck {
 }
 
 // dryWalk is the walk of sp a build would take: each step, what it does.
-func dryWalk(sp *spec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
+func dryWalk(sp *pipespec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
 	who := func(role string) string {
 		if role == "" || agents == nil {
 			return ""
@@ -256,13 +256,13 @@ func dryWalk(sp *spec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
 		return err == nil && a.Kind == agent.Manual
 	}
 	var out []dryStep
-	var add func(ph spec.Phase, st *spec.Step, perTask bool)
-	add = func(ph spec.Phase, st *spec.Step, perTask bool) {
+	var add func(ph pipespec.Phase, st *pipespec.Step, perTask bool)
+	add = func(ph pipespec.Phase, st *pipespec.Step, perTask bool) {
 		d := dryStep{Phase: int(ph.Number), PhaseName: ph.Name, Step: st.ID, PerTask: perTask, Kind: string(st.Kind)}
 		switch st.Kind {
-		case spec.Checkpoint:
+		case pipespec.Checkpoint:
 			d.Action, d.Detail = "checkpoint", "takes checkpoint "+st.CheckpointName("<task>")
-		case spec.Dispatch:
+		case pipespec.Dispatch:
 			d.Role, d.Agent, d.Template = st.Role, who(st.Role), st.Template
 			d.Action, d.Detail = "dispatch", fmt.Sprintf("%s: %s (template %s)", st.Role, d.Agent, st.Template)
 			if manual(st.Role) {
@@ -278,11 +278,11 @@ func dryWalk(sp *spec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
 			if file := c.String("design"); file != "" && sp.Producer("design") == st {
 				d.Action, d.Detail = "skip", "the design is "+file+" (--design): not dispatched"
 			}
-		case spec.Gate, spec.ReviewLoop:
+		case pipespec.Gate, pipespec.ReviewLoop:
 			d.Role, d.Agent, d.Template = st.Role, who(st.Role), st.Template
 			d.Action = "rounds"
 			judges := "judges %s in fresh rounds"
-			if st.Kind == spec.ReviewLoop {
+			if st.Kind == pipespec.ReviewLoop {
 				judges = "reviews %s in rounds"
 			}
 			d.Detail = fmt.Sprintf("%s: %s (template %s) "+judges+" until a clean one, at most %d",
@@ -291,18 +291,18 @@ func dryWalk(sp *spec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
 				d.Fixer, d.FixerAgent, d.FixTemplate = st.Fixer, who(st.Fixer), st.FixTemplate
 				d.Detail += fmt.Sprintf("; %s: %s (template %s) fixes between rounds", st.Fixer, d.FixerAgent, st.FixTemplate)
 			}
-		case spec.Run:
+		case pipespec.Run:
 			d.Action = "run"
 			switch st.Command {
-			case spec.CommandTest:
+			case pipespec.CommandTest:
 				if agents != nil {
 					d.Command = agents.Test
 				}
 				d.Detail = "the project's test command, " + d.Command
-			case spec.CommandAcceptance:
+			case pipespec.CommandAcceptance:
 				d.Command = st.Command
 				d.Detail = "the acceptance command the test writer exports (an agent's: runs once approved)"
-			case spec.CommandFastGate:
+			case pipespec.CommandFastGate:
 				d.Command = st.Command
 				d.Detail = "the task's fast gate from the plan, if any (an agent's: runs once approved)"
 			default:
@@ -310,12 +310,12 @@ func dryWalk(sp *spec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
 				d.Detail = "the spec's command, " + st.Command
 			}
 			d.Detail += ", expect " + st.Expect
-		case spec.Approve:
+		case pipespec.Approve:
 			d.Action, d.Detail = "pause", "for approval: the build stops here; --resume --yes goes on"
 			if c.Bool("yes") {
 				d.Action, d.Detail = "approve", "approved by --yes, with the commands agents wrote so far"
 			}
-		case spec.Tasks:
+		case pipespec.Tasks:
 			n := st.MaxParallel
 			if c.IsSet("max-parallel") {
 				n = c.Int("max-parallel")
@@ -339,7 +339,7 @@ func dryWalk(sp *spec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
 }
 
 // printDryRun prints the pre-flight's checks and the walk.
-func printDryRun(w io.Writer, checks []dryCheck, sp *spec.Spec, steps []dryStep) {
+func printDryRun(w io.Writer, checks []dryCheck, sp *pipespec.Spec, steps []dryStep) {
 	fmt.Fprintln(w, "Pre-flight:")
 	for _, ch := range checks {
 		state := "ok"

@@ -21,10 +21,10 @@ import (
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/replay"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 // staleAfter is how old a pipeline's start may be before a replay warns.
@@ -320,7 +320,7 @@ func replaySource(c *cli.Context, s *session) (id, manifest string, err error) {
 }
 
 // readSource reads pipeline id, or the manifest without importing it.
-func readSource(c *cli.Context, s *session, sp *spec.Spec, id, manifest string) (*replay.Source, *pipeline.State, error) {
+func readSource(c *cli.Context, s *session, sp *pipespec.Spec, id, manifest string) (*replay.Source, *pipeline.State, error) {
 	if manifest != "" {
 		src, err := replay.FromManifest(manifest)
 		return src, nil, sourceError(flagFileError(manifest, err))
@@ -358,7 +358,7 @@ func sourceError(err error) error {
 }
 
 // detect finds the resume point of src, printing how it was reached.
-func detect(c *cli.Context, s *session, sp *spec.Spec, src *replay.Source, opts replay.Options) (*replay.Resume, error) {
+func detect(c *cli.Context, s *session, sp *pipespec.Spec, src *replay.Source, opts replay.Options) (*replay.Resume, error) {
 	ev, err := replay.Gather(c.Context, s.svc.Repo, src)
 	if err != nil {
 		return nil, err
@@ -408,7 +408,7 @@ func warnTemplates(s *session, r *replay.Resume, t *templates) {
 // resumePoint reads the source and finds where to resume, warning of
 // templates changed since the run it replaces: the dry run's and the
 // replay's first steps.
-func resumePoint(c *cli.Context, s *session, sp *spec.Spec, id, manifest string, opts replay.Options, t *templates) (*replay.Source, *pipeline.State, *replay.Resume, error) {
+func resumePoint(c *cli.Context, s *session, sp *pipespec.Spec, id, manifest string, opts replay.Options, t *templates) (*replay.Source, *pipeline.State, *replay.Resume, error) {
 	src, st, err := readSource(c, s, sp, id, manifest)
 	if err != nil {
 		return nil, nil, nil, err
@@ -421,7 +421,7 @@ func resumePoint(c *cli.Context, s *session, sp *spec.Spec, id, manifest string,
 	return src, st, r, nil
 }
 
-func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
+func replayDryRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Options, t *templates) error {
 	id, manifest, err := replaySource(c, s)
 	if err != nil {
 		return err
@@ -438,7 +438,7 @@ func replayDryRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options
 	return err
 }
 
-func replayRun(c *cli.Context, s *session, sp *spec.Spec, opts replay.Options, t *templates) error {
+func replayRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Options, t *templates) error {
 	repo := s.svc.Repo
 	if repo.WorkTree == "" {
 		return &refused{Err: errors.New("replay needs a work tree for its agents")}

@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
-	"github.com/git-crucible/git-crucible/spec"
 )
 
 func specCommand() *cli.Command {
@@ -23,7 +23,7 @@ func specCommand() *cli.Command {
 		Usage:     "print and check the pipeline spec that build would run",
 		ArgsUsage: " ",
 		Description: "Prints the pipeline spec build would run, one step a line (id, kind, then roles with\n" +
-			"their templates in parentheses): --spec FILE, else the work tree's " + spec.OverridePath + ",\n" +
+			"their templates in parentheses): --spec FILE, else the work tree's " + pipespec.OverridePath + ",\n" +
 			"else the built-in default, whose TOML --default prints to start an override from. Every\n" +
 			"template a step names must be a built-in one or a file in " + prompt.OverrideDir + "/.\n\n" +
 			"EXIT STATUS: 0 the spec is valid; 1 it is not (each problem is printed with its file and\n" +
@@ -40,7 +40,7 @@ func specCommand() *cli.Command {
 				if c.String("spec") != "" || c.Bool("json") {
 					return usageErrorf("--default takes neither --spec nor --json")
 				}
-				_, err := c.App.Writer.Write(spec.DefaultTOML())
+				_, err := c.App.Writer.Write(pipespec.DefaultTOML())
 				return err
 			}
 			repo, err := gitext.Discover(c.Context)
@@ -48,7 +48,7 @@ func specCommand() *cli.Command {
 				return err
 			}
 			sp, err := effectiveSpec(repo.WorkTree, c.String("spec"), nil)
-			var invalid *spec.Error
+			var invalid *pipespec.Error
 			if errors.As(err, &invalid) {
 				// One "error: FILE:LINE: ..." line per problem.
 				return &refused{Err: errors.New(strings.ReplaceAll(invalid.Error(), "\n", "\nerror: "))}
@@ -67,7 +67,7 @@ func specCommand() *cli.Command {
 // effectiveSpec is the spec build would run in workTree: file, else the
 // work tree's override (read once: accept, unless nil, judges what was
 // read), else the default; with the work tree's templates.
-func effectiveSpec(workTree, file string, accept func(content []byte) error) (*spec.Spec, error) {
+func effectiveSpec(workTree, file string, accept func(content []byte) error) (*pipespec.Spec, error) {
 	set, err := prompt.Load(workTree)
 	if err != nil {
 		return nil, err
@@ -78,22 +78,22 @@ func effectiveSpec(workTree, file string, accept func(content []byte) error) (*s
 		if err != nil {
 			return nil, err
 		}
-		data, err := readFlagFile("--spec "+file, path, spec.MaxBytes)
+		data, err := readFlagFile("--spec "+file, path, pipespec.MaxBytes)
 		if err != nil {
 			return nil, err
 		}
-		return spec.Parse(data, path, set)
+		return pipespec.Parse(data, path, set)
 	}
 	if workTree != "" {
-		override := filepath.Join(workTree, spec.OverridePath)
+		override := filepath.Join(workTree, pipespec.OverridePath)
 		if _, err := os.Lstat(override); err == nil {
-			return spec.Load(override, set, accept)
+			return pipespec.Load(override, set, accept)
 		}
 	}
-	return spec.Default()
+	return pipespec.Default()
 }
 
-func printSpec(w io.Writer, sp *spec.Spec) {
+func printSpec(w io.Writer, sp *pipespec.Spec) {
 	fmt.Fprintf(w, "spec: %s\n", sp.Source)
 	for _, p := range sp.Phases {
 		fmt.Fprintf(w, "phase %d: %s\n", p.Number, p.Name)
@@ -106,21 +106,21 @@ func printSpec(w io.Writer, sp *spec.Spec) {
 	}
 }
 
-func printStep(w io.Writer, indent string, s *spec.Step) {
+func printStep(w io.Writer, indent string, s *pipespec.Step) {
 	var what []string
 	switch s.Kind {
-	case spec.Dispatch:
+	case pipespec.Dispatch:
 		what = append(what, fmt.Sprintf("%s (%s)", s.Role, s.Template))
-	case spec.Gate, spec.ReviewLoop:
+	case pipespec.Gate, pipespec.ReviewLoop:
 		what = append(what, fmt.Sprintf("%s by %s (%s), fixed by %s (%s), at most %d rounds",
 			s.Artifact, s.Role, s.Template, s.Fixer, s.FixTemplate, s.MaxRounds))
-	case spec.Run:
+	case pipespec.Run:
 		what = append(what, fmt.Sprintf("%s, expect %s", s.Command, s.Expect))
-	case spec.Checkpoint:
+	case pipespec.Checkpoint:
 		what = append(what, s.Name)
-	case spec.Approve:
+	case pipespec.Approve:
 		what = append(what, "wait for build --yes or git crucible approve")
-	case spec.Tasks:
+	case pipespec.Tasks:
 		what = append(what, "each task of "+s.From+":")
 	}
 	if len(s.Inputs) > 0 {

@@ -18,7 +18,7 @@ const (
 	scenarios = "../../testdata/agent/scenarios"
 )
 
-// buildDispatches are the dispatches of a happy build (spec/default.toml)
+// buildDispatches are the dispatches of a happy build (pipespec/default.toml)
 // as the engine gives them to an agent, and a few no scenario plays;
 // dagDispatches those of the sample task DAG with critique and fix rounds.
 var buildDispatches, dagDispatches = func() ([]Conds, []Conds) {

@@ -11,7 +11,7 @@ const module = "github.com/git-crucible/git-crucible/"
 
 // pure are the packages that decide without doing: they link no package
 // that runs git or touches a repository (gitext and everything above it).
-var pure = []string{"fastgate", "ledger", "prompt", "report", "rounds", "spec", "taskdag/manifest"}
+var pure = []string{"fastgate", "ledger", "prompt", "pipespec", "report", "rounds", "taskdag/manifest"}
 
 // git are the packages that run git, directly or through another.
 var git = []string{"gitext", "refs", "pipeline"}

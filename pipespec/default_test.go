@@ -1,4 +1,4 @@
-package spec
+package pipespec
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func templates(t testing.TB) *prompt.Set {
 }
 
 // TestDefaultShape pins the default pipeline, the build seed's, step by
-// step (testdata/default.golden; go test ./spec -update rewrites it).
+// step (testdata/default.golden; go test ./pipespec -update rewrites it).
 func TestDefaultShape(t *testing.T) {
 	sp, err := Default()
 	if err != nil {
@@ -50,7 +50,7 @@ func TestDefaultShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(want) != string(b) {
-		t.Errorf("the default differs from %s (go test ./spec -update rewrites it):\n%s", golden, b)
+		t.Errorf("the default differs from %s (go test ./pipespec -update rewrites it):\n%s", golden, b)
 	}
 }
 

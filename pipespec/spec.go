@@ -1,4 +1,4 @@
-// Package spec is the pipeline spec of `git crucible build`: the phases and
+// Package pipespec is the pipeline spec of `git crucible build`: the phases and
 // steps an engine walks, in TOML. Default is the embedded default.toml,
 // which reproduces crucible's build skill; a work tree overrides it with
 // .crucible/pipeline.toml, or a user with --spec FILE.
@@ -78,7 +78,7 @@
 // must run it only after `git crucible trust` recorded its exact content
 // (package trust); an untracked one or --spec FILE is the user's own. Its
 // templates are prompts, not code, and need no trust (package prompt).
-package spec
+package pipespec
 
 import (
 	_ "embed"
