@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/verifycommits"
 )
 
@@ -124,15 +122,8 @@ func verifyCommitsAction(c *cli.Context) error {
 	if repo.WorkTree == "" {
 		return fmt.Errorf("'git crucible verify-commits' needs a work tree")
 	}
-	// A build on this branch commits tasks under the rebase's feet, and
-	// runs verify-commits after each one itself.
-	svc := pipeline.Open(repo)
-	defer svc.Close()
-	if id, err := svc.Resolve(ctx, ""); err == nil {
-		if pid := engine.Running(svc, id); pid != 0 {
-			return withHints(&refused{Err: fmt.Errorf("the build of pipeline %s is running on this branch (pid %d)", id, pid)},
-				"the build verifies each task's commit itself; run verify-commits once it stops")
-		}
+	if err := verifycommits.RefuseDuringBuild(ctx, repo); err != nil {
+		return err
 	}
 	store := verifycommits.Open(repo)
 	var o verifycommits.Options
@@ -142,7 +133,7 @@ func verifyCommitsAction(c *cli.Context) error {
 			return err
 		}
 		if c.Bool("abort") {
-			removeFixerDirs(repo)
+			engine.RemoveFixerDirs(repo)
 			fmt.Fprintf(c.App.Writer, "Aborted the interrupted run: %s\n", recovered(in))
 			return nil
 		}
@@ -185,7 +176,7 @@ func recovered(in *verifycommits.Interrupted) string {
 // was, and removes what its fixer left.
 func printRecovered(c *cli.Context, repo *gitext.Repo, in *verifycommits.Interrupted) {
 	if in != nil {
-		removeFixerDirs(repo)
+		engine.RemoveFixerDirs(repo)
 		fmt.Fprintf(c.App.ErrWriter, "Recovered the interrupted run: %s\n", recovered(in))
 	}
 }
@@ -215,7 +206,7 @@ func reportVerify(c *cli.Context, rep *verifycommits.Report) error {
 // verifyOptions is the run the command line asks for.
 func verifyOptions(c *cli.Context, repo *gitext.Repo) (verifycommits.Options, error) {
 	ctx := c.Context
-	base, err := verifyBase(ctx, repo, c.Args().First())
+	base, err := verifycommits.Base(ctx, repo, c.Args().First())
 	if err != nil {
 		return verifycommits.Options{}, err
 	}
@@ -279,71 +270,6 @@ func printVerifyCommits(w io.Writer, rep *verifycommits.Report) {
 		return
 	}
 	fmt.Fprintf(w, "%s: %s, %d cached\n", plural(len(rep.Commits), "commit"), plural(rep.Ran, "gate run"), rep.Cached)
-}
-
-// verifyBase resolves the range to the commit it starts after: BASE..HEAD,
-// BASE.. or BASE; by default the merge base with the upstream, else the
-// baseline of the pipeline active on the branch.
-func verifyBase(ctx context.Context, repo *gitext.Repo, arg string) (string, error) {
-	rev := arg
-	if b, tip, ok := strings.Cut(arg, ".."); ok {
-		if strings.HasPrefix(tip, ".") {
-			return "", usageErrorf("%q: a symmetric range cannot be verified; give BASE..HEAD", arg)
-		}
-		if tip != "" {
-			head, err := resolveCommit(ctx, repo, tip)
-			if err != nil {
-				return "", err
-			}
-			if now, err := repo.HeadCommit(); err != nil {
-				return "", err
-			} else if head != now {
-				return "", withHints(usageErrorf("%q: the range must end at HEAD", arg), "check out "+tip+" first")
-			}
-		}
-		rev = b
-	}
-	if rev != "" {
-		return resolveCommit(ctx, repo, rev)
-	}
-	if up, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "@{upstream}"); err == nil {
-		base, err := repo.MergeBase(ctx, strings.TrimSpace(string(up)), "HEAD")
-		if err != nil || base != "" {
-			return base, err
-		}
-	}
-	svc := pipeline.Open(repo)
-	defer svc.Close()
-	id, err := svc.Resolve(ctx, "")
-	var none *pipeline.NoActiveError
-	if errors.As(err, &none) {
-		return "", withHints(errors.New("no range: the branch has no upstream and no active pipeline"),
-			"name the commits to verify: git crucible verify-commits <base>..HEAD")
-	}
-	if err != nil {
-		return "", err
-	}
-	st, _, err := svc.Load(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	if st.Baseline == "" || st.Baseline == repo.EmptyTree() {
-		return "", withHints(fmt.Errorf("pipeline %s started on a branch with no commits: no baseline commit", id),
-			"name the commits to verify: git crucible verify-commits <base>..HEAD")
-	}
-	return st.Baseline, nil
-}
-
-// resolveCommit is rev's commit id.
-func resolveCommit(ctx context.Context, repo *gitext.Repo, rev string) (string, error) {
-	if strings.HasPrefix(rev, "-") {
-		return "", usageErrorf("%q is not a revision", rev)
-	}
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
-	if err != nil {
-		return "", fmt.Errorf("%q is not a commit", rev)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // plural is "1 commit", "2 commits".
