@@ -71,114 +71,157 @@ func exportManifest(ctx context.Context, svc *pipeline.Service, id, dir string, 
 	if err != nil {
 		return err
 	}
-	starts := map[int]ManifestLine{}
-	var manifest, journal []byte
+	x := &manifestExport{ctx: ctx, svc: svc, id: id, dir: dir, files: files, starts: map[int]ManifestLine{}}
 	for _, e := range events {
-		var line ManifestLine
-		switch e.Type {
-		case pipeline.TypeDispatchStart:
-			var d pipeline.DispatchStart
-			if err := pipeline.DecodeData(e, &d); err != nil {
-				return err
-			}
-			line = ManifestLine{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template), Role: d.Role,
-				Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched", InputChars: &d.InputChars,
-				ModelTier: pipeline.Optional(d.ModelTier), ReplayOf: d.ReplayOf, ReplaySession: pipeline.Optional(d.ReplaySession),
-				Mutation: pipeline.Optional(d.Mutation), Template: &d.Template}
-			starts[d.Seq] = line
-			if d.Prompt != "" {
-				prompt, err := svc.ReadKept(ctx, id, d.Prompt)
-				if err != nil {
-					return err
-				}
-				task := ""
-				if d.Task != nil {
-					task = strconv.Itoa(*d.Task)
-				}
-				files[line.File] = DispatchFile{Template: d.Template, Pipeline: "build", Phase: line.Phase, Task: task,
-					Timestamp: e.Time, DispatchDir: dir, Prompt: prompt}.Render()
-			}
-		case pipeline.TypeImportDispatch:
-			var d pipeline.ImportDispatchData
-			if err := pipeline.DecodeData(e, &d); err != nil {
-				return err
-			}
-			manifest = append(append(manifest, d.Line...), '\n')
-			l, err := pipeline.ImportedLine(d.Line)
-			if err != nil {
-				return err
-			}
-			for name, kept := range map[string]string{l.File: d.Prompt, pipeline.OutputName(l.File): d.Output} {
-				if kept == "" {
-					continue
-				}
-				if files[name], err = svc.ReadKept(ctx, id, kept); err != nil {
-					return err
-				}
-			}
-			continue
-		case pipeline.TypeDecision:
-			var d pipeline.DecisionData
-			if err := pipeline.DecodeData(e, &d); err != nil {
-				return err
-			}
-			at := d.DecidedAt(e)
-			journal = append(journal, Decision{Time: at, Type: d.Type, Choice: d.Choice, Reason: d.Reason,
-				Alternatives: d.Alternatives}.Render()...)
-			continue
-		case pipeline.TypeVerdict:
-			// As crucible's quality gate writes it, so that an import of the
-			// export finds each PASS verified.
-			var d pipeline.VerdictData
-			if err := pipeline.DecodeData(e, &d); err != nil {
-				return err
-			}
-			m := Marker{Verdict: d.Verdict, Phase: d.Phase, PipelineID: d.PipelineID, Rounds: d.Rounds, FinalScore: d.Score,
-				Timestamp: e.Time, RunID: fmt.Sprintf("%s-%d", id, e.Seq)}
-			for _, f := range d.Marker {
-				m.Fields = append(m.Fields, Field{Key: f.Key, Value: f.Value})
-			}
-			files["gate-verdict-"+m.RunID+".md"] = RenderMarker(m)
-			continue
-		case pipeline.TypeImportVerdict:
-			var d pipeline.ImportVerdictData
-			if err := pipeline.DecodeData(e, &d); err != nil {
-				return err
-			}
-			doc, err := svc.ReadKept(ctx, id, d.Path)
-			if err != nil {
-				return err
-			}
-			files[d.Name] = doc
-			continue
-		case pipeline.TypeDispatchFinish:
-			var d pipeline.DispatchFinish
-			if err := pipeline.DecodeData(e, &d); err != nil {
-				return err
-			}
-			line = starts[d.Seq]
-			line.Status, line.DurationS, line.Summary = d.Status, &d.DurationS, pipeline.Optional(d.Summary)
-			line.OutputChars, line.ToolCalls = &d.OutputChars, d.ToolCalls
-			if d.Output != "" {
-				output, err := svc.ReadKept(ctx, id, d.Output)
-				if err != nil {
-					return err
-				}
-				files[pipeline.OutputName(line.File)] = output
-			}
-		default:
-			continue
+		if err := x.add(e); err != nil {
+			return err
 		}
-		line.Timestamp = &e.Time
-		manifest = append(append(manifest, line.Render()...), '\n')
 	}
-	if manifest != nil {
-		files["manifest.jsonl"] = manifest
+	if x.manifest != nil {
+		files["manifest.jsonl"] = x.manifest
 	}
-	if journal != nil {
-		files[DecisionsFile(id)] = journal
+	if x.journal != nil {
+		files[DecisionsFile(id)] = x.journal
 	}
 	return nil
+}
+
+// manifestExport is an export of pipeline id's events into files so far:
+// manifest.jsonl and the journal as far as they go, and the "dispatched"
+// line of each dispatch by seq, which its final line repeats.
+type manifestExport struct {
+	ctx               context.Context
+	svc               *pipeline.Service
+	id, dir           string
+	files             map[string][]byte
+	starts            map[int]ManifestLine
+	manifest, journal []byte
+}
+
+// add exports event e, when it is one that the files record.
+func (x *manifestExport) add(e pipeline.Event) error {
+	switch e.Type {
+	case pipeline.TypeDispatchStart:
+		return decoded(e, x.dispatchStart)
+	case pipeline.TypeDispatchFinish:
+		return decoded(e, x.dispatchFinish)
+	case pipeline.TypeImportDispatch:
+		return decoded(e, x.importDispatch)
+	case pipeline.TypeDecision:
+		return decoded(e, x.decision)
+	case pipeline.TypeVerdict:
+		return decoded(e, x.verdict)
+	case pipeline.TypeImportVerdict:
+		return decoded(e, x.importVerdict)
+	}
+	return nil
+}
+
+// decoded passes event e and its payload, decoded as a T, to take.
+func decoded[T any](e pipeline.Event, take func(pipeline.Event, *T) error) error {
+	var d T
+	if err := pipeline.DecodeData(e, &d); err != nil {
+		return err
+	}
+	return take(e, &d)
+}
+
+// line appends l to the manifest with e's time: a dispatch recorded
+// natively says when, crucible's lines never did.
+func (x *manifestExport) line(l ManifestLine, e pipeline.Event) {
+	l.Timestamp = &e.Time
+	x.manifest = append(append(x.manifest, l.Render()...), '\n')
+}
+
+// keep makes file name the content kept at path in the chain.
+func (x *manifestExport) keep(name, path string) error {
+	b, err := x.svc.ReadKept(x.ctx, x.id, path)
+	if err != nil {
+		return err
+	}
+	x.files[name] = b
+	return nil
+}
+
+// dispatchStart is a "dispatched" line, and the dispatch file of its kept
+// prompt.
+func (x *manifestExport) dispatchStart(e pipeline.Event, d *pipeline.DispatchStart) error {
+	l := ManifestLine{Seq: d.Seq, File: fmt.Sprintf("%d-%s.md", d.Seq, d.Template), Role: d.Role,
+		Phase: strconv.Itoa(int(d.Phase)), Task: d.Task, Status: "dispatched", InputChars: &d.InputChars,
+		ModelTier: pipeline.Optional(d.ModelTier), ReplayOf: d.ReplayOf, ReplaySession: pipeline.Optional(d.ReplaySession),
+		Mutation: pipeline.Optional(d.Mutation), Template: &d.Template}
+	x.starts[d.Seq] = l
+	if d.Prompt != "" {
+		prompt, err := x.svc.ReadKept(x.ctx, x.id, d.Prompt)
+		if err != nil {
+			return err
+		}
+		task := ""
+		if d.Task != nil {
+			task = strconv.Itoa(*d.Task)
+		}
+		x.files[l.File] = DispatchFile{Template: d.Template, Pipeline: "build", Phase: l.Phase, Task: task,
+			Timestamp: e.Time, DispatchDir: x.dir, Prompt: prompt}.Render()
+	}
+	x.line(l, e)
+	return nil
+}
+
+// dispatchFinish is the final line of a dispatch, and its kept output.
+func (x *manifestExport) dispatchFinish(e pipeline.Event, d *pipeline.DispatchFinish) error {
+	l := x.starts[d.Seq]
+	l.Status, l.DurationS, l.Summary = d.Status, &d.DurationS, pipeline.Optional(d.Summary)
+	l.OutputChars, l.ToolCalls = &d.OutputChars, d.ToolCalls
+	if d.Output != "" {
+		if err := x.keep(pipeline.OutputName(l.File), d.Output); err != nil {
+			return err
+		}
+	}
+	x.line(l, e)
+	return nil
+}
+
+// importDispatch is an imported manifest line as it came, with the
+// dispatch file and output kept with it.
+func (x *manifestExport) importDispatch(e pipeline.Event, d *pipeline.ImportDispatchData) error {
+	x.manifest = append(append(x.manifest, d.Line...), '\n')
+	l, err := pipeline.ImportedLine(d.Line)
+	if err != nil {
+		return err
+	}
+	for name, kept := range map[string]string{l.File: d.Prompt, pipeline.OutputName(l.File): d.Output} {
+		if kept == "" {
+			continue
+		}
+		if err := x.keep(name, kept); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decision is a line of the decision journal.
+func (x *manifestExport) decision(e pipeline.Event, d *pipeline.DecisionData) error {
+	x.journal = append(x.journal, Decision{Time: d.DecidedAt(e), Type: d.Type, Choice: d.Choice, Reason: d.Reason,
+		Alternatives: d.Alternatives}.Render()...)
+	return nil
+}
+
+// verdict is a marker as crucible's quality gate writes it, so that an
+// import of the export finds each PASS verified.
+func (x *manifestExport) verdict(e pipeline.Event, d *pipeline.VerdictData) error {
+	m := Marker{Verdict: d.Verdict, Phase: d.Phase, PipelineID: d.PipelineID, Rounds: d.Rounds, FinalScore: d.Score,
+		Timestamp: e.Time, RunID: fmt.Sprintf("%s-%d", x.id, e.Seq)}
+	for _, f := range d.Marker {
+		m.Fields = append(m.Fields, Field{Key: f.Key, Value: f.Value})
+	}
+	x.files["gate-verdict-"+m.RunID+".md"] = RenderMarker(m)
+	return nil
+}
+
+// importVerdict is an imported marker as it came.
+func (x *manifestExport) importVerdict(e pipeline.Event, d *pipeline.ImportVerdictData) error {
+	return x.keep(d.Name, d.Path)
 }
 
 // ClashError is an export that would replace files holding other content.

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -106,386 +105,324 @@ const checkpointList = "checkpoint-manifest.md"
 // dispatch file named "../x") refuses the whole import (ErrOutside) before
 // anything is written. A phase the ledger says PASS without a PASS marker
 // of its pipeline and phase is imported INFERRED (inferUnverified).
+//
+// The report comes back with an error only when it says why: a manifest
+// without a valid line (ErrNoManifest), a ledger in the hook tests' shape
+// that cannot name the pipeline (*OtherLedgerError).
 func Import(ctx context.Context, svc *pipeline.Service, dir, pipelineID string) (*ImportReport, error) {
 	r := &ImportReport{Problems: []string{}, Files: []string{}, Inferred: []ledger.Phase{}}
-	problem := func(name string, line int, msg string) {
-		r.Problems = append(r.Problems, fmt.Sprintf("%s:%d: %s", filepath.Join(dir, name), line, msg))
-	}
-	fileProblem := func(name string, err error) {
-		var line int
-		msg := err.Error()
-		if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
-			_, msg, _ = strings.Cut(msg, ": ")
-		}
-		problem(name, line, msg)
-	}
-	if fi, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, &DirError{Dir: dir}
-	} else if err == nil && !fi.IsDir() {
-		return nil, &DirError{Dir: dir, NotDir: true}
-	}
-	raw, err := readInside(dir, "manifest.jsonl")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, &DirError{Dir: dir, NoManifest: true}
+	skip := skips{dir: dir, r: r}
+	// Every file is read, and refused if it must be, before anything is written.
+	lines, err := readManifest(dir, skip)
+	if errors.Is(err, ErrNoManifest) {
+		return r, err
 	} else if err != nil {
 		return nil, err
 	}
-	lines, problems := ParseManifest(raw)
-	for _, p := range problems {
-		problem("manifest.jsonl", p.Line, p.Msg)
-	}
-	if len(lines) == 0 {
-		return r, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.jsonl"), ErrNoManifest)
-	}
-
-	// The documents beside the manifest, read and checked before anything is written.
-	docs := map[string][]byte{}
-	var gates *ledger.Ledger
-	var otherLedger *OtherLedgerError
-	var active Active
-	for _, name := range snapshots {
-		b, err := readInside(dir, name)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		var perr error
-		switch name {
-		case "build-gate-ledger.md":
-			var l ledger.Ledger
-			if l, perr = ledger.Parse(b); perr == nil {
-				gates = &l
-			} else if id, ok := hookLedgerID(b); ok {
-				otherLedger = &OtherLedgerError{Path: filepath.Join(dir, name), ID: id}
-				continue
-			}
-		case "pipeline-status.md":
-			_, perr = ParseStatus(b)
-		case ".pipeline-active":
-			active, perr = ParseActive(b)
-		case checkpointList:
-			if _, ps := ParseCheckpoints(b); len(ps) > 0 {
-				perr = ps[0]
-			}
-		}
-		if perr != nil {
-			fileProblem(name, perr)
-			continue
-		}
-		docs[name] = b
-	}
-	handoffs := map[string]Handoff{}
-	verdicts := map[string]Marker{}
-	var decisions []Decision
-	// The names are matched, not the path: dir may hold glob characters.
-	entries, err := os.ReadDir(dir)
+	docs, err := readDocuments(dir, skip)
 	if err != nil {
 		return nil, err
 	}
-	listed := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		listed[e.Name()] = true
+	id, err := choosePipeline(dir, pipelineID, docs, skip)
+	if err != nil {
+		return r, err
 	}
-	for _, pattern := range []string{"handoff-*-to-*.md", "gate-verdict-*.md", DecisionsGlob} {
-		for _, e := range entries {
-			name := e.Name()
-			if ok, _ := filepath.Match(pattern, name); !ok {
-				continue
-			}
-			b, err := readInside(dir, name)
-			if err != nil {
-				return nil, err
-			}
-			if pattern == DecisionsGlob {
-				ds, ps := ParseDecisions(b)
-				for _, p := range ps {
-					problem(name, p.Line, p.Msg)
-				}
-				decisions = append(decisions, ds...)
-				continue
-			}
-			var perr error
-			if strings.HasPrefix(name, "handoff-") {
-				var h Handoff
-				if h, perr = ParseHandoff(b); perr == nil {
-					if name != fmt.Sprintf("handoff-%d-to-%d.md", h.From, h.To) {
-						perr = fmt.Errorf("holds the handoff %d to %d", h.From, h.To)
-					}
-					handoffs[name] = h
-				}
-			} else if perr = pipeline.CheckName("marker file", name); perr == nil {
-				var m Marker
-				if m, perr = ParseMarker(b); perr == nil {
-					verdicts[name] = m
-				}
-			}
-			if perr != nil {
-				delete(handoffs, name)
-				fileProblem(name, perr)
-				continue
-			}
-			docs[name] = b
-		}
+	if err := readMarkerDir(dir, id, docs, skip); err != nil {
+		return nil, err
 	}
+	st, create, err := loadPipeline(ctx, svc, id)
+	if err != nil {
+		return nil, err
+	}
+	abs, _ := filepath.Abs(dir)
+	var exported func() (map[string][]byte, error) // nil: a new pipeline exports nothing
+	if !create {
+		exported = func() (map[string][]byte, error) { return Export(ctx, svc, id, abs) }
+	}
+	n, err := whatIsNew(dir, lines, docs, st.Import, DecisionsFile(id), exported)
+	if err != nil {
+		return nil, err
+	}
+	r.Pipeline, r.Lines, r.Decisions, r.Files = id, len(n.lines), len(n.decisions), append(r.Files, n.files...)
+	if r.Nothing() {
+		return r, nil
+	}
+	kept, err := readDispatchFiles(dir, n.lines, docs.listed)
+	if err != nil {
+		return nil, err
+	}
+	started, first, last := runSpan(docs.gates, docs.active, docs.handoffs, n.lines, kept.sent)
 
+	// Written from here on.
+	if create {
+		if id, st, err = startImported(ctx, svc, id, dir, docs, started); err != nil {
+			return nil, err
+		}
+		r.Pipeline, r.Created = id, true
+	}
+	change, outputs, inferred, err := importChange(svc.Repo, n, docs, kept)
+	if err != nil {
+		return nil, err
+	}
+	change.Drafts = append(change.Drafts, importRecord(abs, lines, docs, n.files, first, last))
+	if err := appendImport(ctx, svc, id, st.Import.ManifestLines, change); err != nil {
+		return nil, err
+	}
+	r.Outputs, r.Inferred = outputs, inferred
+	return r, nil
+}
+
+// choosePipeline is the pipeline an import of dir goes into: pipelineID,
+// else the ledger's PipelineID, else .pipeline-active's, else the one the
+// directory's name gives; "" for a new one. A ledger of another pipeline is
+// skipped (taken out of d): replay would refuse it, after the new pipeline
+// was made. A ledger in the hook tests' shape is skipped too, or refuses
+// the import when nothing names the pipeline: a made-up id would make a
+// second pipeline of the same run when the user imports again with
+// --pipeline.
+func choosePipeline(dir, pipelineID string, d *importDocs, skip skips) (string, error) {
 	id := pipelineID
 	switch {
 	case id != "":
-	case gates != nil && gates.PipelineID != "":
-		id = gates.PipelineID
-	case active.PipelineID != "":
-		id = active.PipelineID
+	case d.gates != nil && d.gates.PipelineID != "":
+		id = d.gates.PipelineID
+	case d.active.PipelineID != "":
+		id = d.active.PipelineID
 	default:
-		id = IDFromDir(dir) // "" starts a new pipeline with a fresh id
+		id = IDFromDir(dir)
 	}
-	if gates != nil && (gates.PipelineID == "" || id != gates.PipelineID) {
-		// The ledger's gates are another pipeline's: replay would refuse
-		// it, after the new pipeline was made. The rest is this one's.
-		msg := fmt.Sprintf("the ledger is for pipeline %s, not %s", gates.PipelineID, id)
-		if gates.PipelineID == "" {
+	if d.gates != nil && (d.gates.PipelineID == "" || id != d.gates.PipelineID) {
+		msg := fmt.Sprintf("the ledger is for pipeline %s, not %s", d.gates.PipelineID, id)
+		if d.gates.PipelineID == "" {
 			msg = "the ledger names no PipelineID"
 		}
-		problem("build-gate-ledger.md", 0, msg)
-		gates = nil
-		delete(docs, "build-gate-ledger.md")
+		skip.at("build-gate-ledger.md", 0, msg)
+		d.gates = nil
+		delete(d.files, "build-gate-ledger.md")
 	}
-	if otherLedger != nil {
+	if d.other != nil {
 		if id == "" {
-			// A made-up id would make a second pipeline of the same run
-			// when the user imports again with --pipeline.
-			return r, otherLedger
+			return "", d.other
 		}
-		r.Problems = append(r.Problems, otherLedger.Error())
+		skip.note(d.other.Error())
 	}
-	// And this pipeline's in quality-gate/, where crucible's quality gate
-	// keeps every run's; export writes them beside the ledger.
-	if err := readMarkerDir(dir, id, docs, verdicts, fileProblem); err != nil {
-		return nil, err
-	}
-	st := &pipeline.State{}
-	create := id == ""
-	abs, _ := filepath.Abs(dir)
-	if !create {
-		if err := refs.ValidateID(id); err != nil {
-			return nil, err
-		}
-		if st, _, err = svc.Load(ctx, id); errors.Is(err, refs.ErrNoPipeline) {
-			st, create = &pipeline.State{}, true
-		} else if err != nil {
-			return nil, err
-		}
-	}
+	return id, nil
+}
 
-	// What is new since the last import.
-	done := st.Import.ManifestLines
-	taken := done <= len(lines) && (done == 0 || digestLines(lines[:done]) == st.Import.ManifestDigest)
-	names := make([]string, 0, len(docs))
-	for name := range docs {
-		if st.Import.Files[name] != digest(docs[name]) {
-			names = append(names, name)
+// loadPipeline is pipeline id's state, and whether the import creates it:
+// when id is "" or names no pipeline yet.
+func loadPipeline(ctx context.Context, svc *pipeline.Service, id string) (*pipeline.State, bool, error) {
+	if id == "" {
+		return &pipeline.State{}, true, nil
+	}
+	if err := refs.ValidateID(id); err != nil {
+		return nil, false, err
+	}
+	st, _, err := svc.Load(ctx, id)
+	if errors.Is(err, refs.ErrNoPipeline) {
+		return &pipeline.State{}, true, nil
+	}
+	return st, false, err
+}
+
+// news is what of a directory a pipeline does not hold yet.
+type news struct {
+	lines     []ManifestLine // the manifest's lines after those taken
+	files     []string       // the files beside it with new content, sorted
+	decisions []Decision     // the journals' entries not recorded yet
+}
+
+// whatIsNew is what of a directory (its manifest's lines, the documents d
+// beside it) is new to a pipeline: not taken by an import before (rec, the
+// pipeline's record of its imports), nor what the pipeline would export now
+// (exported, whose journal is the file of that name; nil for a new
+// pipeline). exported is called only when the record is not enough, as it
+// reads every kept file. The lines taken before may only have had lines
+// appended since.
+func whatIsNew(dir string, lines []ManifestLine, d *importDocs, rec pipeline.Imports, journal string,
+	exported func() (map[string][]byte, error)) (news, error) {
+	done := rec.ManifestLines
+	taken := done <= len(lines) && (done == 0 || digestLines(lines[:done]) == rec.ManifestDigest)
+	changed := make([]string, 0, len(d.files))
+	for name, b := range d.files {
+		if rec.Files[name] != digest(b) {
+			changed = append(changed, name)
 		}
 	}
-	sort.Strings(names)
-	// And what is new since the export this directory may hold: what the
-	// pipeline would export now is not new either. Only looked at when the
-	// import's own record is not enough, as it reads every kept file.
+	sort.Strings(changed)
 	var ours map[string][]byte
-	if !create && (!taken || done < len(lines) || len(names) > 0 || len(decisions) > 0) {
-		if ours, err = Export(ctx, svc, id, abs); err != nil {
-			return nil, err
+	if exported != nil && (!taken || done < len(lines) || len(changed) > 0 || len(d.decisions) > 0) {
+		var err error
+		if ours, err = exported(); err != nil {
+			return news{}, err
 		}
 	}
 	if known := bytes.SplitAfter(ours["manifest.jsonl"], []byte("\n")); len(known) > 1 && startsWith(lines, known[:len(known)-1]) {
 		done = len(known) - 1
 	} else if !taken {
-		return nil, fmt.Errorf("%s: lines already imported have changed since (the manifest is append-only)", filepath.Join(dir, "manifest.jsonl"))
+		return news{}, fmt.Errorf("%s: lines already imported have changed since (the manifest is append-only)", filepath.Join(dir, "manifest.jsonl"))
 	}
-	fresh := lines[done:]
-	digests := map[string]string{}
-	for _, name := range names {
-		if mine, ok := ours[name]; !ok || !bytes.Equal(mine, docs[name]) {
-			digests[name] = digest(docs[name])
-			r.Files = append(r.Files, name)
+	n := news{lines: lines[done:], decisions: newDecisions(d.decisions, ours[journal])}
+	for _, name := range changed {
+		if mine, ok := ours[name]; !ok || !bytes.Equal(mine, d.files[name]) {
+			n.files = append(n.files, name)
 		}
 	}
-	decisions = newDecisions(decisions, ours[DecisionsFile(id)])
-	r.Lines, r.Decisions = len(fresh), len(decisions)
-	if r.Nothing() {
-		r.Pipeline = id
-		return r, nil
-	}
-	// Every file is read, and refused if it must be, before anything is written.
-	prompts, outputs := map[int][]byte{}, map[int][]byte{}
-	sent := map[int]string{} // the Timestamp of each dispatch file's header
-	for _, l := range fresh {
-		if _, seen := prompts[l.Seq]; !seen && l.File != "" {
-			b, err := readDispatchFile(dir, l.File)
-			if err != nil {
-				return nil, err
-			}
-			if b != nil {
-				prompts[l.Seq] = b
-				if f, err := ParseDispatchFile(b); err == nil && f.Timestamp != "" {
-					sent[l.Seq] = f.Timestamp
-				}
-			}
-		}
-		// Outputs are git-crucible's own addition, rare in a crucible
-		// directory: the listing says whether to look, not a failed open.
-		if _, seen := outputs[l.Seq]; !seen && l.File != "" && l.Status != "dispatched" && listed[pipeline.OutputName(l.File)] {
-			b, err := readDispatchFile(dir, pipeline.OutputName(l.File))
-			if err != nil {
-				return nil, err
-			}
-			if b != nil {
-				outputs[l.Seq] = b
-			}
-		}
-	}
-	started, first, last := runSpan(gates, active, handoffs, fresh, sent)
+	return n, nil
+}
 
-	if create {
-		o := pipeline.StartOptions{ID: id, Goal: importGoal(gates, handoffs, docs, dir), Mode: "feature", Beside: true, Started: started}
-		if gates != nil && (gates.Mode == "feature" || gates.Mode == "refactor") {
-			o.Mode = gates.Mode
-		}
-		if o.ID == "" {
-			t, err := gitext.Now()
-			if err != nil {
-				return nil, err
-			}
-			if id, err = refs.NewID(t); err != nil {
-				return nil, err
-			}
-			o.ID = id
-		}
-		if st, _, err = svc.Start(ctx, o); err != nil {
-			return nil, err
-		}
-		r.Created = true
+// startImported starts the pipeline an import creates, id or a new id when
+// "", with the goal and mode the documents say, started when the run was;
+// it returns the id and the pipeline's state.
+func startImported(ctx context.Context, svc *pipeline.Service, id, dir string, d *importDocs, started string) (string, *pipeline.State, error) {
+	o := pipeline.StartOptions{ID: id, Goal: importGoal(d, dir), Mode: "feature", Beside: true, Started: started}
+	if d.gates != nil && (d.gates.Mode == "feature" || d.gates.Mode == "refactor") {
+		o.Mode = d.gates.Mode
 	}
-	r.Pipeline = id
+	if o.ID == "" {
+		t, err := gitext.Now()
+		if err != nil {
+			return "", nil, err
+		}
+		if o.ID, err = refs.NewID(t); err != nil {
+			return "", nil, err
+		}
+	}
+	st, _, err := svc.Start(ctx, o)
+	return o.ID, st, err
+}
 
-	// Dispatch files are written one at a time, before the commit.
+// importChange is the append of what is new, n: an event for each new file
+// beside the manifest, each new line and each new decision, the dispatch
+// files and outputs the lines name written as blobs first. It returns how
+// many outputs it keeps and the phases it imports INFERRED.
+func importChange(repo *gitext.Repo, n news, d *importDocs, kept dispatchFiles) (*pipeline.Change, int, []ledger.Phase, error) {
 	change := &pipeline.Change{Files: map[string][]byte{}, Blobs: map[string]string{}}
-	promptPaths, outputPaths := map[int]string{}, map[int]string{}
-	for _, l := range fresh {
-		for _, kept := range []struct {
-			files map[int][]byte
-			paths map[int]string
-			path  string
-		}{
-			{prompts, promptPaths, fmt.Sprintf("dispatch/%04d/%s", l.Seq/100, l.File)},
-			{outputs, outputPaths, pipeline.ImportedOutputPath(l.Seq, l.File)},
-		} {
-			b, ok := kept.files[l.Seq]
-			if _, seen := kept.paths[l.Seq]; seen || !ok {
-				continue
-			}
-			oid, err := svc.Repo.WriteObject("blob", b)
-			if err != nil {
-				return nil, err
-			}
-			change.Blobs[kept.path], kept.paths[l.Seq] = oid, kept.path
+	paths, err := keepDispatchFiles(repo, n.lines, kept, change.Blobs)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	outputs := len(paths.outputs)
+	inferred := addFileEvents(change, n.files, d)
+	addDispatchEvents(change, n.lines, kept, paths)
+	for _, dec := range n.decisions {
+		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
+			Type: dec.Type, Choice: dec.Choice, Reason: dec.Reason, Alternatives: dec.Alternatives, Time: dec.Time}})
+	}
+	return change, outputs, inferred, nil
+}
+
+// keptPaths is where the chain keeps each seq's dispatch file and output.
+type keptPaths struct {
+	prompts map[int]string
+	outputs map[int]string
+}
+
+// keepDispatchFiles writes each seq's dispatch file and output as a blob,
+// into blobs at the path the seq's first line gives. They are written one
+// at a time, before the commit.
+func keepDispatchFiles(repo *gitext.Repo, lines []ManifestLine, f dispatchFiles, blobs map[string]string) (keptPaths, error) {
+	p := keptPaths{prompts: map[int]string{}, outputs: map[int]string{}}
+	keep := func(files map[int][]byte, paths map[int]string, seq int, path string) error {
+		b, ok := files[seq]
+		if _, seen := paths[seq]; seen || !ok {
+			return nil
+		}
+		oid, err := repo.WriteObject("blob", b)
+		if err != nil {
+			return err
+		}
+		blobs[path], paths[seq] = oid, path
+		return nil
+	}
+	for _, l := range lines {
+		if err := keep(f.prompts, p.prompts, l.Seq, fmt.Sprintf("dispatch/%04d/%s", l.Seq/100, l.File)); err != nil {
+			return p, err
+		}
+		if err := keep(f.outputs, p.outputs, l.Seq, pipeline.ImportedOutputPath(l.Seq, l.File)); err != nil {
+			return p, err
 		}
 	}
-	r.Outputs = len(outputPaths)
-	for _, name := range r.Files {
+	return p, nil
+}
+
+// addFileEvents adds to change each of the files names beside the manifest,
+// kept, with its event when it has one: the ledger (each PASS without its
+// marker imported INFERRED: those phases are returned), a handoff, a
+// verdict marker. The others are kept for export to give back.
+func addFileEvents(change *pipeline.Change, names []string, d *importDocs) []ledger.Phase {
+	inferred := []ledger.Phase{}
+	for _, name := range names {
 		switch {
 		case name == "build-gate-ledger.md":
-			r.Inferred = inferUnverified(gates, verdicts)
-			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportLedger, Data: pipeline.ImportLedgerData{Ledger: *gates}})
-			change.Files[pipeline.ImportPath(name)] = docs[name]
-		case handoffs[name].From != 0:
-			d := handoffs[name].Data()
-			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportHandoff, Data: d})
-			change.Files[d.Path] = docs[name]
-		case verdicts[name].Verdict != "":
-			m := verdicts[name]
+			inferred = inferUnverified(d.gates, d.verdicts)
+			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportLedger, Data: pipeline.ImportLedgerData{Ledger: *d.gates}})
+			change.Files[pipeline.ImportPath(name)] = d.files[name]
+		case d.handoffs[name].From != 0:
+			h := d.handoffs[name].Data()
+			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportHandoff, Data: h})
+			change.Files[h.Path] = d.files[name]
+		case d.verdicts[name].Verdict != "":
+			m := d.verdicts[name]
 			change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportVerdict, Data: pipeline.ImportVerdictData{
 				Name: name, Path: pipeline.ImportPath(name), Phase: m.Phase, Rounds: m.Rounds}})
-			change.Files[pipeline.ImportPath(name)] = docs[name]
+			change.Files[pipeline.ImportPath(name)] = d.files[name]
 		default:
-			change.Files[pipeline.ImportPath(name)] = docs[name]
+			change.Files[pipeline.ImportPath(name)] = d.files[name]
 		}
 	}
-	for _, l := range fresh {
-		d := pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: promptPaths[l.Seq]}
+	return inferred
+}
+
+// addDispatchEvents adds to change an event for each manifest line, the
+// first line of a seq naming its kept dispatch file, its first final line
+// its output (p is used up).
+func addDispatchEvents(change *pipeline.Change, lines []ManifestLine, f dispatchFiles, p keptPaths) {
+	for _, l := range lines {
+		d := pipeline.ImportDispatchData{Line: string(l.Raw), Prompt: p.prompts[l.Seq]}
 		if d.Prompt != "" {
-			d.PromptChars = utf8.RuneCount(prompts[l.Seq])
+			d.PromptChars = utf8.RuneCount(f.prompts[l.Seq])
 		}
 		if l.Timestamp == nil { // crucible's lines have none: the dispatch file's header tells
-			if t, ok := lineTime(l, sent[l.Seq]); ok {
+			if t, ok := lineTime(l, f.sent[l.Seq]); ok {
 				d.Time = formatTime(t)
 			}
 		}
-		delete(promptPaths, l.Seq) // the first line for a seq carries its file
+		delete(p.prompts, l.Seq)
 		if l.Status != "dispatched" {
-			d.Output = outputPaths[l.Seq] // and its first final line the output
+			d.Output = p.outputs[l.Seq]
 			if d.Output != "" {
-				d.OutputChars = utf8.RuneCount(outputs[l.Seq])
+				d.OutputChars = utf8.RuneCount(f.outputs[l.Seq])
 			}
-			delete(outputPaths, l.Seq)
+			delete(p.outputs, l.Seq)
 		}
 		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportDispatch, Data: d})
 	}
-	for _, d := range decisions {
-		change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{
-			Type: d.Type, Choice: d.Choice, Reason: d.Reason, Alternatives: d.Alternatives, Time: d.Time}})
+}
+
+// importRecord is the import's record of itself, last in its append: all
+// of the manifest, the digests of the new files, the span of the run. The
+// next import takes only what is new after it.
+func importRecord(dir string, lines []ManifestLine, d *importDocs, names []string, first, last string) pipeline.Draft {
+	digests := map[string]string{}
+	for _, name := range names {
+		digests[name] = digest(d.files[name])
 	}
-	change.Drafts = append(change.Drafts, pipeline.Draft{Type: pipeline.TypeImportFiles, Data: pipeline.ImportFilesData{
-		Dir: abs, Files: digests, ManifestLines: len(lines), ManifestDigest: digestLines(lines), First: first, Last: last}})
-	_, _, err = svc.Update(ctx, id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
-		if cur.Import.ManifestLines != st.Import.ManifestLines {
+	return pipeline.Draft{Type: pipeline.TypeImportFiles, Data: pipeline.ImportFilesData{
+		Dir: dir, Files: digests, ManifestLines: len(lines), ManifestDigest: digestLines(lines), First: first, Last: last}}
+}
+
+// appendImport appends change to pipeline id, read with seen manifest lines
+// imported, unless another import appended since: both would take the same
+// new lines.
+func appendImport(ctx context.Context, svc *pipeline.Service, id string, seen int, change *pipeline.Change) error {
+	_, _, err := svc.Update(ctx, id, func(cur *pipeline.State, _ string) (*pipeline.Change, error) {
+		if cur.Import.ManifestLines != seen {
 			return nil, errors.New("another import of this pipeline ran at the same time; run this one again")
 		}
 		return change, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// readMarkerDir reads the verdict markers for pipeline id in dir's
-// quality-gate/ into docs and verdicts, under their names, but for a name
-// read beside the ledger already. A quality-gate that is not a directory
-// is reported; a marker that is not a regular file refuses the import.
-func readMarkerDir(dir, id string, docs map[string][]byte, verdicts map[string]Marker, fileProblem func(string, error)) error {
-	sub := filepath.Join(dir, MarkerDir)
-	if fi, err := os.Lstat(sub); err != nil || id == "" {
-		return nil
-	} else if !fi.IsDir() {
-		fileProblem(MarkerDir, errors.New("not a directory: the verdict markers in it are not read"))
-		return nil
-	}
-	entries, err := os.ReadDir(sub)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if ok, _ := filepath.Match("gate-verdict-*.md", name); !ok || docs[name] != nil {
-			continue
-		}
-		b, err := readInside(sub, name)
-		if err != nil {
-			return err
-		}
-		m, perr := Marker{}, pipeline.CheckName("marker file", name)
-		if perr == nil {
-			m, perr = ParseMarker(b)
-		}
-		if perr != nil {
-			fileProblem(filepath.Join(MarkerDir, name), perr)
-			continue
-		}
-		if m.PipelineID == id {
-			docs[name], verdicts[name] = b, m
-		}
-	}
-	return nil
+	return err
 }
 
 // inferUnverified makes INFERRED each phase l says PASS with no PASS marker
@@ -509,16 +446,6 @@ func inferUnverified(l *ledger.Ledger, markers map[string]Marker) []ledger.Phase
 		}
 	}
 	return inferred
-}
-
-// readDispatchFile reads a dispatch file or output that a manifest line
-// names: nil when it is missing or its name is not one the chain can keep.
-func readDispatchFile(dir, name string) ([]byte, error) {
-	b, err := readInside(dir, name)
-	if errors.Is(err, os.ErrNotExist) || err == nil && pipeline.CheckName("dispatch file", name) != nil {
-		return nil, nil
-	}
-	return b, err
 }
 
 // startsWith reports whether the manifest's lines begin with known, each
@@ -662,17 +589,17 @@ func ledgerRun(l *ledger.Ledger) string {
 	return l.Run
 }
 
-// importGoal is the goal a new pipeline takes from what the directory says.
-func importGoal(gates *ledger.Ledger, handoffs map[string]Handoff, docs map[string][]byte, dir string) string {
-	if gates != nil && strings.TrimSpace(gates.Goal) != "" {
-		return gates.Goal
+// importGoal is the goal a new pipeline takes from what directory dir says.
+func importGoal(d *importDocs, dir string) string {
+	if d.gates != nil && strings.TrimSpace(d.gates.Goal) != "" {
+		return d.gates.Goal
 	}
-	if b, ok := docs["pipeline-status.md"]; ok {
+	if b, ok := d.files["pipeline-status.md"]; ok {
 		if s, err := ParseStatus(b); err == nil && strings.TrimSpace(s.Compression.Goal) != "" {
 			return s.Compression.Goal
 		}
 	}
-	for _, h := range handoffs {
+	for _, h := range d.handoffs {
 		if strings.TrimSpace(h.Goal) != "" {
 			return h.Goal
 		}

@@ -265,7 +265,7 @@ func passMarkers(dir, pipelineID string) map[ledger.Phase]bool {
 		return out
 	}
 	for _, e := range entries {
-		if ok, _ := filepath.Match("gate-verdict-*.md", e.Name()); !ok {
+		if ok, _ := filepath.Match(markerGlob, e.Name()); !ok {
 			continue
 		}
 		b, err := fsutil.ReadRegular(filepath.Join(dir, e.Name()), maxGuardRead, errGuardRead)
