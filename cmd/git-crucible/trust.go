@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -13,7 +11,6 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/trust"
 	"github.com/git-crucible/git-crucible/verifycommits"
 )
@@ -76,7 +73,7 @@ func trustAction(c *cli.Context) error {
 	if c.Bool("list") {
 		return trustList(c, repo, w)
 	}
-	rel, err := workTreePath(c, repo, c.Args().First())
+	rel, err := trust.WorkTreePath(c.Context, repo, c.Args().First(), agent.TrackedFile)
 	if err != nil {
 		return err
 	}
@@ -94,7 +91,7 @@ func trustAction(c *cli.Context) error {
 		fmt.Fprintf(w, "Revoked trust in %s\n", rel)
 		return nil
 	}
-	content, err := trackedContent(c, repo, rel)
+	content, err := trust.TrackedContent(c.Context, repo, rel, "an untracked agents file belongs in "+agent.RepositoryFile(repo)+", which needs none")
 	if err != nil {
 		return err
 	}
@@ -148,68 +145,4 @@ func trustList(c *cli.Context, repo *gitext.Repo, w io.Writer) error {
 		fmt.Fprintf(w, "%s %s %-7s %s\n", r.Hash, r.Time.UTC().Format("2006-01-02T15:04:05Z"), r.State, r.Path)
 	}
 	return nil
-}
-
-// workTreePath is <file> from the top of the work tree: relative to the
-// current directory, or the tracked agents file when not given.
-func workTreePath(c *cli.Context, repo *gitext.Repo, file string) (string, error) {
-	if file == "" {
-		return agent.TrackedFile, nil
-	}
-	var rel string
-	if filepath.IsAbs(file) {
-		r, err := filepath.Rel(repo.WorkTree, file)
-		if err != nil {
-			return "", err
-		}
-		rel = filepath.ToSlash(r)
-	} else {
-		prefix, err := repo.Git(c.Context, "rev-parse", "--show-prefix")
-		if err != nil {
-			return "", err
-		}
-		rel = path.Join(strings.TrimSpace(string(prefix)), filepath.ToSlash(file))
-	}
-	rel = path.Clean(rel)
-	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", &refused{Err: fmt.Errorf("%s is outside the work tree %s", file, repo.WorkTree)}
-	}
-	return rel, nil
-}
-
-var errOnlyRegular = errors.New("only a regular file can be trusted")
-
-// trackedContent reads rel from the work tree after checking that git
-// tracks it as a file and that nothing on the way is a symbolic link.
-func trackedContent(c *cli.Context, repo *gitext.Repo, rel string) ([]byte, error) {
-	out, err := repo.Git(c.Context, "-C", repo.WorkTree, "--literal-pathspecs", "ls-files", "-s", "--full-name", "--", rel)
-	if err != nil {
-		return nil, err
-	}
-	mode, _, _ := strings.Cut(string(out), " ")
-	_, listed, _ := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\t")
-	switch {
-	case len(out) == 0:
-		return nil, withHints(&refused{Err: fmt.Errorf("%s is not tracked: only a tracked file needs trust", rel)},
-			"an untracked agents file belongs in "+agent.RepositoryFile(repo)+", which needs none")
-	case listed != rel:
-		return nil, &refused{Err: fmt.Errorf("%s is not a file", rel)}
-	case mode == "120000":
-		return nil, &refused{Err: fmt.Errorf("%s is tracked as a symbolic link: only a regular file can be trusted", rel)}
-	case mode != "100644" && mode != "100755":
-		return nil, &refused{Err: fmt.Errorf("%s is not a regular file", rel)}
-	}
-	for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
-		if fi, err := os.Lstat(filepath.Join(repo.WorkTree, filepath.FromSlash(dir))); err != nil || !fi.IsDir() {
-			return nil, &refused{Err: fmt.Errorf("%s is under %s, which is not a directory of the work tree", rel, dir)}
-		}
-	}
-	content, err := fsutil.ReadRegular(filepath.Join(repo.WorkTree, filepath.FromSlash(rel)), 1<<20, errOnlyRegular)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, &refused{Err: fmt.Errorf("%s is tracked but not in the work tree", rel)}
-	}
-	if err != nil {
-		return nil, &refused{Err: err}
-	}
-	return content, nil
 }
