@@ -38,7 +38,7 @@ func Base(ctx context.Context, repo *gitext.Repo, arg string) (string, error) {
 			return "", outcome.Usagef("%q: a symmetric range cannot be verified; give BASE..HEAD", arg)
 		}
 		if tip != "" {
-			head, err := ResolveCommit(ctx, repo, tip)
+			head, err := resolveCommit(ctx, repo, tip)
 			if err != nil {
 				return "", err
 			}
@@ -51,10 +51,10 @@ func Base(ctx context.Context, repo *gitext.Repo, arg string) (string, error) {
 		rev = b
 	}
 	if rev != "" {
-		return ResolveCommit(ctx, repo, rev)
+		return resolveCommit(ctx, repo, rev)
 	}
-	if up, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "@{upstream}"); err == nil {
-		base, err := repo.MergeBase(ctx, strings.TrimSpace(string(up)), "HEAD")
+	if up, err := repo.ResolveCommit(ctx, "@{upstream}"); err == nil {
+		base, err := repo.MergeBase(ctx, up, "HEAD")
 		if err != nil || base != "" {
 			return base, err
 		}
@@ -81,14 +81,11 @@ func Base(ctx context.Context, repo *gitext.Repo, arg string) (string, error) {
 	return st.Baseline, nil
 }
 
-// ResolveCommit is rev's commit id.
-func ResolveCommit(ctx context.Context, repo *gitext.Repo, rev string) (string, error) {
+// resolveCommit is rev's commit id; a rev that starts with "-" is a bad
+// command line.
+func resolveCommit(ctx context.Context, repo *gitext.Repo, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {
 		return "", outcome.Usagef("%q is not a revision", rev)
 	}
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
-	if err != nil {
-		return "", fmt.Errorf("%q is not a commit", rev)
-	}
-	return strings.TrimSpace(string(out)), nil
+	return repo.ResolveCommit(ctx, rev)
 }

@@ -283,12 +283,13 @@ func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint
 	moves := !keepHead && len(paths) == 0 && cp.Head != "" && cp.Head != safety.Head
 	if moves {
 		// A head gone (gc) lists nothing here; the branch's move says why below.
-		left, _ := s.svc.Repo.Git(c.Context, "log", "--format=%h %s", cp.Head+".."+safety.Head, "--")
-		if lines := strings.Split(strings.TrimSpace(string(left)), "\n"); len(lines) > 0 && lines[0] != "" {
+		left, _ := s.svc.Repo.Log(c.Context, safety.Head, []string{cp.Head}, 0)
+		if len(left) > 0 {
 			fmt.Fprintf(s.err(), "The branch moves back to %s, leaving %s behind (the safety checkpoint keeps them; --keep-head leaves the branch):\n",
-				cp.Head[:12], plural(len(lines), "commit"))
-			for _, l := range lines {
-				fmt.Fprintf(s.err(), "  %s\n", l)
+				cp.Head[:12], plural(len(left), "commit"))
+			for i := range left {
+				l := left[len(left)-1-i] // newest first, as git log lists them
+				fmt.Fprintf(s.err(), "  %s %s\n", l.Abbrev, l.Subject)
 			}
 		}
 	}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/git-crucible/git-crucible/checkpoint"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/gitext"
-	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -99,11 +96,6 @@ func replayCommand() *cli.Command {
 	}
 }
 
-// shortstat reads git diff --shortstat.
-var shortstat = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
-	return regexp.MustCompile(`(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
-}}
-
 // replayDiff prints the Replay Diff of sessions a and b of pipeline id.
 func replayDiff(c *cli.Context, s *session, id, a, b string) error {
 	events, err := s.svc.ChainEvents(c.Context, id)
@@ -141,15 +133,11 @@ func compareSessions(ctx context.Context, s *session, id string, events []pipeli
 		to = "HEAD"
 	}
 	if from != "" {
-		out, err := s.svc.Repo.Git(ctx, "diff", "--shortstat", from, to, "--")
+		stat, err := s.svc.Repo.ShortStat(ctx, from, to)
 		if err != nil {
 			return nil, err
 		}
-		if m := shortstat.Get().FindStringSubmatch(string(out)); m != nil {
-			d.Files, _ = strconv.Atoi(m[1])
-			d.Insertions, _ = strconv.Atoi(m[2])
-			d.Deletions, _ = strconv.Atoi(m[3])
-		}
+		d.Files, d.Insertions, d.Deletions = stat.Files, stat.Insertions, stat.Deletions
 		d.Range = from[:min(12, len(from))] + ".." + to[:min(12, len(to))]
 	}
 	return d, nil
@@ -225,11 +213,11 @@ func replayTemplates(c *cli.Context, s *session) (*templates, error) {
 	t := &templates{mutations: map[string]string{}, swapped: map[string][]byte{}}
 	overrides := map[string]prompt.Override{}
 	if rev := c.String("template-ref"); rev != "" {
-		out, err := s.svc.Repo.Git(c.Context, "rev-parse", "-q", "--verify", rev+"^{commit}")
+		ref, err := s.svc.Repo.ResolveCommit(c.Context, rev)
 		if err != nil {
 			return nil, withHints(usageErrorf("--template-ref %s: not a commit", rev), "name a revision: a commit, a branch or a tag")
 		}
-		t.ref = strings.TrimSpace(string(out))
+		t.ref = ref
 		if overrides, err = replay.TemplatesAt(c.Context, s.svc.Repo, t.ref, rev); err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -176,24 +175,19 @@ func pipelineCommits(ctx context.Context, s *session, st *pipeline.State) ([]run
 	if _, err := s.svc.Repo.ReadRef(ref); err != nil {
 		return nil, nil // the branch is gone: no commits to show
 	}
-	args := []string{"log", "-z", fmt.Sprintf("--max-count=%d", maxReportCommits), "--reverse",
-		"--format=%H%x1f%T%x1f%s%x1f%(trailers:only,unfold)", ref}
+	var hidden []string
 	if st.Baseline != "" {
-		args = append(args, "^"+st.Baseline)
+		hidden = []string{st.Baseline}
 	}
-	out, err := s.svc.Repo.Git(ctx, append(args, "--")...)
+	logged, err := s.svc.Repo.Log(ctx, ref, hidden, maxReportCommits)
 	if err != nil {
 		return nil, err
 	}
 	var commits []runpage.Commit
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		f := strings.SplitN(string(rec), "\x1f", 4)
-		if len(f) != 4 {
-			continue
-		}
-		c := runpage.Commit{Hash: strings.TrimSpace(f[0]), Tree: f[1], Subject: f[2]}
+	for _, l := range logged {
+		c := runpage.Commit{Hash: l.Hash, Tree: l.Tree, Subject: l.Subject}
 		ours := false
-		for _, line := range strings.Split(f[3], "\n") {
+		for _, line := range strings.Split(l.Trailers, "\n") {
 			k, v, ok := strings.Cut(line, ":")
 			if !ok {
 				continue
