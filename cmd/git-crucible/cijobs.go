@@ -67,19 +67,14 @@ func jobName(c *cli.Context) (string, error) {
 	return "job-" + hex.EncodeToString(b), nil
 }
 
-// taskAgent checks that role taskRole has an agent that runs by itself.
+// taskAgent checks that role taskdag.TaskRole has an agent that runs by itself.
 func taskAgent(c *cli.Context, s *session) (*agent.Config, error) {
 	agents, err := agentConfig(c, s)
 	if err != nil {
 		return nil, err
 	}
-	a, err := agents.Ready(taskRole, s.svc.Repo.WorkTree)
-	if err != nil {
+	if _, err := taskdag.TaskAgent(agents, s.svc.Repo.WorkTree); err != nil {
 		return nil, err
-	}
-	if a.Kind == agent.Manual {
-		return nil, withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},
-			"give the role an agent that runs by itself: git config crucible.role."+taskRole+" claude (or codex, or one of yours)")
 	}
 	return agents, nil
 }
@@ -122,7 +117,7 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := e.RunTaskJob(ctx, engine.TaskJob{TaskRun: engine.TaskRun{Manifest: m, Path: name, Templates: templates,
-		Template: "task", Role: taskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
+		Template: "task", Role: taskdag.TaskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
 		Lease: cmp.Or(c.Duration("lease"), defaultLease), CI: ci})
 	if ci != nil {
 		res.Pushes, res.Lost = ci.Pushes, ci.Lost
@@ -227,7 +222,9 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 		}
 		ci.Refs = []string{"refs/heads/" + branch}
 	}
-	approve := approval(c, m, name, "approve them with: git crucible run --collect --yes "+name)
+	approve := func() error {
+		return taskdag.Approve(m, name, c.Bool("yes"), "approve them with: git crucible run --collect --yes "+name)
+	}
 	id, err := runPipeline(c, s, m, name, approve)
 	if err != nil {
 		return err
@@ -249,7 +246,7 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 		return err
 	}
 	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: 1, Templates: templates,
-		Template: "task", Role: taskRole, Step: "task", Test: agents.Test, Collect: true,
+		Template: "task", Role: taskdag.TaskRole, Step: "task", Test: agents.Test, Collect: true,
 		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *manifest.Manifest) {
 			if err := view.Write(m); err != nil {

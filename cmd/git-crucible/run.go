@@ -8,13 +8,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
@@ -106,7 +104,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the manifest and show its levels; run nothing"},
 			&cli.IntFlag{Name: "max-parallel", Usage: "run at most `N` agents at once (default: the manifest's max-parallel)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve the run's commits up front (commits.approval ask-once or ask-each)"},
-			&cli.IntFlag{Name: "max-tasks", Usage: "refuse a manifest of more than `N` tasks (0: no cap; default: git config " + maxTasksKey + ", else 50)"},
+			&cli.IntFlag{Name: "max-tasks", Usage: "refuse a manifest of more than `N` tasks (0: no cap; default: git config " + taskdag.MaxTasksKey + ", else 50)"},
 			maxCostFlag,
 			&cli.BoolFlag{Name: "matrix", Usage: "print the next level's tasks as a CI matrix; run and record nothing"},
 			&cli.StringFlag{Name: "format", Usage: "--matrix's output: `FORMAT` github (strategy.matrix JSON), gitlab (a child pipeline) or json", Value: "json"},
@@ -215,11 +213,16 @@ func runAction(c *cli.Context) error {
 		if c.IsSet("max-parallel") {
 			m.MaxParallel = c.Int("max-parallel")
 		}
-		limit, from, err := maxTasks(c, s)
+		var flag *int64
+		if c.IsSet("max-tasks") {
+			n := int64(c.Int("max-tasks"))
+			flag = &n
+		}
+		limit, from, err := taskdag.MaxTasks(c.Context, s.svc.Repo, flag)
 		if err != nil {
 			return err
 		}
-		over := tooManyTasks(m, name, limit, from)
+		over := taskdag.TooMany(m, name, shellQuote(name), limit, from)
 		if c.Bool("dry-run") {
 			printLevels(s, name, m)
 			return over
@@ -248,11 +251,6 @@ func runAction(c *cli.Context) error {
 	})
 }
 
-// taskRole plays every task agent of a run; the tasks' own agent types
-// (general, intern, explore) are crucible's subagent types, which an agent
-// configuration maps to a role if it wants them apart.
-const taskRole = "implementer"
-
 // runTasks runs m's tasks in the branch's open pipeline (a new one when
 // there is none) and says how the run ended.
 func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, view *manifest.View) error {
@@ -261,13 +259,8 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 	if err != nil {
 		return err
 	}
-	a, err := agents.Ready(taskRole, repo.WorkTree)
-	if err != nil {
+	if _, err := taskdag.TaskAgent(agents, repo.WorkTree); err != nil {
 		return err
-	}
-	if a.Kind == agent.Manual {
-		return withHints(&refused{Err: fmt.Errorf("role %s is played by the manual agent %q: a task run cannot wait for a person", taskRole, a.Name)},
-			"give the role an agent that runs by itself: git config crucible.role."+taskRole+" claude (or codex, or one of yours)")
 	}
 	if slices.ContainsFunc(m.Tasks, func(t manifest.Task) bool { return taskdag.NeedsCritique(m, &t) }) {
 		// critique.agent names the role its agent plays.
@@ -289,7 +282,9 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 	if err != nil {
 		return err
 	}
-	approve := approval(c, m, name, "approve them with: git crucible run --yes "+name, "or set commits.approval: auto in the manifest")
+	approve := func() error {
+		return taskdag.Approve(m, name, c.Bool("yes"), "approve them with: git crucible run --yes "+name, "or set commits.approval: auto in the manifest")
+	}
 	id, err := runPipeline(c, s, m, name, approve)
 	if err != nil {
 		return err
@@ -306,7 +301,7 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 		return err
 	}
 	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
-		Template: "task", Role: taskRole, Step: "task", Test: agents.Test,
+		Template: "task", Role: taskdag.TaskRole, Step: "task", Test: agents.Test,
 		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *manifest.Manifest) {
 			if err := view.Write(m); err != nil {
@@ -380,19 +375,6 @@ func runJSON(id string, res engine.TaskRunResult, m *manifest.Manifest) runResul
 	return out
 }
 
-// openPipeline is the branch's open pipeline, "" when there is none.
-// approval is the check that a run, which asks no one, may make manifest
-// m's commits: --yes, or an approval in m that asks no one. Its hints say
-// how to approve them.
-func approval(c *cli.Context, m *manifest.Manifest, name string, hints ...string) func() error {
-	return func() error {
-		if a := m.Commits.Approval; c.Bool("yes") || a != "ask-once" && a != "ask-each" {
-			return nil
-		}
-		return withHints(&refused{Err: fmt.Errorf("%s: commits.approval is %s, and a run asks no one: its commits need approving up front", name, m.Commits.Approval)}, hints...)
-	}
-}
-
 // runPipeline is the branch's open pipeline, or a new one for manifest m
 // (the file name) once approve lets it begin.
 func runPipeline(c *cli.Context, s *session, m *manifest.Manifest, name string, approve func() error) (string, error) {
@@ -405,6 +387,7 @@ func runPipeline(c *cli.Context, s *session, m *manifest.Manifest, name string, 
 	return startPipeline(c, s, m, name)
 }
 
+// openPipeline is the branch's open pipeline, "" when there is none.
 func openPipeline(c *cli.Context, s *session) string {
 	if id, err := s.pipelineID(c.Context); err == nil {
 		if st, _, err := s.svc.Load(c.Context, id); err == nil && !st.Finished() {
@@ -475,34 +458,3 @@ func abbrev(sha string) string {
 	return sha[:min(12, len(sha))]
 }
 
-// maxTasksKey is the git config key of the most tasks a run takes.
-const maxTasksKey = "crucible.maxTasks"
-
-// defaultMaxTasks is the most tasks a run takes when nothing says otherwise.
-const defaultMaxTasks = 50
-
-// maxTasks is the most tasks a run takes and where that was set:
-// --max-tasks, else crucible.maxTasks, else 50; 0 is no cap.
-func maxTasks(c *cli.Context, s *session) (int64, string, error) {
-	if c.IsSet("max-tasks") {
-		return int64(c.Int("max-tasks")), "--max-tasks", nil
-	}
-	limit, err := s.svc.Repo.ConfigInt(c.Context, maxTasksKey, defaultMaxTasks)
-	switch {
-	case err != nil:
-		return 0, "", err
-	case limit < 0:
-		return 0, "", usageErrorf("%s %d: want 0 (no cap) or more", maxTasksKey, limit)
-	}
-	return limit, maxTasksKey, nil
-}
-
-// tooManyTasks is the refusal of manifest m (name) when it has more
-// tasks than limit allows (from says who set it); nil when it has not.
-func tooManyTasks(m *manifest.Manifest, name string, limit int64, from string) error {
-	if limit == 0 || int64(len(m.Tasks)) <= limit {
-		return nil
-	}
-	return withHints(&refused{Err: fmt.Errorf("%s: %d tasks, more than the cap of %d (%s): a run fans out to as many agents", name, len(m.Tasks), limit, from)},
-		"split it into smaller runs, or allow them: git crucible run --max-tasks "+strconv.Itoa(len(m.Tasks))+" "+shellQuote(name))
-}
