@@ -457,4 +457,3 @@ func abbrev(sha string) string {
 	}
 	return sha[:min(12, len(sha))]
 }
-
