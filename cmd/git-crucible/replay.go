@@ -468,17 +468,10 @@ func replayRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Option
 		fmt.Fprintln(s.err(), "hint: run it again from a phase with: git crucible replay --from-phase <N>")
 		return nil
 	}
-	if branch, _ := repo.HeadBranch(); src.Branch != "" && branch != src.Branch {
-		return &refused{Err: &wrongBranchError{want: src.Branch, have: branch}}
-	}
-	if b := st.Gates.CanBegin(r.Phase); b != nil {
-		return withHints(&refused{Err: b}, "replay from an earlier phase: git crucible replay --from-phase <N>")
-	}
+	branch, _ := repo.HeadBranch()
 	current := c.Bool("current-tree")
-	if !current && (r.Gone || r.Boundary.Checkpoint == "") {
-		return withHints(&refused{Err: fmt.Errorf("no checkpoint is left to restore the Phase %d boundary (%s) from", r.Phase, r.Boundary.Reason)},
-			"resume on the work tree as it is: git crucible replay --current-tree",
-			"or start over: git crucible replay --from-phase 1")
+	if err := replay.CheckBegin(src, st, r, branch, current); err != nil {
+		return err
 	}
 	e, err := engine.Open(s.svc, id, agents, repo.WorkTree)
 	if err != nil {
@@ -497,29 +490,16 @@ func replayRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Option
 	for _, r := range recovered {
 		fmt.Fprintf(s.err(), "Settled dispatch %d of the crashed run: %s\n", r.Seq, r.Outcome.Status)
 	}
-	d := pipeline.ReplayData{Session: fmt.Sprintf("replay-%d", src.Replays+1), From: r.Phase, Mutations: t.list(), TemplateRef: t.ref}
-	if d.Head, err = repo.HeadCommit(); err != nil {
+	begun, err := e.BeginReplay(c.Context, engine.Replay{Source: src, State: st, Resume: r, Spec: sp,
+		Mutations: t.list(), TemplateRef: t.ref, Swapped: t.swapped, CurrentTree: current,
+		Restore: func(context.Context) (string, error) { return restoreBoundary(c, s, r) }})
+	if err != nil {
 		return err
 	}
-	if !current {
-		// The files there are the user's: the restore's are the engine's.
-		if err := e.TakeUserFiles(c.Context); err != nil {
-			return err
-		}
-		if d.Checkpoint, err = restoreBoundary(c, s, r); err != nil {
-			return err
-		}
+	if len(begun.Settled) > 0 {
+		fmt.Fprintf(s.err(), "Settled %d dispatches left in flight as interrupted: %v\n", len(begun.Settled), begun.Settled)
 	}
-	if seqs, err := replay.Settle(c.Context, s.svc, id, d.Session); err != nil {
-		return err
-	} else if len(seqs) > 0 {
-		fmt.Fprintf(s.err(), "Settled %d dispatches left in flight as interrupted: %v\n", len(seqs), seqs)
-	}
-	session := d.Session
-	state := replay.CompressionState(st, src, r, sp)
-	if err := replay.Begin(c.Context, s.svc, src, sp, d, state, t.swapped); err != nil {
-		return err
-	}
+	session, state := begun.Session, begun.State
 	fmt.Fprintf(s.err(), "Replaying pipeline %s from the Phase %d boundary (%s) as %s\n", id, r.Phase, r.Boundary.Reason, session)
 	if _, err := s.out().Write(state); err != nil {
 		return err
@@ -555,16 +535,4 @@ func restoreBoundary(c *cli.Context, s *session, r *replay.Resume) (string, erro
 	fmt.Fprintln(s.err(), res.said(cp))
 	fmt.Fprintf(s.err(), "Undo with: %s\n", res.undo)
 	return cp.ID, nil
-}
-
-// wrongBranchError is the replay seed's branch guard, in its words.
-type wrongBranchError struct{ want, have string }
-
-func (e *wrongBranchError) Error() string {
-	have := e.have
-	if have == "" {
-		have = "no branch (a detached HEAD)"
-	}
-	return fmt.Sprintf("Pipeline was running on branch %s but you are on %s. Switch to %s before resuming"+
-		" — restoring a checkpoint from a different branch would contaminate your working directory.", e.want, have, e.want)
 }
