@@ -51,11 +51,11 @@ func (e *Engine) dispatchRendered(ctx context.Context, d DispatchSpec, render fu
 		return nil, errors.Join(err, ad.Remove())
 	}
 	d.Prompt, d.Commands, d.AgentDir = r.Text, r.Commands, ad
-	return outcome(e.Dispatch(ctx, d))
+	return taskOutcome(e.Dispatch(ctx, d))
 }
 
-// outcome is a dispatch of a task run as its dispatchers return it.
-func outcome(out Outcome, err error) ([]byte, error) {
+// taskOutcome is a dispatch of a task run as its dispatchers return it.
+func taskOutcome(out Outcome, err error) ([]byte, error) {
 	switch {
 	case err != nil:
 		return nil, err

@@ -19,7 +19,6 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/replay"
-	"github.com/git-crucible/git-crucible/trust"
 )
 
 func buildCommand() *cli.Command {
@@ -289,12 +288,7 @@ func checkDesign(work, file string) error {
 // buildSpec is the spec to walk: a work tree's own override runs only in
 // the content the user trusted, for its run steps are commands.
 func buildSpec(s *session, file string) (*pipespec.Spec, error) {
-	return effectiveSpec(s.svc.Repo.WorkTree, file, func(content []byte) error {
-		if err := trust.Check(s.svc.Repo, pipespec.OverridePath, content); err != nil {
-			return withHints(&refused{Err: err}, "review it, then trust it with: git crucible trust "+pipespec.OverridePath)
-		}
-		return nil
-	})
+	return effectiveSpec(s.svc.Repo.WorkTree, file, engine.TrustedOverride(s.svc.Repo))
 }
 
 // buildPipeline is the pipeline to walk: the branch's unfinished one with
