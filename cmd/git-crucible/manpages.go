@@ -1,5 +1,7 @@
 package main
 
+//go:generate go test -run ^TestManPages$ -update
+
 // manPageName is the page that documents the command at path (names of
 // a command and its subcommands): the command's page, or git-crucible's.
 // The pages are rendered by the tests (manpages_gen_test.go), so the

@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite docs/man from the command defin
 var manDir = filepath.Join("..", "..", "docs", "man")
 
 // TestManPages fails when docs/man is not what the command definitions
-// render; `go test ./cmd/git-crucible -run TestManPages -update` rewrites it.
+// render; `go generate ./cmd/git-crucible` (go test -run TestManPages
+// -update) rewrites it.
 func TestManPages(t *testing.T) {
 	want := map[string][]byte{}
 	for _, p := range manPages(newApp(nil, io.Discard, io.Discard)) {
@@ -51,7 +52,7 @@ func TestManPages(t *testing.T) {
 		}
 		return
 	}
-	const regenerate = "; run: go test ./cmd/git-crucible -run TestManPages -update"
+	const regenerate = "; run: go generate ./cmd/git-crucible"
 	for _, f := range have {
 		if want[filepath.Base(f)] == nil {
 			t.Errorf("%s documents no command%s", f, regenerate)
