@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/report"
@@ -70,7 +71,7 @@ func (w *walker) verifyPhase(ctx context.Context, p pipeline.Point, tasks []repo
 // gate command and records the result as a decision of what (a task, the
 // phase), with suggestion when a commit fails.
 func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggestion string) (*verifycommits.Report, error) {
-	o := verifycommits.Options{Base: base, Gate: verifycommits.Gate{Name: "fast-gate", Command: command}, Spec: verifycommits.Spec(command, "")}
+	o := verifycommits.Options{Base: base, Gate: verifycommits.Gate{Name: "fast-gate", Command: command}, Spec: fastgate.Identity(command, "")}
 	store := verifycommits.Open(w.e.Service.Repo)
 	// An engine killed in the middle of one leaves its rebase under way:
 	// put back, the branch as it was, what it tested kept.

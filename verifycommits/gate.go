@@ -9,8 +9,6 @@ package verifycommits
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -237,11 +235,4 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// Spec is the gate's identity in the cache: the command and the toolchain
-// fingerprint (the Toolchain command's output), hashed.
-func Spec(command, fingerprint string) string {
-	sum := sha256.Sum256([]byte("crucible-gate 1\x00" + command + "\x00" + fingerprint))
-	return hex.EncodeToString(sum[:16])
 }

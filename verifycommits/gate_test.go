@@ -115,10 +115,3 @@ func TestResolveUntrusted(t *testing.T) {
 		t.Fatalf("--exec: Resolve = %+v, %v", g, err)
 	}
 }
-
-func TestSpec(t *testing.T) {
-	a := Spec("make", "")
-	if len(a) != 32 || a == Spec("make ", "") || a == Spec("make", "go1.26") || a != Spec("make", "") {
-		t.Errorf("Spec does not tell command and fingerprint apart: %s", a)
-	}
-}

@@ -2,11 +2,8 @@ package verifycommits
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/git-crucible/git-crucible/fastgate"
@@ -38,39 +35,16 @@ func (m Mode) Reuse(r Result) bool {
 	return false
 }
 
-// execGate runs command with sh -c in dir, as every engine runs a gate
-// (fastgate.Run): its exit status (128+N when killed by signal N) and
-// output. An error is a gate that could not start, or ctx ending; the
-// gate's process group is killed then.
-func execGate(ctx context.Context, dir, command string) (int, []byte, error) {
-	return runGate(ctx, dir, command, (*exec.Cmd).Run)
-}
-
-// runGate is execGate, run starting the gate's command and waiting for it.
+// runGate runs command with sh -c in dir, as every engine runs a gate
+// (fastgate), run starting it and waiting for it: its exit status (128+N
+// when killed by signal N) and output. An error is a gate that could not
+// start, or ctx ending; the gate's process group is killed then.
 func runGate(ctx context.Context, dir, command string, run func(*exec.Cmd) error) (int, []byte, error) {
 	code, out, err := fastgate.RunWith(ctx, dir, command, run)
 	if err != nil && ctx.Err() == nil {
 		return 0, nil, fmt.Errorf("cannot run the gate: %w", err)
 	}
 	return code, out, err
-}
-
-// Fingerprint runs toolchain (say, "go version") in dir and returns a hash
-// of its output: the part of the cache key that changes when the toolchain
-// does. No toolchain command is the fingerprint "".
-func Fingerprint(ctx context.Context, dir, toolchain string) (string, error) {
-	if strings.TrimSpace(toolchain) == "" {
-		return "", nil
-	}
-	code, out, err := execGate(ctx, dir, toolchain)
-	if err != nil {
-		return "", err
-	}
-	if code != 0 {
-		return "", fmt.Errorf("toolchain fingerprint %q failed (exit %d): %s", toolchain, code, strings.TrimSpace(string(out)))
-	}
-	sum := sha256.Sum256(out)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // test runs the gate at one tree in dir and records the result, unless

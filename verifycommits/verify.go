@@ -24,7 +24,7 @@ import (
 type Options struct {
 	Base      string // the range is Base..HEAD; a commit id
 	Gate      Gate
-	Spec      string // Spec(Gate.Command, fingerprint)
+	Spec      string // fastgate.Identity(Gate.Command, fingerprint)
 	Mode      Mode
 	KeepGoing bool // test every commit, not stopping at the first failure
 	DryRun    bool // say what would run; run nothing

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/engine"
+	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/verifycommits"
 )
@@ -221,7 +222,7 @@ func verifyOptions(c *cli.Context, repo *gitext.Repo) (verifycommits.Options, er
 	if err != nil {
 		return verifycommits.Options{}, err
 	}
-	fingerprint, err := verifycommits.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
+	fingerprint, err := fastgate.Fingerprint(ctx, repo.WorkTree, gate.Toolchain)
 	if err != nil {
 		return verifycommits.Options{}, err
 	}
@@ -232,7 +233,7 @@ func verifyOptions(c *cli.Context, repo *gitext.Repo) (verifycommits.Options, er
 	case c.Bool("force"):
 		mode = verifycommits.Force
 	}
-	return verifycommits.Options{Base: base, Gate: gate, Spec: verifycommits.Spec(gate.Command, fingerprint),
+	return verifycommits.Options{Base: base, Gate: gate, Spec: fastgate.Identity(gate.Command, fingerprint),
 		Mode: mode, KeepGoing: c.Bool("keep-going"), DryRun: c.Bool("dry-run")}, nil
 }
 
