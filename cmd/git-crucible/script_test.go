@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +18,14 @@ import (
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
+
+// The scenarios' own commands, besides testscript's:
+//
+//	rc N COMMAND [ARGS...]   exec COMMAND, and check it exits N (`! exec`
+//	                         takes any failure)
+//	gitdaemon DIR PORTVAR    serve DIR with git daemon on 127.0.0.1
+//	pathonly DIR COMMAND...  PATH holding only the named commands
+//	reportcheck PAGE MODEL METRICS [...]   check a report page (report_test.go)
 
 // TestMain lets the test binary act as git-crucible and git-crucible-hook
 // inside scenarios, so `exec git crucible ...` runs the real command
@@ -91,7 +100,9 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 			env.Setenv("FAKECLAUDE", filepath.Join(filepath.Dir(scripted), "fakeclaude"))
 			return setup(env)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"rc": rc, "gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck,
+		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
 				return hooks.Find(hooks.GUIPath, hooks.HookBinary) != "", nil
@@ -114,6 +125,35 @@ func hermeticGit(env *testscript.Env) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gittest.GitConfig), 0o644)
+}
+
+// rc runs a command as exec does, its output for stdout and stderr to
+// check, and fails unless it exits N: a failure's exit code is part of
+// what git-crucible promises.
+func rc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: rc N COMMAND [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("usage: rc N COMMAND [ARGS...]: N is %q", args[0])
+	}
+	if got, ended := exitStatus(ts.Exec(args[1], args[2:]...)); got != want {
+		ts.Fatalf("%s, want exit status %d", ended, want)
+	}
+}
+
+// exitStatus is the exit status of a command ts.Exec ran, with how it
+// ended in words; -1 when it did not exit (a signal, not found).
+func exitStatus(err error) (int, string) {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, "exit status 0"
+	case errors.As(err, &exit):
+		return exit.ExitCode(), err.Error()
+	}
+	return -1, err.Error()
 }
 
 // gitDaemon serves the repositories under DIR with git daemon on
