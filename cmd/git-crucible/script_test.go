@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -23,6 +25,12 @@ import (
 //
 //	rc N COMMAND [ARGS...]   exec COMMAND, and check it exits N (`! exec`
 //	                         takes any failure)
+//	agent [-role ROLE] [-test COMMAND] SCENARIO
+//	                         configure the scripted agent (testdata/agent)
+//	                         playing SCENARIO, replacing the one before, for
+//	                         ROLE (default: every role), and crucible.test
+//	                         (default the sample project's sh test/unit.sh;
+//	                         '' leaves it as it is)
 //	gitdaemon DIR PORTVAR    serve DIR with git daemon on 127.0.0.1
 //	pathonly DIR COMMAND...  PATH holding only the named commands
 //	reportcheck PAGE MODEL METRICS [...]   check a report page (report_test.go)
@@ -101,7 +109,7 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 			return setup(env)
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"rc": rc, "gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck,
+			"rc": rc, "agent": scriptedAgent, "gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
@@ -154,6 +162,35 @@ func exitStatus(err error) (int, string) {
 		return exit.ExitCode(), err.Error()
 	}
 	return -1, err.Error()
+}
+
+// scriptedAgent configures, in the repository at hand, the scripted agent
+// playing a scenario (a name in testdata/agent/scenarios, or a path): its
+// command replaces the one set before, so that a scenario can switch.
+func scriptedAgent(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: agent [-role ROLE] [-test COMMAND] SCENARIO"
+	flags := flag.NewFlagSet("agent", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	role := flags.String("role", "default", "")
+	test := flags.String("test", "sh test/unit.sh", "")
+	if neg || flags.Parse(args) != nil || flags.NArg() != 1 {
+		ts.Fatalf(usage)
+	}
+	config := func(args ...string) {
+		ts.Check(ts.Exec("git", append([]string{"config"}, args...)...))
+	}
+	// git config exits 5 when there is nothing to unset: a first agent.
+	if code, ended := exitStatus(ts.Exec("git", "config", "--unset-all", "crucible.agent.scripted.command")); code != 0 && code != 5 {
+		ts.Fatalf("git config --unset-all crucible.agent.scripted.command: %s", ended)
+	}
+	config("crucible.agent.scripted.kind", "command")
+	for _, word := range []string{"sh", ts.Getenv("SCRIPTED"), "--scenario", flags.Arg(0)} {
+		config("--add", "crucible.agent.scripted.command", word)
+	}
+	config("crucible.role."+*role, "scripted")
+	if *test != "" {
+		config("crucible.test", *test)
+	}
 }
 
 // gitDaemon serves the repositories under DIR with git daemon on
