@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +17,6 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 )
 
-const killGoal = "greet takes a name"
-
 // TestKilledBuildResumes kills git-crucible build itself (with its git,
 // not its agents, which have their own process groups) with SIGKILL at
 // points spread over a whole walk of the default spec by the scripted
@@ -33,28 +29,8 @@ func TestKilledBuildResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real builds for several seconds")
 	}
-	const kills = 30
-	// One clean walk says how long a walk takes and how many events it
-	// records, to spread the kills over.
-	clean, cleanLog := sampleProject(t)
-	t0 := time.Now()
-	if code, out := runBuild(t, clean, time.Minute, "--yes", killGoal); code != 0 {
-		t.Fatalf("a clean build failed: %s", out)
-	}
-	walk := time.Since(t0)
-	events := chainLength(t, clean)
-
-	dir, log := sampleProject(t)
-	killed := killSpread(t, dir, kills, walk, events, func() []string {
-		if pipelineID(t, dir) == "" {
-			return []string{"build", "--yes", killGoal}
-		}
-		return []string{"build", "--resume", "--yes"}
-	}, nil)
-	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
-		t.Fatalf("the last resume exited %d:\n%s", code, out)
-	}
-	id := pipelineID(t, dir)
+	soak := killBuild(t, "happy", 30)
+	dir, starts, finishes := soak.dir, soak.starts, soak.finishes
 
 	ledger := gitCrucible(t, dir, "ledger")
 	var statuses []string
@@ -66,23 +42,12 @@ func TestKilledBuildResumes(t *testing.T) {
 	if got := strings.Join(statuses, "/"); got != "PASS/PASS/COMPLETE/PASS" {
 		t.Errorf("ledger statuses %s, want PASS/PASS/COMPLETE/PASS\n%s", got, ledger)
 	}
-	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+id) {
-		t.Errorf("verify: %s", v)
-	}
-	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
-
-	starts, finishes := dispatches(t, dir)
-	for seq, s := range starts {
-		if n := finishes[seq]; len(n) != 1 {
-			t.Errorf("dispatch %d (%s) has %d finishes", seq, s.Role, len(n))
-		}
-	}
 	for seq := range finishes {
 		if _, ok := starts[seq]; !ok {
 			t.Errorf("dispatch %d finished but never started", seq)
 		}
 	}
-	ran := agentLog(t, log)
+	ran := agentLog(t, soak.log)
 	for seq, lines := range ran {
 		if _, ok := starts[seq]; !ok {
 			t.Errorf("an agent ran for dispatch %d, which is not on the chain: %v", seq, lines)
@@ -125,8 +90,8 @@ func TestKilledBuildResumes(t *testing.T) {
 		}
 		byPoint[point] = seq
 	}
-	if len(byPoint) != len(agentLog(t, cleanLog)) {
-		t.Errorf("agents ran for %d points of the walk; a clean walk runs %d", len(byPoint), len(agentLog(t, cleanLog)))
+	if len(byPoint) != len(agentLog(t, soak.cleanLog)) {
+		t.Errorf("agents ran for %d points of the walk; a clean walk runs %d", len(byPoint), len(agentLog(t, soak.cleanLog)))
 	}
 
 	assertTasksCommittedOnce(t, dir)
@@ -135,7 +100,7 @@ func TestKilledBuildResumes(t *testing.T) {
 	assertUserFiles(t, dir)
 	assertNoLocks(t, dir)
 	t.Logf("%d kills over a %v walk of %d events; %d dispatches, %d retries; settled on resume: %d waited for, %d adopted, %d interrupted",
-		killed, walk, events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
+		soak.killed, soak.walk, soak.events, len(starts), len(retried), how["waited"], how["adopted"], how["interrupted"])
 }
 
 // runBuild runs git-crucible build args in dir, not through git, and
@@ -150,53 +115,6 @@ func runBuild(t *testing.T, dir string, after time.Duration, args ...string) (co
 func runBuildUntil(t *testing.T, dir string, kill <-chan time.Time, args ...string) (code int, out string) {
 	t.Helper()
 	return runCrucibleUntil(t, dir, kill, append([]string{"build"}, args...)...)
-}
-
-// killSpread runs git-crucible (args() says with what) in dir again and
-// again, SIGKILLing it each time, kills times, at points spread over a
-// whole run: a clean one takes walk and records events. The kills keep
-// pace with the run's progress (its chain's length): a run ahead of that
-// pace is killed before it gets far, so that kill k lands about k/kills of
-// the way through, whatever pace a loaded machine sets. between, when
-// given, runs after kill k (from 1), once its git has settled. It returns
-// the number of kills.
-func killSpread(t *testing.T, dir string, kills int, walk time.Duration, events int, args func() []string, between func(k int)) int {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(21, 22))
-	killed := 0
-	for killed < kills {
-		window := 3 * walk / (2 * time.Duration(kills))
-		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/float64(kills+3) {
-			window = walk / 100
-		}
-		a := args()
-		switch code, out := runCrucibleUntil(t, dir, time.After(time.Duration(rng.Int64N(int64(window)))), a...); code {
-		case -1:
-			killed++
-		case 0:
-			t.Fatalf("the run finished after %d kills (of a %v run): the kills came too late\n%s", killed, walk, out)
-		default:
-			t.Fatalf("after %d kills, git crucible %s exited %d:\n%s", killed, strings.Join(a, " "), code, out)
-		}
-		settled(t, dir)
-		if between != nil {
-			between(killed)
-		}
-	}
-	return killed
-}
-
-// runCrucibleUntil runs git-crucible args in dir, not through git, killed
-// with its process group when kill fires. It returns the exit status (-1
-// when killed) and stdout and stderr.
-func runCrucibleUntil(t *testing.T, dir string, kill <-chan time.Time, args ...string) (code int, out string) {
-	t.Helper()
-	cmd := exec.Command("git-crucible", args...)
-	cmd.Dir = dir
-	var b bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &b, &b
-	code = gittest.RunUntil(t, cmd, kill)
-	return code, b.String()
 }
 
 // assertTasksCommittedOnce fails unless the sample's two tasks were
@@ -254,19 +172,6 @@ func assertTasksNoted(t *testing.T, dir string) {
 		note, err := exec.Command("git", "-C", dir, "notes", "--ref=crucible/provenance", "show", commit).Output()
 		if err != nil || !strings.Contains(string(note), `"task":`+task+",") {
 			t.Errorf("task %s's commit %s has the note %q (%v)", task, commit, note, err)
-		}
-	}
-}
-
-// settled waits, a little, for a git that a killed build left moving
-// crucible's refs in its own process group to finish, so that the next
-// run sees whether the pipeline started.
-func settled(t *testing.T, dir string) {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		locks, _ := filepath.Glob(filepath.Join(dir, ".git", "refs", "crucible", "*", "*.lock"))
-		if len(locks) == 0 {
-			return
 		}
 	}
 }
@@ -344,26 +249,6 @@ func assertUserFiles(t *testing.T, dir string) {
 			t.Errorf("the user's %s was committed", name)
 		}
 	}
-}
-
-// pipelineID is the id of dir's pipeline, "" before one starts.
-func pipelineID(t *testing.T, dir string) string {
-	t.Helper()
-	return gittest.Git(t, dir, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/crucible/pipelines/")
-}
-
-// chainLength is how many events dir's pipeline recorded, 0 before it starts.
-func chainLength(t *testing.T, dir string) int {
-	t.Helper()
-	id := pipelineID(t, dir)
-	if id == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(gittest.Git(t, dir, "rev-list", "--count", "refs/crucible/pipelines/"+id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // dispatches are the starts and finishes on dir's chain, by seq.

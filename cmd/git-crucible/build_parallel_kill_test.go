@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/git-crucible/git-crucible/internal/gittest"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -21,39 +18,12 @@ func TestKilledParallelBuildResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real builds for several seconds")
 	}
-	const kills = 20
-	clean, _ := sampleProjectPlaying(t, "parallel")
-	t0 := time.Now()
-	if code, out := runBuild(t, clean, time.Minute, "--yes", "--max-parallel", "2", killGoal); code != 0 {
-		t.Fatalf("a clean build failed: %s", out)
-	}
-	walk := time.Since(t0)
-	events := chainLength(t, clean)
-
-	dir, _ := sampleProjectPlaying(t, "parallel")
-	killed := killSpread(t, dir, kills, walk, events, func() []string {
-		if pipelineID(t, dir) == "" {
-			return []string{"build", "--yes", "--max-parallel", "2", killGoal}
-		}
-		return []string{"build", "--resume", "--yes", "--max-parallel", "2"}
-	}, nil)
-	if code, out := runBuild(t, dir, time.Minute, "--resume", "--yes", "--max-parallel", "2"); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
-		t.Fatalf("the last resume exited %d:\n%s", code, out)
-	}
-	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+pipelineID(t, dir)) {
-		t.Errorf("verify: %s", v)
-	}
-	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+	soak := killBuild(t, "parallel", 20, "--max-parallel", "2")
+	dir := soak.dir
 	if st := gittest.Git(t, dir, append([]string{"status", "--porcelain", "--"}, notUserFiles()...)...); st != "" {
 		t.Errorf("the work tree is not the branch's:\n%s", st)
 	}
 	assertUserFiles(t, dir)
-	starts, finishes := dispatches(t, dir)
-	for seq, s := range starts {
-		if n := finishes[seq]; len(n) != 1 {
-			t.Errorf("dispatch %d (%s) has %d finishes", seq, s.Role, len(n))
-		}
-	}
 	count := map[string]int{}
 	for _, l := range strings.Fields(gittest.Git(t, dir, "log", "--format=%(trailers:key=Crucible-Task,valueonly)")) {
 		count[l]++
@@ -62,30 +32,19 @@ func TestKilledParallelBuildResumes(t *testing.T) {
 		t.Errorf("task commits by Crucible-Task: %v, want one each of 1, 2 and 3", count)
 	}
 	assertPhasesCommittedOnce(t, dir)
-	var log []struct {
-		Type string          `json:"type"`
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(gitCrucible(t, dir, "log", "--json")), &log); err != nil {
-		t.Fatal(err)
-	}
 	committed, again := map[string]bool{}, 0
 	implementers := map[string]int{}
-	for _, e := range slices.Backward(log) { // git crucible log is newest first
+	for _, e := range chainEvents(t, dir) {
 		switch e.Type {
 		case pipeline.TypeDAGTask:
 			var d pipeline.DAGTaskData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
+			decode(t, e.Data, &d)
 			if d.Status == "committed" {
 				committed[d.Task] = true
 			}
 		case pipeline.TypeDispatchStart:
 			var d pipeline.DispatchStart
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
+			decode(t, e.Data, &d)
 			if d.Step != "implement" {
 				continue
 			}
@@ -98,5 +57,5 @@ func TestKilledParallelBuildResumes(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills over a %v walk of %d events; %d dispatches; %d implementers dispatched again after a kill left them running",
-		killed, walk, events, len(starts), again)
+		soak.killed, soak.walk, soak.events, len(soak.starts), again)
 }

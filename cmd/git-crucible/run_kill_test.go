@@ -41,12 +41,7 @@ func TestKilledRunResumes(t *testing.T) {
 	}
 	const kills = 30
 	clean, _ := runProject(t)
-	t0 := time.Now()
-	if code, out := runCrucibleUntil(t, clean, time.After(time.Minute), "run", sampleDAG); code != 0 {
-		t.Fatalf("a clean run failed: %s", out)
-	}
-	walk := time.Since(t0)
-	events := chainLength(t, clean)
+	walk, events, _ := cleanRun(t, clean, "run", sampleDAG)
 	tree := gittest.Git(t, clean, "rev-parse", "HEAD^{tree}")
 
 	rng := rand.New(rand.NewPCG(14, 30))
@@ -328,9 +323,7 @@ func TestKilledRunPaysOnce(t *testing.T) {
 		t.Skip("runs the sample DAG three times")
 	}
 	clean, _ := runProject(t)
-	if code, out := runCrucibleUntil(t, clean, time.After(time.Minute), "run", sampleDAG); code != 0 {
-		t.Fatalf("a clean run failed: %s", out)
-	}
+	cleanRun(t, clean, "run", sampleDAG)
 	tree := gittest.Git(t, clean, "rev-parse", "HEAD^{tree}")
 
 	// killed runs the sample DAG in a new project until the first

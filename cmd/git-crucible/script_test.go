@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +20,20 @@ import (
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
+
+// The scenarios' own commands, besides testscript's:
+//
+//	rc N COMMAND [ARGS...]   exec COMMAND, and check it exits N (`! exec`
+//	                         takes any failure)
+//	agent [-role ROLE] [-test COMMAND] SCENARIO
+//	                         configure the scripted agent (testdata/agent)
+//	                         playing SCENARIO, replacing the one before, for
+//	                         ROLE (default: every role), and crucible.test
+//	                         (default the sample project's sh test/unit.sh;
+//	                         '' leaves it as it is)
+//	gitdaemon DIR PORTVAR    serve DIR with git daemon on 127.0.0.1
+//	pathonly DIR COMMAND...  PATH holding only the named commands
+//	reportcheck PAGE MODEL METRICS [...]   check a report page (report_test.go)
 
 // TestMain lets the test binary act as git-crucible and git-crucible-hook
 // inside scenarios, so `exec git crucible ...` runs the real command
@@ -91,7 +108,9 @@ func scriptParams(dir string, files []string, setup func(*testscript.Env) error)
 			env.Setenv("FAKECLAUDE", filepath.Join(filepath.Dir(scripted), "fakeclaude"))
 			return setup(env)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"rc": rc, "agent": scriptedAgent, "gitdaemon": gitDaemon, "pathonly": pathOnly, "reportcheck": reportCheck,
+		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "crucible-on-gui-path" { // this machine installed it where GUI clients look
 				return hooks.Find(hooks.GUIPath, hooks.HookBinary) != "", nil
@@ -114,6 +133,64 @@ func hermeticGit(env *testscript.Env) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gittest.GitConfig), 0o644)
+}
+
+// rc runs a command as exec does, its output for stdout and stderr to
+// check, and fails unless it exits N: a failure's exit code is part of
+// what git-crucible promises.
+func rc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: rc N COMMAND [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("usage: rc N COMMAND [ARGS...]: N is %q", args[0])
+	}
+	if got, ended := exitStatus(ts.Exec(args[1], args[2:]...)); got != want {
+		ts.Fatalf("%s, want exit status %d", ended, want)
+	}
+}
+
+// exitStatus is the exit status of a command ts.Exec ran, with how it
+// ended in words; -1 when it did not exit (a signal, not found).
+func exitStatus(err error) (int, string) {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, "exit status 0"
+	case errors.As(err, &exit):
+		return exit.ExitCode(), err.Error()
+	}
+	return -1, err.Error()
+}
+
+// scriptedAgent configures, in the repository at hand, the scripted agent
+// playing a scenario (a name in testdata/agent/scenarios, or a path): its
+// command replaces the one set before, so that a scenario can switch.
+func scriptedAgent(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: agent [-role ROLE] [-test COMMAND] SCENARIO"
+	flags := flag.NewFlagSet("agent", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	role := flags.String("role", "default", "")
+	test := flags.String("test", "sh test/unit.sh", "")
+	if neg || flags.Parse(args) != nil || flags.NArg() != 1 {
+		ts.Fatalf(usage)
+	}
+	config := func(args ...string) {
+		ts.Check(ts.Exec("git", append([]string{"config"}, args...)...))
+	}
+	// git config exits 5 when there is nothing to unset: a first agent.
+	if code, ended := exitStatus(ts.Exec("git", "config", "--unset-all", "crucible.agent.scripted.command")); code != 0 && code != 5 {
+		ts.Fatalf("git config --unset-all crucible.agent.scripted.command: %s", ended)
+	}
+	config("crucible.agent.scripted.kind", "command")
+	for _, word := range []string{"sh", ts.Getenv("SCRIPTED"), "--scenario", flags.Arg(0)} {
+		config("--add", "crucible.agent.scripted.command", word)
+	}
+	config("crucible.role."+*role, "scripted")
+	if *test != "" {
+		config("crucible.test", *test)
+	}
 }
 
 // gitDaemon serves the repositories under DIR with git daemon on

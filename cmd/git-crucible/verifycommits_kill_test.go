@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -61,11 +58,7 @@ func TestKilledVerifyCommitsLosesNothing(t *testing.T) {
 	// as a real gate is, for a killed run's gate to outlive the kill.
 	gate := "if [ -e f6 ] && [ ! -e f7 ]; then sleep 0.4; else sleep 0.05; fi"
 	run := []string{"verify-commits", "--force", "--exec", gate, "base..HEAD"}
-	t0 := time.Now()
-	if code, out := runCrucibleUntil(t, dir, nil, run...); code != 0 {
-		t.Fatalf("a clean run exited %d:\n%s", code, out)
-	}
-	walk := time.Since(t0)
+	walk, _, _ := cleanRun(t, dir, run...)
 	rng := rand.New(rand.NewPCG(22, 22))
 	check := func(k int, what string) {
 		t.Helper()
@@ -133,11 +126,10 @@ func TestKilledVerifyCommitsFixLosesNothing(t *testing.T) {
 	brokenStack := stack()
 	// --force: every run tests the broken stack before it fixes it.
 	run := []string{"verify-commits", "--fix", "--force", "--exec", "sh " + gate, "base..HEAD"}
-	t0 := time.Now()
-	if code, out := runCrucibleUntil(t, dir, nil, run...); code != 0 || !strings.Contains(out, "fixed ") {
-		t.Fatalf("a clean fix exited %d:\n%s", code, out)
+	walk, _, out := cleanRun(t, dir, run...)
+	if !strings.Contains(out, "fixed ") {
+		t.Fatalf("a clean fix fixed nothing:\n%s", out)
 	}
-	walk := time.Since(t0)
 	fixedStack := stack()
 	firstTwo := gittest.Git(t, dir, "rev-list", "base..main~3")
 	if fixedStack == brokenStack {
@@ -170,27 +162,17 @@ func TestKilledVerifyCommitsFixLosesNothing(t *testing.T) {
 	}
 }
 
-// killVerifyCommits starts git-crucible args in dir and SIGKILLs it after
+// killVerifyCommits runs git-crucible args in dir and SIGKILLs it after
 // delay: the git-crucible process alone when k is even, its process group
 // when k is odd.
 func killVerifyCommits(t *testing.T, dir string, k int, delay time.Duration, args []string) {
 	t.Helper()
-	cmd := exec.Command("git-crucible", args...)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	group, alone := time.After(delay), (<-chan time.Time)(nil)
+	if k%2 == 0 {
+		group, alone = nil, group
 	}
-	time.Sleep(delay)
-	pid := cmd.Process.Pid
-	if k%2 == 1 {
-		pid = -pid
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	if err := cmd.Wait(); err == nil {
-		t.Logf("kill %d after %v came too late:\n%s", k, delay, out.String())
+	if code, out := runCrucibleKilled(t, dir, group, alone, args...); code == 0 {
+		t.Logf("kill %d after %v came too late:\n%s", k, delay, out)
 	}
 }
 
