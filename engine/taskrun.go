@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,44 +88,18 @@ func WorkRef(id string) string { return "refs/crucible/work/" + id }
 // recreating the backup branch. Recover must have settled the pipeline's
 // dispatches first.
 func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error) {
-	repo := e.Service.Repo
-	short, err := repo.HeadBranch()
+	at, err := e.taskRunAt(ctx, tr)
 	if err != nil {
 		return TaskRunResult{}, err
 	}
-	if short == "" {
-		return TaskRunResult{}, errors.New("HEAD is detached: a task run commits on a branch")
-	}
-	branch := "refs/heads/" + short
-	head, err := repo.HeadCommit()
-	if err != nil || head == "" {
-		return TaskRunResult{}, errors.Join(err, errors.New("the branch has no commit to build on"))
-	}
-	events, err := e.events(ctx)
-	if err != nil {
-		return TaskRunResult{}, err
-	}
-	tr.Manifest.ClearState() // the chain says where the run stands, not the file
-	amend := &taskdag.Amendments{}
-	began, err := replayTaskRun(events, tr.Manifest, amend)
-	if err != nil {
-		return TaskRunResult{}, err
-	}
-	res := TaskRunResult{Backup: verifycommits.BackupBranch(branch)}
-	if began != nil && began.Backup != "" {
-		res.Backup = began.Backup
-	}
-	start := head // where the run began
-	if began != nil {
-		start = began.Start
-	}
+	res := TaskRunResult{Backup: at.backup}
 	if runDone(tr.Manifest) {
-		res.Head, res.Status, res.Done = head, string(manifest.RunCompleted), true
-		if err := e.dropWork(ctx, head); err != nil {
+		res.Head, res.Status, res.Done = at.head, string(manifest.RunCompleted), true
+		if err := e.dropWork(ctx, at.head); err != nil {
 			return res, err
 		}
 		// A run killed after its end was recorded left what it leaves.
-		return res, e.leave(ctx, branch, res.Backup, start)
+		return res, e.leave(ctx, at.branch, res.Backup, at.start)
 	}
 	if tr.Approve != nil {
 		if err := tr.Approve(); err != nil {
@@ -134,43 +109,167 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 	if err := e.goOnPastBudget(ctx); err != nil {
 		return TaskRunResult{}, err
 	}
-	phase, err := e.phase(ctx)
+	log, err := e.openTaskLog(ctx, tr, at, &res)
 	if err != nil {
-		return TaskRunResult{}, err
-	}
-	outputs, err := e.taskOutputs(ctx, events, tr.Step)
-	if err != nil {
-		return TaskRunResult{}, err
-	}
-	if began == nil {
-		if err := e.begin(ctx, tr, branch, head, res.Backup); err != nil {
-			return res, err
-		}
-		tr.Manifest.Status = manifest.RunInProgress
-	} else if err := e.keepBackup(ctx, res.Backup, start); err != nil {
 		return res, err
 	}
-	tr.Manifest.BackupBranch = strings.TrimPrefix(res.Backup, "refs/heads/")
-	saw := func() {
-		if tr.Saw != nil {
-			tr.Saw(tr.Manifest)
+	runner, plan, err := log.runner(ctx, at)
+	if err != nil {
+		return res, err
+	}
+	var retry []taskdag.Event
+	for _, t := range tr.Manifest.Tasks {
+		if tr.Retry && t.Status == manifest.Failed {
+			retry = append(retry, taskdag.Event{Task: t.ID, Status: manifest.Pending})
 		}
 	}
-	saw()
-	numbers := map[string]int{}
-	for i, t := range tr.Manifest.Tasks {
-		numbers[t.ID] = i + 1
+	if err := log.record(ctx, retry...); err != nil {
+		return res, err
 	}
+	res.Head, err = runner.Run(ctx, plan)
+	return log.end(ctx, at, res, err)
+}
+
+// taskRunAt is where a task run stands before it goes on: the branch and
+// its commit, the chain's events, and what they say of the run.
+type taskRunAt struct {
+	branch, head string
+	events       []pipeline.Event
+	began        *pipeline.DAGRunData // nil before the run's first event
+	amend        *taskdag.Amendments
+	backup       string // the backup branch
+	start        string // where the run began
+}
+
+// taskRunAt reads where tr stands; it sets tr.Manifest's tasks as the
+// chain has them.
+func (e *Engine) taskRunAt(ctx context.Context, tr TaskRun) (taskRunAt, error) {
+	repo := e.Service.Repo
+	short, err := repo.HeadBranch()
+	if err != nil {
+		return taskRunAt{}, err
+	}
+	if short == "" {
+		return taskRunAt{}, errors.New("HEAD is detached: a task run commits on a branch")
+	}
+	at := taskRunAt{branch: "refs/heads/" + short, amend: &taskdag.Amendments{}}
+	at.head, err = repo.HeadCommit()
+	if err != nil || at.head == "" {
+		return taskRunAt{}, errors.Join(err, errors.New("the branch has no commit to build on"))
+	}
+	if at.events, err = e.events(ctx); err != nil {
+		return taskRunAt{}, err
+	}
+	tr.Manifest.ClearState() // the chain says where the run stands, not the file
+	if at.began, err = replayTaskRun(at.events, tr.Manifest, at.amend); err != nil {
+		return taskRunAt{}, err
+	}
+	at.backup, at.start = verifycommits.BackupBranch(at.branch), at.head
+	if at.began != nil {
+		if at.began.Backup != "" {
+			at.backup = at.began.Backup
+		}
+		at.start = at.began.Start
+	}
+	return at, nil
+}
+
+// taskLog records a task run's events in the chain as they happen, and
+// applies them to the manifest and the run's result.
+type taskLog struct {
+	e       *Engine
+	tr      TaskRun
+	res     *TaskRunResult
+	phase   int
+	numbers map[string]int // each task's number, from 1 in the manifest
+	left    *taskLeft
+	prov    *provenance
+	outputs map[string][]byte
+}
+
+// openTaskLog begins the run in the chain, or keeps a resumed one's
+// backup branch, and opens its log.
+func (e *Engine) openTaskLog(ctx context.Context, tr TaskRun, at taskRunAt, res *TaskRunResult) (*taskLog, error) {
+	phase, err := e.phase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &taskLog{e: e, tr: tr, res: res, phase: phase, numbers: map[string]int{}}
+	if l.outputs, err = e.taskOutputs(ctx, at.events, tr.Step); err != nil {
+		return nil, err
+	}
+	if at.began == nil {
+		if err := e.begin(ctx, tr, at.branch, at.head, res.Backup); err != nil {
+			return nil, err
+		}
+		tr.Manifest.Status = manifest.RunInProgress
+	} else if err := e.keepBackup(ctx, res.Backup, at.start); err != nil {
+		return nil, err
+	}
+	tr.Manifest.BackupBranch = strings.TrimPrefix(res.Backup, "refs/heads/")
+	l.saw()
+	for i, t := range tr.Manifest.Tasks {
+		l.numbers[t.ID] = i + 1
+	}
+	if l.left, err = leftOf(at.events, tr.Step); err != nil {
+		return nil, err
+	}
+	l.prov = &provenance{e: e, phase: phase, role: tr.Role, number: l.numbers, made: map[string][]int{}}
+	res.Reasons = map[string]string{}
+	return l, nil
+}
+
+// saw shows the manifest as it now is to tr.Saw.
+func (l *taskLog) saw() {
+	if l.tr.Saw != nil {
+		l.tr.Saw(l.tr.Manifest)
+	}
+}
+
+// record appends evs to the chain, their provenance first, then applies
+// them: the manifest, the run's failures, its progress.
+func (l *taskLog) record(ctx context.Context, evs ...taskdag.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	drafts := make([]pipeline.Draft, len(evs))
+	for i, ev := range evs {
+		if err := l.prov.saw(ctx, ev); err != nil {
+			return err
+		}
+		drafts[i] = taskDraft(ev)
+	}
+	if err := l.e.record(ctx, drafts...); err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		l.left.saw(ev)
+		if ev.Status == manifest.Failed {
+			l.res.Reasons[ev.Task] = ev.Reason
+		}
+		if l.tr.Progress != nil {
+			l.tr.Progress(ev)
+		}
+		if err := taskdag.Apply(l.tr.Manifest, ev); err != nil {
+			return err
+		}
+	}
+	l.saw()
+	return nil
+}
+
+// runner is the run's level runner, its agents dispatched through the
+// engine, its critique gate and its halt at the cost cap, and the plan it
+// runs.
+func (l *taskLog) runner(ctx context.Context, at taskRunAt) (*taskdag.Runner, taskdag.Plan, error) {
+	e, tr := l.e, l.tr
 	data, render, renderTask := e.taskPrompts(tr)
 	renderFix := func(f taskdag.FixJob, report string) (rendered, error) {
 		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
 		d.Round, d.MaxRounds, d.Issues = f.Round, taskdag.WarnRound, f.Issues
 		return render(tr.Template, d, report)
 	}
-	critic := tr.Manifest.Critique.Agent
-	if critic == "" {
-		critic = critiqueStep
-	}
+	critic := cmp.Or(tr.Manifest.Critique.Agent, critiqueStep)
 	renderCritique := func(rv taskdag.Review, report string) (rendered, error) {
 		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
 		d.Round, d.MaxRounds = rv.Round+1, taskdag.WarnRound
@@ -184,62 +283,26 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		}
 		return render(critiqueStep, d, report)
 	}
-	left, err := leftOf(events, tr.Step)
+	runner := taskdag.New(e.Service.Repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
+		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask, l.left.retry))
+	records, err := pipeline.Records(at.events)
 	if err != nil {
-		return TaskRunResult{}, err
-	}
-	runner := taskdag.New(repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
-		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask, left.retry))
-	records, err := pipeline.Records(events)
-	if err != nil {
-		return TaskRunResult{}, err
+		return nil, taskdag.Plan{}, err
 	}
 	runner.Gate = e.Gate(tr, critic, lastCritique(records), renderCritique, renderFix)
 	runner.Halt = func() error { return e.halt(ctx) }
-	prov := &provenance{e: e, phase: phase, role: tr.Role, number: numbers, made: map[string][]int{}}
-	res.Reasons = map[string]string{}
-	record := func(evs ...taskdag.Event) error {
-		if len(evs) == 0 {
-			return nil
-		}
-		drafts := make([]pipeline.Draft, len(evs))
-		for i, ev := range evs {
-			if err := prov.saw(ctx, ev); err != nil {
-				return err
-			}
-			drafts[i] = taskDraft(ev)
-		}
-		if err := e.record(ctx, drafts...); err != nil {
-			return err
-		}
-		for _, ev := range evs {
-			left.saw(ev)
-			if ev.Status == manifest.Failed {
-				res.Reasons[ev.Task] = ev.Reason
-			}
-			if tr.Progress != nil {
-				tr.Progress(ev)
-			}
-			if err := taskdag.Apply(tr.Manifest, ev); err != nil {
-				return err
-			}
-		}
-		saw()
-		return nil
-	}
-	var retry []taskdag.Event
-	for _, t := range tr.Manifest.Tasks {
-		if tr.Retry && t.Status == manifest.Failed {
-			retry = append(retry, taskdag.Event{Task: t.ID, Status: manifest.Pending})
-		}
-	}
-	if err := record(retry...); err != nil {
-		return res, err
-	}
-	plan := taskdag.Plan{Manifest: tr.Manifest, Head: head, Branch: branch, WorkRef: WorkRef(e.ID), Outputs: outputs,
-		FastGate: tr.Manifest.CommitGate(), Amend: amend, Record: record, Between: tr.Between, Finished: e.finished(ctx, left, records), Collect: tr.Collect,
-		Message: func(u taskdag.Unit) string { return e.unitMessage(tr, u, numbers, phase) }}
-	res.Head, err = runner.Run(ctx, plan)
+	plan := taskdag.Plan{Manifest: tr.Manifest, Head: at.head, Branch: at.branch, WorkRef: WorkRef(e.ID), Outputs: l.outputs,
+		FastGate: tr.Manifest.CommitGate(), Amend: at.amend, Record: func(evs ...taskdag.Event) error { return l.record(ctx, evs...) },
+		Between: tr.Between, Finished: e.finished(ctx, l.left, records), Collect: tr.Collect,
+		Message: func(u taskdag.Unit) string { return e.unitMessage(tr, u, l.numbers, l.phase) }}
+	return runner, plan, nil
+}
+
+// end records how the run that err ended ended (a dag.run event, and the
+// escalation at the cost cap), and leaves what a completed run leaves; a
+// collector waiting for its jobs records nothing.
+func (l *taskLog) end(ctx context.Context, at taskRunAt, res TaskRunResult, err error) (TaskRunResult, error) {
+	e, tr := l.e, l.tr
 	var deadlock *manifest.Deadlock
 	var escalated *taskdag.Escalated
 	var drafts []pipeline.Draft
@@ -278,11 +341,11 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 		return res, err
 	}
 	tr.Manifest.Status = manifest.RunStatus(res.Status)
-	saw()
+	l.saw()
 	if res.Status != string(manifest.RunCompleted) {
 		return res, nil // what it leaves stays, for the run to go on
 	}
-	return res, e.leave(ctx, branch, res.Backup, start)
+	return res, e.leave(ctx, at.branch, res.Backup, at.start)
 }
 
 // keepBackup makes sure a resumed run's backup branch is there: one
