@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
@@ -175,23 +176,25 @@ func checkBaselineTo(c *cli.Context, s *session, command string, w io.Writer) (*
 	if !errors.As(err, &failing) {
 		return nil, err
 	}
-	named := "hint: its output names no failure (no " + engine.FailureLines + " line)"
+	named := "its output names no failure (no " + engine.FailureLines + " line)"
 	if len(failing.Failing) > 0 {
-		named = fmt.Sprintf("hint: %s at the baseline: %s", pipeline.Failing(len(failing.Failing)), engine.NameFailures(failing.Failing, maxNamedFailures))
+		named = fmt.Sprintf("%s at the baseline: %s", pipeline.Failing(len(failing.Failing)), engine.NameFailures(failing.Failing, maxNamedFailures))
 	}
 	if c.Bool("baseline-fails") {
-		fmt.Fprintf(w, "warning: %v\n%s\nhint: its whole output is in %s\n", err, named, failing.Log)
+		cliexit.Warn(w, "%v", err)
+		cliexit.Hint(w, "%s", named)
+		cliexit.Hint(w, "its whole output is in %s", failing.Log)
 		if len(failing.Failing) == 0 {
-			fmt.Fprintln(w, "hint: a test step whose command fails cannot be compared with it: it fails")
+			cliexit.Hint(w, "a test step whose command fails cannot be compared with it: it fails")
 		} else {
-			fmt.Fprintln(w, "hint: going on from it as the known-failing baseline: a test step passes when it fails only as it does")
+			cliexit.Hint(w, "going on from it as the known-failing baseline: a test step passes when it fails only as it does")
 		}
 		return failing.Known(), nil
 	}
 	for _, l := range strings.Split(failing.Tail, "\n") {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	return nil, withHints(&refused{Err: err}, strings.TrimPrefix(named, "hint: "), "its whole output is in "+failing.Log,
+	return nil, withHints(&refused{Err: err}, named, "its whole output is in "+failing.Log,
 		"fix what fails, or build anyway with --baseline-fails: its failures become the known-failing baseline the test steps compare with")
 }
 
@@ -237,7 +240,7 @@ func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions)
 		return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(s.err(), "warning: %s\n", w)
+		s.warn("%s", w)
 	}
 	if err != nil {
 		return err
@@ -335,8 +338,8 @@ func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, erro
 	if missing, err := hooks.NotOurs(c.Context, s.svc.Repo); err != nil {
 		return "", err
 	} else if len(missing) > 0 {
-		fmt.Fprintln(s.err(), "hint: the gate hooks are not installed: the engine writes its commits' trailers and provenance itself,")
-		fmt.Fprintln(s.err(), "hint: but nothing checks another commit here; install them with: git crucible hooks install")
+		s.hint("the gate hooks are not installed: the engine writes its commits' trailers and provenance itself,")
+		s.hint("but nothing checks another commit here; install them with: git crucible hooks install")
 	}
 	return st.ID, nil
 }
@@ -391,31 +394,31 @@ func printWalk(s *session, id string, res engine.WalkResult) error {
 		if res.Message != "" {
 			fmt.Fprintln(out, res.Message)
 			listCommands()
-			fmt.Fprintln(s.err(), "hint: approve and go on with: git crucible build --resume --yes")
+			s.hint("approve and go on with: git crucible build --resume --yes")
 		}
 		if w := res.Waiting; w != nil && w.Waiting != nil {
 			fmt.Fprintf(out, "The prompt is %s; write the report to %s, then run:\n  %s\n", w.Waiting.PromptFile, w.Waiting.Output, shellJoin(w.Waiting.Finish))
-			fmt.Fprintln(s.err(), "hint: then go on with: git crucible build --resume")
+			s.hint("then go on with: git crucible build --resume")
 		}
 		return nil
 	case engine.WalkConsent:
-		fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
+		s.error("pipeline %s stopped at %s: %s", id, at, res.Reason)
 		listCommands()
-		fmt.Fprintln(s.err(), "hint: approve them and go on with: git crucible build --resume --yes")
-		fmt.Fprintf(s.err(), "hint: or accept every command agents write: git config %s true\n", engine.TrustAgentCommandsKey)
+		s.hint("approve them and go on with: git crucible build --resume --yes")
+		s.hint("or accept every command agents write: git config %s true", engine.TrustAgentCommandsKey)
 		return &silentExit{Code: exitEscalated}
 	case engine.WalkEscalated:
-		fmt.Fprintf(s.err(), "error: pipeline %s escalated at %s: %s\n", id, at, res.Reason)
+		s.error("pipeline %s escalated at %s: %s", id, at, res.Reason)
 		if res.Suggestion != "" {
-			fmt.Fprintf(s.err(), "hint: %s\n", res.Suggestion)
+			s.hint("%s", res.Suggestion)
 		}
 		return &silentExit{Code: exitEscalated}
 	}
-	fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
+	s.error("pipeline %s stopped at %s: %s", id, at, res.Reason)
 	if res.Suggestion != "" {
-		fmt.Fprintf(s.err(), "hint: %s\n", res.Suggestion)
+		s.hint("%s", res.Suggestion)
 	}
-	fmt.Fprintln(s.err(), "hint: fix the cause, then go on with: git crucible build --resume")
+	s.hint("fix the cause, then go on with: git crucible build --resume")
 	return &silentExit{Code: exitRefused}
 }
 

@@ -150,7 +150,7 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 	switch res.Outcome {
 	case engine.JobRan:
 		if res.Status == string(manifest.Failed) {
-			fmt.Fprintf(s.err(), "error: task %s failed: %s\n", task, res.Reason)
+			s.error("task %s failed: %s", task, res.Reason)
 			return &silentExit{Code: exitRefused}
 		}
 		say("ran as job %s, its work at %s (%s)", job, res.Ref, abbrev(res.Commit))
@@ -163,7 +163,7 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 	case engine.JobLost:
 		say("job %s took it over when this job's lease ran out; this job's work is dropped", res.Holder)
 	case engine.JobFailed:
-		fmt.Fprintf(s.err(), "error: task %s failed before: a job does not run it again\n", task)
+		s.error("task %s failed before: a job does not run it again", task)
 		return &silentExit{Code: exitRefused}
 	}
 	return nil
@@ -253,7 +253,7 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *manifest.Manifest) {
 			if err := view.Write(m); err != nil {
-				fmt.Fprintf(s.err(), "warning: %v\n", err)
+				s.warn("%v", err)
 			}
 		}})
 	if ctx.Err() != nil && c.Context.Err() == nil {
@@ -300,18 +300,18 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 			fmt.Fprintf(s.out(), "Task run of pipeline %s: level %d waits on jobs: %s\n", id, res.NotReady.Level, joinIDs(res.NotReady.Waiting))
 		}
 	case res.Budget != nil:
-		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: %s\n", res.Budget.Suggestion())
+		s.error("task run stopped: %s", res.Reason)
+		s.hint("%s", res.Budget.Suggestion())
 		return &silentExit{Code: exitEscalated}
 	case res.Critique != nil:
-		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", engine.WorkRef(id))
+		s.error("task run stopped: %s", res.Reason)
+		s.hint("the branch has not moved: the level's commits wait on %s", engine.WorkRef(id))
 		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
-		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
+		s.error("task run escalated: %s", res.Reason)
 		return &silentExit{Code: exitEscalated}
 	case res.Status != "completed":
-		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
+		s.error("task run failed: %s", res.Reason)
 		return &silentExit{Code: exitRefused}
 	case s.jsonOut():
 	case res.Done:

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -202,9 +203,9 @@ func reportVerify(c *cli.Context, rep *verifycommits.Report) error {
 	}
 	if failed := rep.Failed(); len(failed) > 0 {
 		for _, f := range failed {
-			fmt.Fprintf(c.App.ErrWriter, "error: commit %s%s fails the gate (exit %d): %s\n", f.Commit[:12], attribution(f), f.Exit, f.Subject)
+			cliexit.Error(c.App.ErrWriter, "commit %s%s fails the gate (exit %d): %s", f.Commit[:12], attribution(f), f.Exit, f.Subject)
 			if f.Log != "" {
-				fmt.Fprintf(c.App.ErrWriter, "hint: its output is in %s\n", f.Log)
+				cliexit.Hint(c.App.ErrWriter, "its output is in %s", f.Log)
 			}
 		}
 		return &silentExit{Code: exitRefused}
