@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -228,7 +226,7 @@ func agentConfig(c *cli.Context, s *session) (*agent.Config, error) {
 func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions) error {
 	// Ctrl-C and SIGTERM end the agent's group and leave the run
 	// resumable: its dispatch is finished as cancelled, to run again.
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	trusted, err := s.svc.Repo.ConfigBool(ctx, engine.TrustAgentCommandsKey, false)
 	if err != nil {
@@ -236,7 +234,7 @@ func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions)
 	}
 	opts.TrustAgentCommands = trusted
 	res, err := e.Walk(ctx, opts)
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
 	}
 	for _, w := range res.Warnings {

@@ -6,10 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -119,7 +116,7 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 	if ci != nil {
 		e.UseCI(ci)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	res, err := e.RunTaskJob(ctx, engine.TaskJob{TaskRun: engine.TaskRun{Manifest: m, Path: name, Templates: templates,
 		Template: "task", Role: taskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
@@ -243,7 +240,7 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	if _, err := e.RecoverLocal(ctx); err != nil {
 		return err
@@ -256,7 +253,7 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 				s.warn("%v", err)
 			}
 		}})
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted"), "go on with: git crucible run --collect "+pushArg(c)+shellQuote(name))
 	}
 	if err != nil {

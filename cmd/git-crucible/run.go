@@ -4,13 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -300,7 +297,7 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 	}
 	defer e.Close()
 	e.Budget = limit
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	if _, err := e.Recover(ctx); err != nil {
 		return err
@@ -313,7 +310,7 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 				s.warn("%v", err)
 			}
 		}})
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted"), "go on with: git crucible run "+name)
 	}
 	if err != nil {

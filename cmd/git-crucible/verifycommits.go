@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -155,7 +152,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	o.Jobs = c.Int("jobs")
 	// Ctrl-C and SIGTERM stop the gate and abort the rebase, which puts
 	// the branch back; what was tested is kept.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	if c.Bool("fix") {
 		return verifyFix(c, ctx, repo, store, o)
@@ -164,7 +161,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	if rep != nil {
 		printRecovered(c, repo, rep.Recovered)
 	}
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
 	}
 	if err != nil {

@@ -239,7 +239,7 @@ func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *ve
 		printRecovered(c, repo, fr.Recovered)
 		printFix(c.App.Writer, fr)
 	}
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted: the commit being fixed is put back; fixes made before it are kept"),
 			"the stack as it was before any fix is on "+backupName(fr))
 	}
