@@ -120,7 +120,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	app := newApp(stdin, stdout, stderr)
 	if name := unknownCommand(app, args); name != "" {
-		fmt.Fprintf(stderr, "error: '%s' is not a git crucible command. See 'git crucible help'.\n", name)
+		cliexit.Error(stderr, "'%s' is not a git crucible command. See 'git crucible help'.", name)
 		var names []string
 		for _, c := range app.Commands {
 			if !c.Hidden {

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/hooks"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
@@ -39,8 +38,13 @@ func buildCommand() *cli.Command {
 			"Commands agents wrote (the test writer's acceptance command, the plan's fast gates) are\n" +
 			"listed at the approval pause and run only once approved: with --yes, recorded in the chain\n" +
 			"command by command, or by git config " + engine.TrustAgentCommandsKey + " true. Without consent\n" +
-			"the walk stops before one runs (exit status 2). --json prints where the walk stopped, with\n" +
-			"the agents' commands, as JSON.\n\n" +
+			"the walk stops before one runs (exit status 2).\n\n" +
+			"--json prints where the walk stopped as one JSON object on stdout, the text's error and hints\n" +
+			"staying on stderr, the exit status the same: pipeline, status (done: the four phases are\n" +
+			"closed; waiting: at the approval pause, with its message, or for a manual agent's dispatch,\n" +
+			"with manual: seq, prompt, output and the finish command; consent; escalated; failed), phase,\n" +
+			"step and task where it stopped, reason, suggestion, agent_commands (command, from,\n" +
+			"approved), hints (how to go on, without \"hint: \") and warnings.\n\n" +
 			"A new build first runs the project's test command once: failing already, it stops the build\n" +
 			"before anything is recorded, the failure's last lines shown and its failures named. With\n" +
 			"--baseline-fails it goes on, recording them as the known-failing baseline: a test step\n" +
@@ -174,23 +178,25 @@ func checkBaselineTo(c *cli.Context, s *session, command string, w io.Writer) (*
 	if !errors.As(err, &failing) {
 		return nil, err
 	}
-	named := "hint: its output names no failure (no " + engine.FailureLines + " line)"
+	named := "its output names no failure (no " + engine.FailureLines + " line)"
 	if len(failing.Failing) > 0 {
-		named = fmt.Sprintf("hint: %s at the baseline: %s", pipeline.Failing(len(failing.Failing)), engine.NameFailures(failing.Failing, maxNamedFailures))
+		named = fmt.Sprintf("%s at the baseline: %s", pipeline.Failing(len(failing.Failing)), engine.NameFailures(failing.Failing, maxNamedFailures))
 	}
 	if c.Bool("baseline-fails") {
-		fmt.Fprintf(w, "warning: %v\n%s\nhint: its whole output is in %s\n", err, named, failing.Log)
+		cliexit.Warn(w, "%v", err)
+		cliexit.Hint(w, "%s", named)
+		cliexit.Hint(w, "its whole output is in %s", failing.Log)
 		if len(failing.Failing) == 0 {
-			fmt.Fprintln(w, "hint: a test step whose command fails cannot be compared with it: it fails")
+			cliexit.Hint(w, "a test step whose command fails cannot be compared with it: it fails")
 		} else {
-			fmt.Fprintln(w, "hint: going on from it as the known-failing baseline: a test step passes when it fails only as it does")
+			cliexit.Hint(w, "going on from it as the known-failing baseline: a test step passes when it fails only as it does")
 		}
 		return failing.Known(), nil
 	}
 	for _, l := range strings.Split(failing.Tail, "\n") {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	return nil, withHints(&refused{Err: err}, strings.TrimPrefix(named, "hint: "), "its whole output is in "+failing.Log,
+	return nil, withHints(&refused{Err: err}, named, "its whole output is in "+failing.Log,
 		"fix what fails, or build anyway with --baseline-fails: its failures become the known-failing baseline the test steps compare with")
 }
 
@@ -224,7 +230,7 @@ func agentConfig(c *cli.Context, s *session) (*agent.Config, error) {
 func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions) error {
 	// Ctrl-C and SIGTERM end the agent's group and leave the run
 	// resumable: its dispatch is finished as cancelled, to run again.
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	trusted, err := s.svc.Repo.ConfigBool(ctx, engine.TrustAgentCommandsKey, false)
 	if err != nil {
@@ -232,11 +238,11 @@ func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions)
 	}
 	opts.TrustAgentCommands = trusted
 	res, err := e.Walk(ctx, opts)
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted"), "go on with: git crucible build --resume")
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(s.err(), "warning: %s\n", w)
+		s.warn("%s", w)
 	}
 	if err != nil {
 		return err
@@ -329,33 +335,51 @@ func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, erro
 	if missing, err := hooks.NotOurs(c.Context, s.svc.Repo); err != nil {
 		return "", err
 	} else if len(missing) > 0 {
-		fmt.Fprintln(s.err(), "hint: the gate hooks are not installed: the engine writes its commits' trailers and provenance itself,")
-		fmt.Fprintln(s.err(), "hint: but nothing checks another commit here; install them with: git crucible hooks install")
+		s.hint("the gate hooks are not installed: the engine writes its commits' trailers and provenance itself,")
+		s.hint("but nothing checks another commit here; install them with: git crucible hooks install")
 	}
 	return st.ID, nil
 }
 
-// walkJSON is where a walk stopped, as build --json prints it.
+// walkJSON is where a walk stopped, as build --json prints it: what the
+// text says, field by field.
 type walkJSON struct {
 	Pipeline      string                `json:"pipeline"`
-	Status        string                `json:"status"`
+	Status        string                `json:"status"` // done | waiting | consent | escalated | failed
 	Phase         int                   `json:"phase,omitempty"`
 	Step          string                `json:"step,omitempty"`
 	Task          string                `json:"task,omitempty"`
 	Reason        string                `json:"reason,omitempty"`
 	Suggestion    string                `json:"suggestion,omitempty"`
-	Message       string                `json:"message,omitempty"`
+	Message       string                `json:"message,omitempty"` // the approval pause's
+	Manual        *manualJSON           `json:"manual,omitempty"`  // a manual agent's dispatch waits
 	AgentCommands []engine.AgentCommand `json:"agent_commands"`
+	Hints         []string              `json:"hints"`    // the hint: lines, without "hint: "
+	Warnings      []string              `json:"warnings"` // the warning: lines, without "warning: "
+}
+
+// manualJSON is what a person answers a manual agent's dispatch with.
+type manualJSON struct {
+	Seq    int    `json:"seq"`
+	Prompt string `json:"prompt"` // the prompt's file
+	Output string `json:"output"` // where the report goes
+	Finish string `json:"finish"` // the command that finishes the dispatch, as a shell line
 }
 
 // printWalk says where the walk stopped and how to go on: on stdout, or
-// as JSON there with --json (the hints stay on stderr).
+// as JSON there with --json (the error and the hints stay on stderr).
 func printWalk(s *session, id string, res engine.WalkResult) error {
+	hints := walkHints(res)
+	var manual *manualJSON
+	if w := res.Waiting; w != nil && w.Waiting != nil {
+		manual = &manualJSON{Seq: w.Seq, Prompt: w.Waiting.PromptFile, Output: w.Waiting.Output, Finish: shellJoin(w.Waiting.Finish)}
+	}
 	out := s.out()
 	if s.jsonOut() {
 		p := res.Point
 		if err := s.printJSON(walkJSON{Pipeline: id, Status: res.Status, Phase: int(p.Phase), Step: p.Step, Task: p.Task, Reason: res.Reason,
-			Suggestion: res.Suggestion, Message: res.Message, AgentCommands: append([]engine.AgentCommand{}, res.Commands...)}); err != nil {
+			Suggestion: res.Suggestion, Message: res.Message, Manual: manual, AgentCommands: append([]engine.AgentCommand{}, res.Commands...),
+			Hints: append([]string{}, hints...), Warnings: append([]string{}, res.Warnings...)}); err != nil {
 			return err
 		}
 		out = io.Discard
@@ -364,53 +388,74 @@ func printWalk(s *session, id string, res engine.WalkResult) error {
 	if res.Point.Task != "" {
 		at += ", task " + res.Point.Task
 	}
-	listCommands := func() {
-		if len(res.Commands) > 0 {
-			fmt.Fprintln(out, "Commands the agents wrote, run only once approved:")
-		}
-		for _, c := range res.Commands {
-			state := "not approved"
-			if c.Approved {
-				state = "approved"
-			}
-			fmt.Fprintf(out, "  %s  (%s; %s)\n", c.Command, c.From, state)
-		}
-	}
 	switch res.Status {
 	case engine.WalkDone:
 		fmt.Fprintf(out, "Pipeline %s: the four phases are closed\n", id)
-		return nil
 	case engine.WalkWaiting:
 		fmt.Fprintf(out, "Pipeline %s waits at %s: %s\n", id, at, res.Reason)
 		if res.Message != "" {
 			fmt.Fprintln(out, res.Message)
-			listCommands()
-			fmt.Fprintln(s.err(), "hint: approve and go on with: git crucible build --resume --yes")
+			listCommands(out, res.Commands)
 		}
-		if w := res.Waiting; w != nil && w.Waiting != nil {
-			fmt.Fprintf(out, "The prompt is %s; write the report to %s, then run:\n  %s\n", w.Waiting.PromptFile, w.Waiting.Output, shellJoin(w.Waiting.Finish))
-			fmt.Fprintln(s.err(), "hint: then go on with: git crucible build --resume")
+		if manual != nil {
+			fmt.Fprintf(out, "The prompt is %s; write the report to %s, then run:\n  %s\n", manual.Prompt, manual.Output, manual.Finish)
 		}
-		return nil
 	case engine.WalkConsent:
-		fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
-		listCommands()
-		fmt.Fprintln(s.err(), "hint: approve them and go on with: git crucible build --resume --yes")
-		fmt.Fprintf(s.err(), "hint: or accept every command agents write: git config %s true\n", engine.TrustAgentCommandsKey)
-		return &silentExit{Code: exitEscalated}
+		s.error("pipeline %s stopped at %s: %s", id, at, res.Reason)
+		listCommands(out, res.Commands)
 	case engine.WalkEscalated:
-		fmt.Fprintf(s.err(), "error: pipeline %s escalated at %s: %s\n", id, at, res.Reason)
-		if res.Suggestion != "" {
-			fmt.Fprintf(s.err(), "hint: %s\n", res.Suggestion)
-		}
+		s.error("pipeline %s escalated at %s: %s", id, at, res.Reason)
+	default:
+		s.error("pipeline %s stopped at %s: %s", id, at, res.Reason)
+	}
+	cliexit.Hints(s.err(), hints)
+	switch res.Status {
+	case engine.WalkDone, engine.WalkWaiting:
+		return nil
+	case engine.WalkConsent, engine.WalkEscalated:
 		return &silentExit{Code: exitEscalated}
 	}
-	fmt.Fprintf(s.err(), "error: pipeline %s stopped at %s: %s\n", id, at, res.Reason)
-	if res.Suggestion != "" {
-		fmt.Fprintf(s.err(), "hint: %s\n", res.Suggestion)
-	}
-	fmt.Fprintln(s.err(), "hint: fix the cause, then go on with: git crucible build --resume")
 	return &silentExit{Code: exitRefused}
+}
+
+// walkHints is how to go on from where a walk stopped.
+func walkHints(res engine.WalkResult) []string {
+	var hints []string
+	switch res.Status {
+	case engine.WalkDone:
+	case engine.WalkWaiting:
+		if res.Message != "" {
+			hints = append(hints, "approve and go on with: git crucible build --resume --yes")
+		}
+		if res.Waiting != nil && res.Waiting.Waiting != nil {
+			hints = append(hints, "then go on with: git crucible build --resume")
+		}
+	case engine.WalkConsent:
+		hints = append(hints, "approve them and go on with: git crucible build --resume --yes",
+			"or accept every command agents write: git config "+engine.TrustAgentCommandsKey+" true")
+	default: // escalated, failed
+		if res.Suggestion != "" {
+			hints = append(hints, res.Suggestion)
+		}
+		if res.Status != engine.WalkEscalated {
+			hints = append(hints, "fix the cause, then go on with: git crucible build --resume")
+		}
+	}
+	return hints
+}
+
+// listCommands lists the commands agents wrote, and whether each is approved.
+func listCommands(out io.Writer, commands []engine.AgentCommand) {
+	if len(commands) > 0 {
+		fmt.Fprintln(out, "Commands the agents wrote, run only once approved:")
+	}
+	for _, c := range commands {
+		state := "not approved"
+		if c.Approved {
+			state = "approved"
+		}
+		fmt.Fprintf(out, "  %s  (%s; %s)\n", c.Command, c.From, state)
+	}
 }
 
 // shellJoin is args as one shell command line.

@@ -144,10 +144,10 @@ func checkpointCreate(c *cli.Context) error {
 			return err
 		}
 		for _, p := range r.Skipped {
-			fmt.Fprintf(s.err(), "warning: %s is a nested repository; its files are not in the checkpoint\n", p)
+			s.warn("%s is a nested repository; its files are not in the checkpoint", p)
 		}
 		for _, p := range r.TooLarge {
-			fmt.Fprintf(s.err(), "warning: %s is over crucible.checkpoint.maxFileSize; left out\n", p)
+			s.warn("%s is over crucible.checkpoint.maxFileSize; left out", p)
 		}
 		recorded := ""
 		if id != "" && !r.Unchanged {
@@ -303,7 +303,7 @@ func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint
 	}
 	r.refused, err = sh.Apply(c.Context, cp, changes)
 	for _, p := range r.refused {
-		fmt.Fprintf(s.err(), "warning: not removed: %s\n", p)
+		s.warn("not removed: %s", p)
 	}
 	if err != nil {
 		return nil, withHints(err, "the safety checkpoint undoes what was done: "+r.undo)

@@ -6,10 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -114,7 +111,7 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 	if ci != nil {
 		e.UseCI(ci)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	res, err := e.RunTaskJob(ctx, engine.TaskJob{TaskRun: engine.TaskRun{Manifest: m, Path: name, Templates: templates,
 		Template: "task", Role: taskdag.TaskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
@@ -145,7 +142,7 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 	switch res.Outcome {
 	case engine.JobRan:
 		if res.Status == string(manifest.Failed) {
-			fmt.Fprintf(s.err(), "error: task %s failed: %s\n", task, res.Reason)
+			s.error("task %s failed: %s", task, res.Reason)
 			return &silentExit{Code: exitRefused}
 		}
 		say("ran as job %s, its work at %s (%s)", job, res.Ref, abbrev(res.Commit))
@@ -158,7 +155,7 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 	case engine.JobLost:
 		say("job %s took it over when this job's lease ran out; this job's work is dropped", res.Holder)
 	case engine.JobFailed:
-		fmt.Fprintf(s.err(), "error: task %s failed before: a job does not run it again\n", task)
+		s.error("task %s failed before: a job does not run it again", task)
 		return &silentExit{Code: exitRefused}
 	}
 	return nil
@@ -240,7 +237,7 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	if _, err := e.RecoverLocal(ctx); err != nil {
 		return err
@@ -250,10 +247,10 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *manifest.Manifest) {
 			if err := view.Write(m); err != nil {
-				fmt.Fprintf(s.err(), "warning: %v\n", err)
+				s.warn("%v", err)
 			}
 		}})
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted"), "go on with: git crucible run --collect "+pushArg(c)+shellQuote(name))
 	}
 	if err != nil {
@@ -297,18 +294,18 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 			fmt.Fprintf(s.out(), "Task run of pipeline %s: level %d waits on jobs: %s\n", id, res.NotReady.Level, joinIDs(res.NotReady.Waiting))
 		}
 	case res.Budget != nil:
-		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: %s\n", res.Budget.Suggestion())
+		s.error("task run stopped: %s", res.Reason)
+		s.hint("%s", res.Budget.Suggestion())
 		return &silentExit{Code: exitEscalated}
 	case res.Critique != nil:
-		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", engine.WorkRef(id))
+		s.error("task run stopped: %s", res.Reason)
+		s.hint("the branch has not moved: the level's commits wait on %s", engine.WorkRef(id))
 		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
-		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
+		s.error("task run escalated: %s", res.Reason)
 		return &silentExit{Code: exitEscalated}
 	case res.Status != "completed":
-		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
+		s.error("task run failed: %s", res.Reason)
 		return &silentExit{Code: exitRefused}
 	case s.jsonOut():
 	case res.Done:

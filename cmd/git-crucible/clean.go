@@ -106,20 +106,20 @@ func clean(c *cli.Context, s *session) error {
 	}
 	forceable := false
 	for _, it := range res.Kept {
-		fmt.Fprintf(s.err(), "warning: keeping %s %s: %s\n", kindName(it.Kind), it.Name, it.Reason)
+		s.warn("keeping %s %s: %s", kindName(it.Kind), it.Name, it.Reason)
 		forceable = forceable || it.Force
 	}
 	for _, it := range res.Removed {
 		switch {
 		case it.Lost && dry:
-			fmt.Fprintf(s.err(), "warning: %s is the only ref to commit %s: deleted, it leaves the commit to git gc\n", it.Name, it.Commit)
+			s.warn("%s is the only ref to commit %s: deleted, it leaves the commit to git gc", it.Name, it.Commit)
 		case it.Lost:
-			fmt.Fprintf(s.err(), "warning: %s was the only ref to commit %s: it stays until git gc prunes it; bring it back with: git branch %s %s\n",
+			s.warn("%s was the only ref to commit %s: it stays until git gc prunes it; bring it back with: git branch %s %s",
 				it.Name, it.Commit, it.Name, it.Commit)
 		}
 	}
 	if forceable {
-		fmt.Fprintf(s.err(), "hint: git crucible clean --force removes what may hold work too\n")
+		s.hint("git crucible clean --force removes what may hold work too")
 	}
 	return nil
 }

@@ -102,12 +102,18 @@ func writeJSON(w io.Writer, v any, indent string) error {
 	return enc.Encode(v)
 }
 
-// warn prints notices on stderr.
-func (s *session) warn(lines []string) {
+// notices prints lines that carry their own words ("WARNING: ...") on stderr.
+func (s *session) notices(lines []string) {
 	for _, l := range lines {
 		fmt.Fprintln(s.err(), l)
 	}
 }
+
+// hint, warn and error print one "hint: ", "warning: " or "error: " line on
+// stderr, in cliexit's words like every error the command returns.
+func (s *session) hint(format string, args ...any)  { cliexit.Hint(s.err(), format, args...) }
+func (s *session) warn(format string, args ...any)  { cliexit.Warn(s.err(), format, args...) }
+func (s *session) error(format string, args ...any) { cliexit.Error(s.err(), format, args...) }
 
 // phaseArg parses the n-th positional argument as a phase.
 func phaseArg(c *cli.Context, n int) (ledger.Phase, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/hooks"
 )
 
@@ -61,7 +62,7 @@ func doctorCommand() *cli.Command {
 				for _, f := range findings {
 					fmt.Fprintf(w, "%s: %s: %s\n", f.Severity, f.Topic, f.Message)
 					if f.Hint != "" {
-						fmt.Fprintf(w, "hint: %s\n", f.Hint)
+						cliexit.Hint(w, "%s", f.Hint)
 					}
 				}
 			}
@@ -69,7 +70,7 @@ func doctorCommand() *cli.Command {
 				return nil
 			}
 			if !c.Bool("json") {
-				fmt.Fprintf(c.App.ErrWriter, "error: %d problem(s): %d error(s), %d warning(s)\n",
+				cliexit.Error(c.App.ErrWriter, "%d problem(s): %d error(s), %d warning(s)",
 					problems[hooks.Warning]+problems[hooks.Error], problems[hooks.Error], problems[hooks.Warning])
 			}
 			return &silentExit{Code: exitRefused}

@@ -73,7 +73,7 @@ func verdictAction(c *cli.Context) error {
 		}
 		fmt.Fprintf(s.out(), "Recorded verdict %s for %s\n", data.Verdict, phaseLabel(p))
 		if data.Verdict == "PASS" {
-			fmt.Fprintf(s.err(), "hint: mark the phase passed with: %s\n",
+			s.hint("mark the phase passed with: %s",
 				command(ledger.Action{Kind: ledger.PassGate, Phase: p}, s.explicitPipeline(id)))
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/claudecode"
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/refs"
@@ -87,7 +88,7 @@ func hookClaude(c *cli.Context) error {
 			home, _ := os.UserHomeDir()
 			if err := interop.GuardLedgerWrite(w, home); err != nil {
 				// Claude Code's blocking answer: exit 2, the reason on stderr.
-				fmt.Fprintf(c.App.ErrWriter, "error: %v\n", err)
+				cliexit.Error(c.App.ErrWriter, "%v", err)
 				return &silentExit{Code: exitBlocked}
 			}
 		}
@@ -133,7 +134,7 @@ func recordHookEvent(c *cli.Context, payload []byte) error {
 		o, err := r.Record(c.Context, e)
 		if o != nil {
 			for _, w := range o.Warnings {
-				fmt.Fprintf(s.err(), "warning: %s\n", w)
+				s.warn("%s", w)
 			}
 		}
 		if err != nil {

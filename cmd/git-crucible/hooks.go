@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/hooks"
 )
@@ -306,8 +307,8 @@ func hooksInstall(c *cli.Context) error {
 		return installRefusal(c, err)
 	}
 	if hooks.Find(filepath.Dir(binary), hooks.HookBinary) == "" && hooks.Find(os.Getenv("PATH"), hooks.HookBinary) == "" {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s is neither beside this git-crucible nor on PATH: the hooks will refuse every commit\n", hooks.HookBinary)
-		fmt.Fprintf(c.App.ErrWriter, "hint: install both with ./install.sh in git-crucible's source tree\n")
+		cliexit.Warn(c.App.ErrWriter, "%s is neither beside this git-crucible nor on PATH: the hooks will refuse every commit", hooks.HookBinary)
+		cliexit.Hint(c.App.ErrWriter, "install both with ./install.sh in git-crucible's source tree")
 	}
 	if c.Bool("json") {
 		return s.printJSON(c.App.Writer, results)
@@ -348,11 +349,9 @@ func installRefusal(c *cli.Context, err error) error {
 	var aside *hooks.AsideError
 	switch {
 	case errors.As(err, &foreign):
-		var msg strings.Builder
-		for i, h := range foreign.Hooks {
-			if i > 0 {
-				msg.WriteString("\nerror: ")
-			}
+		var msgs []string
+		for _, h := range foreign.Hooks {
+			var msg strings.Builder
 			fmt.Fprintf(&msg, "%s is not git-crucible's hook; it begins:", h.Path)
 			if len(h.Head) == 0 {
 				msg.WriteString("\n    (it is empty)")
@@ -360,8 +359,9 @@ func installRefusal(c *cli.Context, err error) error {
 			for _, l := range h.Head {
 				msg.WriteString("\n    " + l)
 			}
+			msgs = append(msgs, msg.String())
 		}
-		msg.WriteString("\nerror: nothing was installed")
+		msgs = append(msgs, "nothing was installed")
 		again := "git crucible hooks install"
 		if c.Bool("hooks-path") {
 			again += " --hooks-path"
@@ -370,7 +370,7 @@ func installRefusal(c *cli.Context, err error) error {
 		if c.NArg() > 0 {
 			args = " " + strings.Join(c.Args().Slice(), " ")
 		}
-		return withHints(&refused{Err: errors.New(msg.String())},
+		return withHints(&refused{Err: errors.New(cliexit.JoinErrors(msgs...))},
 			"to keep it and run it first:      "+again+" --chain"+args,
 			"to replace it, keeping a backup:  "+again+" --force"+args,
 			"to call git-crucible from it:     "+again+" --manual"+args)
@@ -505,7 +505,7 @@ func printClaudeStatus(w io.Writer, s *hookSite, claude []claudeStatus) {
 		what := st.State
 		switch {
 		case st.Error != "":
-			what = "error: " + strings.TrimPrefix(st.Error, st.Path+": ")
+			what = cliexit.ErrorLine(strings.TrimPrefix(st.Error, st.Path+": "))
 		case st.State == hooks.ClaudeOutdated:
 			flag := "--claude"
 			if file == hooks.ClaudeLocalSettings {

@@ -45,7 +45,7 @@ func importCommand() *cli.Command {
 				r, err := interop.Import(c.Context, s.svc, dir, s.pipeline)
 				if r != nil && !s.jsonOut() {
 					for _, p := range r.Problems {
-						fmt.Fprintf(s.err(), "warning: %s (skipped)\n", p)
+						s.warn("%s (skipped)", p)
 					}
 				}
 				var dirErr *interop.DirError
@@ -90,9 +90,9 @@ func importCommand() *cli.Command {
 					fmt.Fprintln(s.out())
 				}
 				for _, p := range r.Inferred {
-					fmt.Fprintf(s.err(), "warning: Phase %d (%s) says PASS with no PASS gate-verdict marker of %s: imported as INFERRED; it blocks until a fresh gate passes\n",
+					s.warn("Phase %d (%s) says PASS with no PASS gate-verdict marker of %s: imported as INFERRED; it blocks until a fresh gate passes",
 						p, p.Name(), r.Pipeline)
-					fmt.Fprintf(s.err(), "hint: run the phase's quality gate; when it passes: git crucible gate verdict %d --verdict PASS && git crucible ledger pass %d\n", p, p)
+					s.hint("run the phase's quality gate; when it passes: git crucible gate verdict %d --verdict PASS && git crucible ledger pass %d", p, p)
 				}
 				return nil
 			})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -64,8 +65,8 @@ func notesSaid(c notes.Configured) []string {
 	case c.SetMode:
 		said = append(said, "set notes.rewriteMode = "+notes.RewriteMode+" (a squash keeps every note line once)")
 	case c.Mode == "overwrite" || c.Mode == "ignore":
-		said = append(said, "warning: notes.rewriteMode is '"+c.Mode+"', which drops notes when commits are squashed",
-			"hint: keep every line with: git config notes.rewriteMode "+notes.RewriteMode)
+		said = append(said, cliexit.WarnLine("notes.rewriteMode is '"+c.Mode+"', which drops notes when commits are squashed"),
+			cliexit.HintLine("keep every line with: git config notes.rewriteMode "+notes.RewriteMode))
 	}
 	return said
 }

@@ -110,7 +110,7 @@ func transition(kind ledger.Kind, usage string, flags []cli.Flag) *cli.Command {
 				if err != nil {
 					return ruleError(err, s.explicitPipeline(id))
 				}
-				s.warn(warnings)
+				s.notices(warnings)
 				if warnings == nil {
 					warnings = []string{}
 				}

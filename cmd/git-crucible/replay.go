@@ -360,7 +360,7 @@ func detect(c *cli.Context, s *session, sp *pipespec.Spec, src *replay.Source, o
 		return nil, err
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(s.err(), "warning: %s\n", n)
+		s.warn("%s", n)
 	}
 	// git's notion of now, which a user (and a test) may pin.
 	now, err := gitext.Now()
@@ -368,13 +368,13 @@ func detect(c *cli.Context, s *session, sp *pipespec.Spec, src *replay.Source, o
 		return nil, err
 	}
 	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && now.Sub(started) > staleAfter {
-		fmt.Fprintf(s.err(), "warning: pipeline %s started %s, more than 7 days ago: its state may be stale\n", src.Pipeline, src.Started)
+		s.warn("pipeline %s started %s, more than 7 days ago: its state may be stale", src.Pipeline, src.Started)
 		if strings.HasPrefix(src.Path, refs.PipelinePrefix) {
-			fmt.Fprintf(s.err(), "hint: to put it aside instead: git crucible replay --archive %s\n", src.Pipeline)
+			s.hint("to put it aside instead: git crucible replay --archive %s", src.Pipeline)
 		}
 	}
 	if src.Replays >= manyReplays {
-		fmt.Fprintf(s.err(), "warning: pipeline %s was resumed %d times: split its work into smaller tasks, or find what keeps interrupting it\n",
+		s.warn("pipeline %s was resumed %d times: split its work into smaller tasks, or find what keeps interrupting it",
 			src.Pipeline, src.Replays)
 	}
 	return r, nil
@@ -388,7 +388,7 @@ func warnTemplates(s *session, r *replay.Resume, t *templates) {
 		if ch.Now != "" {
 			now = "now " + ch.Now[:12]
 		}
-		fmt.Fprintf(s.err(), "warning: template %s changed since the run replayed rendered it (dispatch %d: sha256 %s, %s)\n",
+		s.warn("template %s changed since the run replayed rendered it (dispatch %d: sha256 %s, %s)",
 			ch.Template, ch.Seq, ch.Was[:12], now)
 	}
 }
@@ -465,7 +465,7 @@ func replayRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Option
 	}
 	if r.Phase == 0 {
 		fmt.Fprintf(s.out(), "Pipeline %s: every phase is complete and verified; nothing to resume\n", id)
-		fmt.Fprintln(s.err(), "hint: run it again from a phase with: git crucible replay --from-phase <N>")
+		s.hint("run it again from a phase with: git crucible replay --from-phase <N>")
 		return nil
 	}
 	branch, _ := repo.HeadBranch()

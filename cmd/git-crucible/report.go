@@ -105,12 +105,12 @@ func openPage(s *session, path string) {
 	for _, name := range []string{"xdg-open", "open"} {
 		if prog, err := exec.LookPath(name); err == nil {
 			if out, err := exec.Command(prog, path).CombinedOutput(); err != nil {
-				fmt.Fprintf(s.err(), "warning: %s %s: %v %s\n", name, path, err, strings.TrimSpace(string(out)))
+				s.warn("%s %s: %v %s", name, path, err, strings.TrimSpace(string(out)))
 			}
 			return
 		}
 	}
-	fmt.Fprintf(s.err(), "warning: no xdg-open or open on PATH: open %s in a browser\n", path)
+	s.warn("no xdg-open or open on PATH: open %s in a browser", path)
 }
 
 // reportHint is the line build, replay and run end with.
@@ -139,7 +139,7 @@ func reportModel(ctx context.Context, s *session, id string) (*runpage.Model, er
 		Generated: time.Now().UTC().Format(time.RFC3339)}
 	if in.Commits, err = pipelineCommits(ctx, s, st); err != nil {
 		// The page goes on without them: its chain is what it is about.
-		fmt.Fprintf(s.err(), "warning: the commits of pipeline %s on %s could not be read: %s\n", id, st.Branch, oneLine(err.Error()))
+		s.warn("the commits of pipeline %s on %s could not be read: %s", id, st.Branch, oneLine(err.Error()))
 	}
 	var trees []string
 	for _, c := range in.Commits {
@@ -237,7 +237,7 @@ func replayDiffs(ctx context.Context, s *session, id string, events []pipeline.E
 		var bad *refused
 		if errors.As(err, &bad) {
 			// A spec this work tree does not trust: the page goes without.
-			fmt.Fprintf(s.err(), "warning: no comparison of %s with %s: %s\n", sessions[i].Name, sessions[i-1].Name, oneLine(err.Error()))
+			s.warn("no comparison of %s with %s: %s", sessions[i].Name, sessions[i-1].Name, oneLine(err.Error()))
 			continue
 		}
 		if err != nil {

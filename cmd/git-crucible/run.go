@@ -4,12 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -201,7 +198,7 @@ func runAction(c *cli.Context) error {
 		case errors.As(err, &problems):
 			for _, p := range problems {
 				p.File = name
-				fmt.Fprintf(s.err(), "error: %v\n", p)
+				s.error("%v", p)
 			}
 			return &silentExit{Code: exitRefused}
 		case errors.As(err, &problem):
@@ -295,7 +292,7 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 	}
 	defer e.Close()
 	e.Budget = limit
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	if _, err := e.Recover(ctx); err != nil {
 		return err
@@ -305,10 +302,10 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *manifest.Manifest) {
 			if err := view.Write(m); err != nil {
-				fmt.Fprintf(s.err(), "warning: %v\n", err)
+				s.warn("%v", err)
 			}
 		}})
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted"), "go on with: git crucible run "+name)
 	}
 	if err != nil {
@@ -321,22 +318,22 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 	}
 	switch {
 	case res.Budget != nil:
-		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: %s\n", res.Budget.Suggestion())
+		s.error("task run stopped: %s", res.Reason)
+		s.hint("%s", res.Budget.Suggestion())
 		return &silentExit{Code: exitEscalated}
 	case res.Critique != nil:
-		fmt.Fprintf(s.err(), "error: task run stopped: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the branch has not moved: the level's commits wait on %s\n", engine.WorkRef(id))
-		fmt.Fprintf(s.err(), "hint: once the critique's agent is fixed, run the critique again with: git crucible run %s\n", shellQuote(name))
+		s.error("task run stopped: %s", res.Reason)
+		s.hint("the branch has not moved: the level's commits wait on %s", engine.WorkRef(id))
+		s.hint("once the critique's agent is fixed, run the critique again with: git crucible run %s", shellQuote(name))
 		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
-		fmt.Fprintf(s.err(), "error: task run escalated: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json\n", engine.WorkRef(id))
-		fmt.Fprintf(s.err(), "hint: once decided (a task's critique can be turned off in the manifest), go on with: git crucible run %s\n", name)
+		s.error("task run escalated: %s", res.Reason)
+		s.hint("the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json", engine.WorkRef(id))
+		s.hint("once decided (a task's critique can be turned off in the manifest), go on with: git crucible run %s", name)
 		return &silentExit{Code: exitEscalated}
 	case res.Status != "completed":
-		fmt.Fprintf(s.err(), "error: task run failed: %s\n", res.Reason)
-		fmt.Fprintf(s.err(), "hint: the branch as it was before the run is %s\n", strings.TrimPrefix(res.Backup, "refs/heads/"))
+		s.error("task run failed: %s", res.Reason)
+		s.hint("the branch as it was before the run is %s", strings.TrimPrefix(res.Backup, "refs/heads/"))
 		return &silentExit{Code: exitRefused}
 	case s.jsonOut():
 	case res.Done:
@@ -422,7 +419,8 @@ func printTaskEvent(s *session, ev taskdag.Event) {
 	case ev.Status == manifest.Fixing && ev.Fix == "":
 		fmt.Fprintf(s.err(), "task %s: fixing (%s, amendment round %d)\n", ev.Task, ev.Source, ev.Round)
 	case ev.Status == manifest.Completed && ev.Reason != "":
-		fmt.Fprintf(s.err(), "task %s: completed %s\nwarning: task %s: %s\n", ev.Task, abbrev(ev.CommitSHA), ev.Task, ev.Reason)
+		fmt.Fprintf(s.err(), "task %s: completed %s\n", ev.Task, abbrev(ev.CommitSHA))
+		s.warn("task %s: %s", ev.Task, ev.Reason)
 	case ev.Status == manifest.Failed:
 		fmt.Fprintf(s.err(), "task %s: failed: %s\n", ev.Task, ev.Reason)
 	case ev.Status == manifest.Dispatched:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/prompt"
@@ -50,8 +51,8 @@ func specCommand() *cli.Command {
 			sp, err := effectiveSpec(repo.WorkTree, c.String("spec"), nil)
 			var invalid *pipespec.Error
 			if errors.As(err, &invalid) {
-				// One "error: FILE:LINE: ..." line per problem.
-				return &refused{Err: errors.New(strings.ReplaceAll(invalid.Error(), "\n", "\nerror: "))}
+				// One error line per problem, each FILE:LINE: ...
+				return &refused{Err: errors.New(cliexit.JoinErrors(strings.Split(invalid.Error(), "\n")...))}
 			} else if err != nil {
 				return err
 			}

@@ -65,8 +65,8 @@ func startCommand() *cli.Command {
 				}
 				fmt.Fprintf(s.err(), "Started pipeline on branch '%s': %s\n", st.Branch, oneLine(st.Goal))
 				if len(unguarded) > 0 {
-					fmt.Fprintf(s.err(), "hint: the gate hooks are not installed (%s): commits and pushes are not checked against the ledger\n", strings.Join(unguarded, ", "))
-					fmt.Fprintln(s.err(), "hint: install them with: git crucible hooks install")
+					s.hint("the gate hooks are not installed (%s): commits and pushes are not checked against the ledger", strings.Join(unguarded, ", "))
+					s.hint("install them with: git crucible hooks install")
 				}
 				fmt.Fprintln(s.out(), st.ID)
 				return nil

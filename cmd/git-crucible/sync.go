@@ -151,7 +151,7 @@ func remoteError(s *session, err error, name string) error {
 		return withHints(&refused{Err: err}, "take it in and push again with: git crucible sync "+name)
 	case errors.As(err, &chain):
 		for _, p := range chain.Problems {
-			fmt.Fprintf(s.err(), "error: %s\n", p)
+			s.error("%s", p)
 		}
 		return withHints(&refused{Err: err}, "see: git crucible verify "+strings.Join(chain.IDs(), " "))
 	}

@@ -120,7 +120,7 @@ func verifyCommand() *cli.Command {
 				}
 				if len(problems) > 0 {
 					if !s.jsonOut() {
-						fmt.Fprintf(s.err(), "error: %d problem(s) in %d pipeline(s)\n", len(problems), len(ids))
+						s.error("%d problem(s) in %d pipeline(s)", len(problems), len(ids))
 					}
 					return &silentExit{Code: exitRefused}
 				}

@@ -4,15 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/agent"
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/fastgate"
 	"github.com/git-crucible/git-crucible/gitext"
@@ -146,7 +144,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	o.Jobs = c.Int("jobs")
 	// Ctrl-C and SIGTERM stop the gate and abort the rebase, which puts
 	// the branch back; what was tested is kept.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	if c.Bool("fix") {
 		return verifyFix(c, ctx, repo, store, o)
@@ -155,7 +153,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	if rep != nil {
 		printRecovered(c, repo, rep.Recovered)
 	}
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return errors.New("interrupted: the branch is as it was; the results so far are kept")
 	}
 	if err != nil {
@@ -194,9 +192,9 @@ func reportVerify(c *cli.Context, rep *verifycommits.Report) error {
 	}
 	if failed := rep.Failed(); len(failed) > 0 {
 		for _, f := range failed {
-			fmt.Fprintf(c.App.ErrWriter, "error: commit %s%s fails the gate (exit %d): %s\n", f.Commit[:12], attribution(f), f.Exit, f.Subject)
+			cliexit.Error(c.App.ErrWriter, "commit %s%s fails the gate (exit %d): %s", f.Commit[:12], attribution(f), f.Exit, f.Subject)
 			if f.Log != "" {
-				fmt.Fprintf(c.App.ErrWriter, "hint: its output is in %s\n", f.Log)
+				cliexit.Hint(c.App.ErrWriter, "its output is in %s", f.Log)
 			}
 		}
 		return &silentExit{Code: exitRefused}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/verifycommits"
@@ -48,7 +49,7 @@ func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *ve
 		printRecovered(c, repo, fr.Recovered)
 		printFix(c.App.Writer, fr)
 	}
-	if ctx.Err() != nil && c.Context.Err() == nil {
+	if interrupted(ctx, c.Context) {
 		return withHints(errors.New("interrupted: the commit being fixed is put back; fixes made before it are kept"),
 			"the stack as it was before any fix is on "+backupName(fr))
 	}
@@ -56,10 +57,10 @@ func verifyFix(c *cli.Context, ctx context.Context, repo *gitext.Repo, store *ve
 		return err
 	}
 	if b := fr.Escalated; b != nil {
-		fmt.Fprintf(c.App.ErrWriter, "error: commit %s%s still fails the gate (exit %d) after %s by the fixer: %s\n",
+		cliexit.Error(c.App.ErrWriter, "commit %s%s still fails the gate (exit %d) after %s by the fixer: %s",
 			b.Commit.Commit[:12], attribution(b.Commit), b.Exit, plural(b.Round, "round"), b.Commit.Subject)
-		fmt.Fprintf(c.App.ErrWriter, "hint: the branch is back where it was; the fixer's last attempt's output is in %s\n", b.Log)
-		fmt.Fprintf(c.App.ErrWriter, "hint: fix it by hand, then run git crucible verify-commits again\n")
+		cliexit.Hint(c.App.ErrWriter, "the branch is back where it was; the fixer's last attempt's output is in %s", b.Log)
+		cliexit.Hint(c.App.ErrWriter, "fix it by hand, then run git crucible verify-commits again")
 		return &silentExit{Code: exitEscalated}
 	}
 	return reportVerify(c, fr.Report)

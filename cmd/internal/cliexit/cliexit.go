@@ -49,11 +49,7 @@ func Report(stderr io.Writer, err error) int {
 		hints = append(hints, "an object is gone from the repository (a git gc --prune=now while it was being written?);",
 			"a chain's reflog holds its earlier tips: git reflog show refs/crucible/pipelines/<id>, then git update-ref to a whole one")
 	}
-	printHints := func() {
-		for _, h := range hints {
-			fmt.Fprintf(stderr, "hint: %s\n", h)
-		}
-	}
+	printHints := func() { Hints(stderr, hints) }
 	var (
 		silent *SilentExit
 		usage  *outcome.UsageError
@@ -70,15 +66,15 @@ func Report(stderr io.Writer, err error) int {
 	case errors.As(err, &silent):
 		return silent.Code
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "error: %s\n", usage.Msg)
+		Error(stderr, "%s", usage.Msg)
 		printHints()
 		return ExitUsage
 	case errors.As(err, &rf):
-		fmt.Fprintf(stderr, "%s\n", prefixed("error: ", rf.Error()))
+		fmt.Fprintln(stderr, prefixed(errorPrefix, rf.Error()))
 		printHints()
 		return ExitRefused
 	case errors.As(err, &held), errors.As(err, &moved):
-		fmt.Fprintf(stderr, "error: %s\n", err)
+		Error(stderr, "%s", err)
 		printHints()
 		return ExitRefused
 	case errors.As(err, &gerr):
@@ -88,11 +84,12 @@ func Report(stderr io.Writer, err error) int {
 		context := strings.TrimRight(strings.TrimSuffix(full, words), ": \n")
 		switch {
 		case context == "":
-			fmt.Fprintf(stderr, "%s\n", prefixed("fatal: ", words))
+			fmt.Fprintln(stderr, prefixed(fatalPrefix, words))
 		case strings.HasSuffix(full, words):
-			fmt.Fprintf(stderr, "%s\nfatal: %s\n", prefixed("error: ", words), context)
+			fmt.Fprintln(stderr, prefixed(errorPrefix, words))
+			fatal(stderr, context)
 		default: // git's words are inside the context
-			fmt.Fprintf(stderr, "fatal: %s\n", full)
+			fatal(stderr, full)
 		}
 		printHints()
 		if gerr.ExitCode < 126 || gerr.ExitCode > 255 { // a signalled git gives -1
@@ -100,18 +97,18 @@ func Report(stderr io.Writer, err error) int {
 		}
 		return gerr.ExitCode
 	case errors.As(err, &exit):
-		fmt.Fprintf(stderr, "error: %s\n", exit.Error())
+		Error(stderr, "%s", exit.Error())
 		printHints()
 		return exit.ExitCode()
 	}
-	fmt.Fprintf(stderr, "fatal: %s\n", err)
+	fatal(stderr, err.Error())
 	printHints()
 	return ExitFatal
 }
 
 // prefixed adds prefix unless git already wrote one.
 func prefixed(prefix, msg string) string {
-	for _, p := range []string{"fatal: ", "error: ", "PHASE GATE BLOCKED"} {
+	for _, p := range []string{fatalPrefix, errorPrefix, "PHASE GATE BLOCKED"} {
 		if strings.HasPrefix(msg, p) {
 			return msg
 		}
