@@ -180,39 +180,11 @@ func runWith(ctx context.Context, r *Repo, x Exec, stdin []byte, args ...string)
 	return stdout.Bytes(), nil
 }
 
-// Git runs a git command against r and returns its stdout.
+// Git runs a git command against r as r's Exec says and returns its
+// stdout: git's arguments as they are, for the packages that do not run
+// git through the verbs yet (internal/layout lists them).
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return run(ctx, r, nil, args...)
-}
-
-// GitEnv is Git run in dir ("" for the current directory) with extra
-// environment variables: for commands that run programs of their own in
-// a work tree, as git rebase --exec does.
-func (r *Repo) GitEnv(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
-	return runWith(ctx, r, Exec{Dir: dir, Env: extra}, nil, args...)
-}
-
-// GitEnvInput is GitEnv with stdin on git's standard input.
-func (r *Repo) GitEnvInput(ctx context.Context, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
-	return runWith(ctx, r, Exec{Dir: dir, Env: extra}, stdin, args...)
-}
-
-// GitGroup is GitEnv for a git that runs programs of its own (rebase
-// --exec): in a process group of its own (Exec.Group).
-func (r *Repo) GitGroup(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
-	return runWith(ctx, r, Exec{Dir: dir, Env: extra, Group: true}, nil, args...)
-}
-
-// GitLocking is Git for a command that takes a lock of r's (its index, a
-// worktree's HEAD): in a process group of its own (Exec.Group).
-func (r *Repo) GitLocking(ctx context.Context, args ...string) ([]byte, error) {
-	return runWith(ctx, r, Exec{Group: true}, nil, args...)
-}
-
-// GitProgress is Git for commands that talk to remotes: git's stderr, where
-// it reports progress, is also copied to progress (nil: kept quiet).
-func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...string) ([]byte, error) {
-	return runWith(ctx, r, Exec{Progress: progress}, nil, args...)
 }
 
 // InitBare creates a bare repository at dir with the given object format
@@ -221,17 +193,6 @@ func InitBare(ctx context.Context, dir, format string) error {
 	// Private: a shadow created inside a push quarantine still gets its own objects.
 	_, err := run(ctx, &Repo{GitDir: dir, Private: true}, nil, "init", "-q", "--bare", "--template=", "--object-format="+format, dir)
 	return err
-}
-
-// GitIndex is Git with its own index file instead of the repository's (and
-// whatever GIT_INDEX_FILE a hook was given).
-func (r *Repo) GitIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
-	return r.GitIndexInput(ctx, index, nil, args...)
-}
-
-// GitIndexInput is GitIndex with stdin on git's standard input.
-func (r *Repo) GitIndexInput(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
-	return runWith(ctx, r, Exec{Index: index}, stdin, args...)
 }
 
 // GitInput is Git with stdin on git's standard input.
