@@ -1,6 +1,9 @@
 // Package gitext is the only package that runs git processes or touches a
-// repository's files: discovery, subprocess hygiene, objects and ref
-// transactions. Higher packages see repositories only through it.
+// repository's files: discovery, subprocess hygiene, objects, ref
+// transactions, and a typed verb for each git operation the others need
+// (revs.go, tree.go, diff.go, index.go, status.go, worktree.go, ...),
+// run as an Exec says. Higher packages see repositories only through it
+// (internal/layout checks it).
 package gitext
 
 import (
