@@ -88,16 +88,11 @@ func (r *Repo) LsFiles(ctx context.Context) ([]IndexEntry, error) {
 		return nil, err
 	}
 	var entries []IndexEntry
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if rec == "" {
-			continue
-		}
-		meta, path, ok := strings.Cut(rec, "\t")
-		fields := strings.Fields(meta)
-		if !ok || len(fields) != 3 {
-			return nil, fmt.Errorf("ls-files: unexpected entry %q", rec)
-		}
-		entries = append(entries, IndexEntry{Mode: fields[0], OID: fields[1], Stage: fields[2], Path: path})
+	err = eachEntry(out, func(f [4]string) {
+		entries = append(entries, IndexEntry{Mode: f[0], OID: f[1], Stage: f[2], Path: f[3]})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ls-files: %w", err)
 	}
 	return entries, nil
 }

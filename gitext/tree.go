@@ -31,6 +31,17 @@ func (r *Repo) lsTree(ctx context.Context, treeish string, recursive bool, paths
 		return nil, err
 	}
 	var files []TreeFile
+	err = eachEntry(out, func(f [4]string) { files = append(files, TreeFile{Mode: f[0], Type: f[1], OID: f[2], Path: f[3]}) })
+	if err != nil {
+		return nil, fmt.Errorf("ls-tree %s: %w", treeish, err)
+	}
+	return files, nil
+}
+
+// eachEntry calls fn with the three fields and the path of each record of
+// a listing git gives as "a b c\tpath" NUL-terminated (ls-tree -z,
+// ls-files -s -z).
+func eachEntry(out []byte, fn func(fieldsAndPath [4]string)) error {
 	for _, rec := range strings.Split(string(out), "\x00") {
 		if rec == "" {
 			continue
@@ -38,11 +49,11 @@ func (r *Repo) lsTree(ctx context.Context, treeish string, recursive bool, paths
 		meta, path, ok := strings.Cut(rec, "\t")
 		fields := strings.Fields(meta)
 		if !ok || len(fields) != 3 {
-			return nil, fmt.Errorf("ls-tree %s: unexpected entry %q", treeish, rec)
+			return fmt.Errorf("unexpected entry %q", rec)
 		}
-		files = append(files, TreeFile{Mode: fields[0], Type: fields[1], OID: fields[2], Path: path})
+		fn([4]string{fields[0], fields[1], fields[2], path})
 	}
-	return files, nil
+	return nil
 }
 
 // CatFile returns the content of the object rev names, which must be of
