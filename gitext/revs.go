@@ -166,3 +166,9 @@ func (r *Repo) LogFormat(ctx context.Context, format string, o LogOptions, revs 
 	args = append(append(append(args, "--end-of-options"), revs...), "--")
 	return run(ctx, r, nil, args...)
 }
+
+// Show is what git show prints of commit: the commit in format (a git
+// pretty format), then its patch (a merge's combined one).
+func (r *Repo) Show(ctx context.Context, format, commit string) ([]byte, error) {
+	return run(ctx, r, nil, "show", "--no-color", "--format="+format, "--end-of-options", commit, "--")
+}

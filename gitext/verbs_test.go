@@ -154,6 +154,10 @@ func TestHistoryVerbs(t *testing.T) {
 	if _, err := r.LogFormat(ctx, "%s", LogOptions{}); err == nil {
 		t.Error("LogFormat of no revision: no error")
 	}
+	shown, err := r.Show(ctx, "commit %H%n%n%B", ids["three"])
+	if err != nil || !strings.HasPrefix(string(shown), "commit "+ids["three"]+"\n\nthree\n\n\ndiff --git a/a.txt b/a.txt\n") || !strings.HasSuffix(string(shown), "-a\n+a2\n") {
+		t.Errorf("Show:\n%s%v", shown, err)
+	}
 }
 
 // TestRevisionsAreNeverOptions: a revision (or remote, or path) that
@@ -174,6 +178,7 @@ func TestRevisionsAreNeverOptions(t *testing.T) {
 		"RefsContaining":   func() error { _, err := r.RefsContaining(ctx, bad); return err },
 		"Reflog":           func() error { _, err := r.Reflog(ctx, bad, 0); return err },
 		"LogFormat":        func() error { _, err := r.LogFormat(ctx, "%H", LogOptions{}, bad); return err },
+		"Show":             func() error { _, err := r.Show(ctx, "%H", bad); return err },
 		"ListTree":         func() error { _, err := r.ListTree(ctx, bad); return err },
 		"ListDir":          func() error { _, err := r.ListDir(ctx, bad, "x"); return err },
 		"CatFile":          func() error { _, err := r.CatFile(ctx, "commit", bad); return err },
