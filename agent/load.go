@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -254,19 +255,18 @@ func Use(ctx context.Context, repo *gitext.Repo, name string, global bool) (stri
 	if _, err := c.Agent(name); err != nil {
 		return "", err
 	}
-	scope := "--local"
+	scope := gitext.ConfigLocal
 	if global {
-		scope = "--global"
+		scope = gitext.ConfigGlobal
 	}
 	for _, role := range append([]string{DefaultRole}, Roles...) {
-		if _, err := repo.Git(ctx, "config", scope, "crucible.role."+role, name); err != nil {
+		if err := repo.ConfigSet(ctx, scope, "crucible.role."+role, name); err != nil {
 			return "", err
 		}
 	}
-	file, err := repo.Git(ctx, "config", scope, "--show-origin", "--get", "crucible.role."+DefaultRole)
-	if err != nil {
+	entries, err := repo.ConfigEntriesIn(ctx, scope, `^crucible\.role\.`+regexp.QuoteMeta(DefaultRole)+`$`)
+	if err != nil || len(entries) == 0 {
 		return "", err
 	}
-	origin, _, _ := strings.Cut(strings.TrimPrefix(string(file), "file:"), "\t")
-	return origin, nil
+	return strings.TrimPrefix(entries[len(entries)-1].Origin, "file:"), nil
 }

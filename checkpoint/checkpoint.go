@@ -281,11 +281,10 @@ func (s *Shadow) Create(ctx context.Context, reason, source, pipeline string) (*
 	}
 	r := &Result{Skipped: skipped, TooLarge: tooLarge}
 	s.step("writing the tree")
-	out, err := s.repo.GitIndex(ctx, index, "write-tree")
+	tree, err := s.repo.With(gitext.Exec{Index: index}).WriteTree(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tree := strings.TrimSpace(string(out))
 	branch, _ := s.main.HeadBranch()
 	head, _ := s.main.HeadCommit()
 	seq := 1
@@ -338,7 +337,7 @@ const maxLoose = 64
 // effort: loose refs are only slower to list.
 func (s *Shadow) packRefs(ctx context.Context) {
 	if loose, _ := os.ReadDir(filepath.Join(s.repo.GitDir, filepath.FromSlash(RefPrefix))); len(loose) > maxLoose {
-		_, _ = s.repo.Git(ctx, "pack-refs", "--all", "--prune")
+		_ = s.repo.PackRefs(ctx)
 	}
 }
 
@@ -397,7 +396,7 @@ func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []s
 	}()
 	s.step("looking for changes")
 	last := settings{excludesFile: s.lastExcludesFile()}
-	out, err := s.status(ctx, index, last)
+	changed, err := s.status(ctx, index, last)
 	f := <-ready
 	settings := f.settings
 	if err == nil {
@@ -405,12 +404,8 @@ func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []s
 	}
 	if err == nil && settings.excludesFile != last.excludesFile {
 		s.saveExcludesFile(settings.excludesFile)
-		out, err = s.status(ctx, index, settings)
+		changed, err = s.status(ctx, index, settings)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	changed, err := parseStatus(out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -420,7 +415,7 @@ func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []s
 	for _, p := range changed {
 		if dir, ok := strings.CutSuffix(p, "/"); ok {
 			skipped = append(skipped, dir)
-			exclusions = append(exclusions, ":(exclude,top,literal)"+dir)
+			exclusions = append(exclusions, dir)
 			continue
 		}
 		if settings.maxFileSize > 0 {
@@ -428,7 +423,7 @@ func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []s
 			if err == nil && fi.Mode().IsRegular() && fi.Size() > settings.maxFileSize {
 				// A file that grew past the cap keeps its last checkpointed version.
 				tooLarge = append(tooLarge, fmt.Sprintf("%s (%d bytes)", p, fi.Size()))
-				exclusions = append(exclusions, ":(exclude,top,literal)"+p)
+				exclusions = append(exclusions, p)
 				continue
 			}
 		}
@@ -439,8 +434,7 @@ func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []s
 		return skipped, tooLarge, nil
 	}
 	if len(update) <= maxListed {
-		stdin := []byte(strings.Join(update, "\x00") + "\x00")
-		if _, err := s.gitWork(ctx, index, stdin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err == nil {
+		if err := s.work(index, nil).UpdateIndexPaths(ctx, update); err == nil {
 			return skipped, tooLarge, nil
 		}
 	}
@@ -452,10 +446,20 @@ func (s *Shadow) stage(ctx context.Context, index string) (skipped, tooLarge []s
 	return append(skipped, links...), tooLarge, err
 }
 
-// status lists what differs between index and the work tree.
-func (s *Shadow) status(ctx context.Context, index string, settings settings) ([]byte, error) {
-	return s.gitWork(ctx, index, nil, append(settings.config(), "status", "--porcelain=v2", "-z",
-		"--untracked-files=all", "--no-renames", "--ignored=no")...)
+// status lists the paths whose work-tree side differs from index
+// (modified, deleted, type changed, unmerged) and the untracked ones, in
+// git's order. What differs only between the index and HEAD is left out:
+// the index already has it. A nested repository is an untracked path
+// ending in "/".
+func (s *Shadow) status(ctx context.Context, index string, settings settings) ([]string, error) {
+	entries, err := s.work(index, settings.config()).Status(ctx, gitext.UntrackedAll)
+	var paths []string
+	for _, e := range entries {
+		if e.InWorkTree() {
+			paths = append(paths, e.Path)
+		}
+	}
+	return paths, err
 }
 
 func (s *Shadow) excludesFilePath() string {
@@ -477,33 +481,33 @@ func (s *Shadow) saveExcludesFile(path string) {
 // any nested repository that appeared since the status (git adds one as a
 // link), returning those.
 func (s *Shadow) addAll(ctx context.Context, index string, settings settings, exclusions []string) ([]string, error) {
-	args := append(settings.config(), "add", "-A", "--ignore-errors", "--", ":/")
-	if _, err := s.gitWork(ctx, index, nil, append(args, exclusions...)...); err != nil {
+	if err := s.work(index, settings.config()).AddAll(ctx, gitext.AddOptions{IgnoreErrors: true, Exclude: exclusions}); err != nil {
 		return nil, err
 	}
-	staged, err := s.repo.GitIndex(ctx, index, "ls-files", "-s", "-z", "--full-name", "--", ":/")
+	own := s.repo.With(gitext.Exec{Index: index})
+	staged, err := own.LsFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var links, specs []string
-	for _, entry := range bytes.Split(staged, []byte{0}) {
-		if meta, path, ok := bytes.Cut(entry, []byte{'\t'}); ok && bytes.HasPrefix(meta, []byte("160000 ")) {
-			links = append(links, string(path))
-			specs = append(specs, ":(top,literal)"+string(path))
+	var links []string
+	for _, e := range staged {
+		if e.Mode == "160000" {
+			links = append(links, e.Path)
 		}
 	}
 	if len(links) > 0 {
-		if _, err := s.repo.GitIndex(ctx, index, append([]string{"rm", "-q", "--cached", "--"}, specs...)...); err != nil {
+		if err := own.RemoveCached(ctx, links); err != nil {
 			return nil, err
 		}
 	}
 	return links, nil
 }
 
-// gitWork runs git in the shadow with index, from the top of the work
-// tree, so that the paths it reads and prints are the work tree's.
-func (s *Shadow) gitWork(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
-	return s.repo.GitIndexInput(ctx, index, stdin, append([]string{"-C", s.main.WorkTree}, args...)...)
+// work is the shadow with index, run from the top of the work tree, so
+// that the paths git reads and prints are the work tree's, with config
+// (settings.config).
+func (s *Shadow) work(index string, config []string) *gitext.Repo {
+	return s.repo.With(gitext.Exec{Dir: s.main.WorkTree, Index: index, Config: config})
 }
 
 // lock serialises the shadow's writers. It is an flock, which the kernel
@@ -658,7 +662,7 @@ func (s *Shadow) Prune(ctx context.Context, keep int, safetyAge time.Duration) (
 			return nil, err
 		}
 		s.saveRecords(left)
-		if _, err := s.repo.Git(ctx, "gc", "-q", "--prune=now"); err != nil {
+		if err := s.repo.PruneNow(ctx); err != nil {
 			return gone, err
 		}
 	}

@@ -127,14 +127,13 @@ func (s *Shadow) records(ctx context.Context) ([]record, error) {
 			return recs, nil
 		}
 	}
-	out, err := s.repo.Git(ctx, "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", RefPrefix)
+	commits, err := s.repo.RefCommits(ctx, RefPrefix)
 	if err != nil {
 		return nil, err
 	}
 	recs := []record{}
-	fields := strings.Split(string(out), "\x00")
-	for i := 0; i+2 < len(fields); i += 3 {
-		recs = append(recs, record{id: strings.TrimSpace(fields[i]), tree: fields[i+1], message: fields[i+2]})
+	for _, c := range commits {
+		recs = append(recs, record{id: c.OID, tree: c.Tree, message: c.Message})
 	}
 	s.saveRecords(append([]record(nil), recs...))
 	return recs, nil

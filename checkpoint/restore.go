@@ -59,16 +59,15 @@ func (s *Shadow) changes(ctx context.Context, a, b string, paths []string) ([]Ch
 		}
 		changes = nil
 	}
-	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b, "--"}
-	out, err := s.repo.Git(ctx, append(args, pathspecs(paths)...)...)
-	if err != nil {
-		return nil, err
+	slashed := make([]string, len(paths))
+	for i, p := range paths {
+		slashed[i] = filepath.ToSlash(p)
 	}
-	fields := strings.Split(string(out), "\x00")
-	for i := 0; i+1 < len(fields); i += 2 {
-		changes = append(changes, Change{Op: fields[i], Path: fields[i+1]})
+	diff, err := s.repo.TreeChanges(ctx, a, b, slashed)
+	for _, c := range diff {
+		changes = append(changes, Change{Op: c.Status, Path: c.Path})
 	}
-	return changes, nil
+	return changes, err
 }
 
 // diffTrees appends to out the changes from tree a to tree b ("" is the
@@ -167,17 +166,6 @@ func CheckPath(p string) error {
 	return nil
 }
 
-func pathspecs(paths []string) []string {
-	if len(paths) == 0 {
-		return []string{":/"}
-	}
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = ":(top,literal)" + filepath.ToSlash(p)
-	}
-	return out
-}
-
 // Apply makes the work tree match cp for the planned changes: files
 // created since are removed first (deepest first), then cp's files are
 // written, each atomically. It never removes through a symbolic link or outside the work
@@ -255,8 +243,7 @@ func (s *Shadow) ResetBranch(ctx context.Context, from, head string) error {
 	if head == "" {
 		return nil
 	}
-	var gerr *gitext.Error
-	if _, err := s.main.Git(ctx, "rev-parse", "--verify", "--quiet", head+"^{commit}"); errors.As(err, &gerr) && gerr.ExitCode == 1 {
+	if _, err := s.main.Resolve(ctx, head+"^{commit}"); errors.Is(err, gitext.ErrMissing) {
 		return &HeadGoneError{Head: head}
 	}
 	branch, err := s.main.HeadBranch()
@@ -268,25 +255,15 @@ func (s *Shadow) ResetBranch(ctx context.Context, from, head string) error {
 	// it names) by compare-and-swap, with reset's reflog message, then a
 	// reset of every path brings the index along and ORIG_HEAD is set, as
 	// git reset --mixed would have done.
-	args := []string{"update-ref", "-m", "reset: moving to " + head, "HEAD", head}
-	if from != "" {
-		args = append(args, from)
-	} else {
-		args = append(args, strings.Repeat("0", 2*s.main.HashLen()))
-	}
-	git := func(locks []string, args ...string) error {
-		return s.underResetLocks(branch, locks, func() error {
-			_, err := s.main.Git(ctx, args...)
-			return err
-		})
-	}
-	if err := git(headLocks, args...); err != nil {
+	moveHead := func() error { return s.main.UpdateRef(ctx, "reset: moving to "+head, "HEAD", head, from) }
+	if err := s.underResetLocks(branch, headLocks, moveHead); err != nil {
 		return err
 	}
-	if err := git(indexLock, "reset", "-q", "HEAD", "--", ":/"); err != nil || from == "" {
+	resetIndex := func() error { return s.main.ResetIndex(ctx) }
+	if err := s.underResetLocks(branch, indexLock, resetIndex); err != nil || from == "" {
 		return err
 	}
-	return git(origHeadLock, "update-ref", "--no-deref", "ORIG_HEAD", from)
+	return s.underResetLocks(branch, origHeadLock, func() error { return s.main.SetOrigHead(ctx, from) })
 }
 
 // Diff returns the patch (or, with stat, the diffstat) from checkpoint a to
@@ -303,13 +280,10 @@ func (s *Shadow) Diff(ctx context.Context, a, b *Checkpoint, stat bool) ([]byte,
 		}
 		to = tree
 	}
-	args := []string{"diff-tree", "-r", "--no-renames", "--full-index"}
 	if stat {
-		args = append(args, "--stat")
-	} else {
-		args = append(args, "-p", "--binary")
+		return s.repo.TreeDiffstat(ctx, a.Tree, to)
 	}
-	return s.repo.Git(ctx, append(args, a.Tree, to, "--")...)
+	return s.repo.TreePatch(ctx, a.Tree, to)
 }
 
 // worktreeTree writes the work tree as a tree of the shadow and returns it.
@@ -336,9 +310,5 @@ func (s *Shadow) worktreeTree(ctx context.Context) (string, error) {
 	if _, _, err := s.stage(ctx, tmp.Name()); err != nil {
 		return "", err
 	}
-	out, err := s.repo.GitIndex(ctx, tmp.Name(), "write-tree")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return s.repo.With(gitext.Exec{Index: tmp.Name()}).WriteTree(ctx)
 }

@@ -250,11 +250,7 @@ func (w *walker) diff(ctx context.Context, st *pipespec.Step, task *report.PlanT
 			base = h
 		}
 	}
-	args := []string{"diff", "--no-color", "--no-ext-diff"}
-	if base != "" {
-		args = append(args, base)
-	}
-	out, err := w.e.Service.Repo.Git(ctx, args...)
+	out, err := w.e.Service.Repo.WorkTreePatch(ctx, base)
 	if err != nil {
 		return "", err
 	}

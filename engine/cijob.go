@@ -346,7 +346,7 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 		}
 		return res, err
 	}
-	if _, err := repo.Git(ctx, "cat-file", "-e", res.Base+"^{commit}"); err != nil {
+	if _, err := repo.Resolve(ctx, res.Base+"^{commit}"); err != nil {
 		return res, fmt.Errorf("the level's base %s is not in this clone: fetch the branch", short(res.Base))
 	}
 	out, rerr := runner.RunOne(ctx, res.Base, job, nil)
@@ -363,11 +363,11 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			return res, err
 		}
 		msg := e.unitMessage(j.TaskRun, taskdag.Unit{Results: []taskdag.Result{out}, Paths: [][]string{out.Changed}}, numbers, phase)
-		sha, err := repo.GitInput(ctx, []byte(msg), "commit-tree", out.Tree, "-p", res.Base, "-F", "-")
+		sha, err := repo.CommitTree(ctx, out.Tree, []string{res.Base}, msg)
 		if err != nil {
 			return res, err
 		}
-		res.Commit = strings.TrimSpace(string(sha))
+		res.Commit = sha
 		old, err := repo.ReadRef(res.Ref)
 		if err != nil {
 			return res, err

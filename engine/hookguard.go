@@ -72,22 +72,21 @@ func hooksOf(ctx context.Context, r *gitext.Repo, dir string, prev *hookSet) (*h
 			dir = prev.dir
 		}
 	} else {
-		out, err := r.Git(ctx, "config", "--local", "--null", "--get-regexp", guardedConfig)
-		if err != nil && !gitext.IsExit(err, 1) { // 1: none set
+		entries, err := r.ConfigEntriesIn(ctx, gitext.ConfigLocal, guardedConfig)
+		if err != nil {
 			return nil, err
 		}
-		for _, kv := range strings.Split(string(out), "\x00") {
-			if k, v, ok := strings.Cut(kv, "\n"); ok {
-				h.config[k] = append(h.config[k], v)
+		for _, e := range entries {
+			if !e.NoValue {
+				h.config[e.Key] = append(h.config[e.Key], e.Value)
 			}
 		}
 	}
 	if h.dir = dir; dir == "" {
-		out, err := r.Git(ctx, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
-		if err != nil {
+		var err error
+		if h.dir, err = r.HooksDir(ctx); err != nil {
 			return nil, err
 		}
-		h.dir = strings.TrimSpace(string(out))
 	}
 	entries, err := os.ReadDir(h.dir)
 	if err != nil && !os.IsNotExist(err) {
@@ -173,12 +172,12 @@ func (h *hookSet) restore(ctx context.Context, r *gitext.Repo, now *hookSet, kee
 			continue
 		}
 		if len(now.config[k]) > 0 {
-			if _, err := r.Git(ctx, "config", "--local", "--unset-all", k); err != nil && !gitext.IsExit(err, 5) {
+			if err := r.ConfigUnsetAll(ctx, gitext.ConfigLocal, k); err != nil {
 				return err
 			}
 		}
 		for _, v := range h.config[k] {
-			if _, err := r.Git(ctx, "config", "--local", "--add", k, v); err != nil {
+			if err := r.ConfigAdd(ctx, gitext.ConfigLocal, k, v); err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -54,7 +53,7 @@ func (w *walker) taskCommit(ctx context.Context, task *report.PlanTask) (base, h
 	if err != nil || head == base {
 		return base, head, err
 	}
-	out, err := w.e.Service.Repo.Git(ctx, "log", "-1", "--format=%P%n%s", head)
+	out, err := w.e.Service.Repo.LogFormat(ctx, "%P%n%s", gitext.LogOptions{Max: 1}, head)
 	if err != nil {
 		return "", "", err
 	}
@@ -135,7 +134,7 @@ func (w *walker) keptAside(ctx context.Context, task *report.PlanTask) (string, 
 	if kept == "" {
 		return "", nil
 	}
-	if parent, err := repo.Git(ctx, "rev-parse", "--verify", "-q", kept+"^"); err != nil || strings.TrimSpace(string(parent)) != base {
+	if parent, err := repo.FirstParent(ctx, kept); err != nil || parent != base {
 		return "", nil // set aside from elsewhere: the branch moved since
 	}
 	paths, err := repo.ChangedPaths(ctx, base, kept)
@@ -159,16 +158,7 @@ func holds(ctx context.Context, repo *gitext.Repo, commit string, paths []string
 		return true, nil
 	}
 	for _, cached := range []bool{true, false} {
-		args := []string{"diff", "--quiet", "--no-ext-diff"}
-		if cached {
-			args = append(args, "--cached")
-		}
-		_, err := repo.Git(ctx, append(append(args, commit, "--"), literal(paths)...)...)
-		var gerr *gitext.Error
-		if errors.As(err, &gerr) && gerr.ExitCode == 1 {
-			return false, nil
-		}
-		if err != nil {
+		if differs, err := repo.DiffQuiet(ctx, commit, cached, paths...); err != nil || differs {
 			return false, err
 		}
 	}
@@ -181,15 +171,5 @@ func restorePaths(ctx context.Context, repo *gitext.Repo, commit string, paths [
 	if len(paths) == 0 {
 		return nil
 	}
-	_, err := repo.GitLocking(ctx, append([]string{"restore", "--source=" + commit, "--staged", "--worktree", "--"}, literal(paths)...)...)
-	return err
-}
-
-// literal is paths as pathspecs that match only themselves, from the top.
-func literal(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = ":(top,literal)" + p
-	}
-	return out
+	return repo.With(gitext.Exec{Group: true}).Restore(ctx, commit, paths)
 }

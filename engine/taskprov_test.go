@@ -66,18 +66,3 @@ func TestTaskProvenance(t *testing.T) {
 		t.Fatalf("the notes ref moved from %s to %s on a second sight", first, again)
 	}
 }
-
-func TestSubcommand(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"add", "--all"}, "add"},
-		{[]string{"-c", "notes.rewriteRef=refs/notes/x", "-c", "notes.rewriteMode=cat_sort_uniq", "commit", "-q"}, "commit"},
-		{[]string{"-c", "a=b"}, "-c a=b"},
-	} {
-		if got := subcommand(tc.args); got != tc.want {
-			t.Errorf("subcommand(%q) = %q, want %q", tc.args, got, tc.want)
-		}
-	}
-}

@@ -1,14 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/git-crucible/git-crucible/enforce"
@@ -221,26 +217,21 @@ func (w *walker) commitWork(ctx context.Context, msg string, a enforce.Agent, am
 // commitPending is commitWork with the message made from the paths it
 // commits.
 func (w *walker) commitPending(ctx context.Context, message func(paths []string) string, a enforce.Agent, amend bool) error {
-	git := func(stdin []byte, args ...string) error {
-		// Another's ref lock (HEAD, the branch) is waited for as the engine's own ref updates do.
-		// Not ended with ctx either: a git killed mid-commit leaves the
-		// index and HEAD locked, and a commit takes moments.
-		cmd := exec.Command("git", append([]string{"-c", gitext.WaitForLocks()}, args...)...)
-		cmd.Dir = w.e.Workdir
-		// A process group of its own: git outlives a kill of the engine's
-		// group and ends as it would have, rather than dying with HEAD and
-		// the branch locked, which would stop every later commit.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		// The token lets the engine's commit past the hooks, which leave
-		// its trailers and note to it; paths are paths, never patterns.
-		cmd.Env = append(os.Environ(), enforce.EnvEngineCommit+"="+w.wt.token, "GIT_LITERAL_PATHSPECS=1")
-		cmd.Stdin = bytes.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("git %s: %v: %s", subcommand(args), err, strings.TrimSpace(string(out)))
-		}
-		return nil
+	// Another's ref lock (HEAD, the branch) is waited for as the engine's
+	// own ref updates do. A process group of its own: git outlives a kill
+	// of the engine's group and ends as it would have, rather than dying
+	// with HEAD and the branch locked, which would stop every later
+	// commit. The token lets the engine's commit past the hooks, which
+	// leave its trailers and note to it; paths are paths, never patterns.
+	// The hooks get the environment as it is, as from a person's commit.
+	git := func(config ...string) *gitext.Repo {
+		return w.e.Service.Repo.With(gitext.Exec{Dir: w.e.Workdir, Group: true, Inherit: true,
+			Config: append([]string{"-c", gitext.WaitForLocks()}, config...),
+			Env:    []string{enforce.EnvEngineCommit + "=" + w.wt.token, "GIT_LITERAL_PATHSPECS=1"}})
 	}
+	// Not ended with ctx either: a git killed mid-commit leaves the index
+	// and HEAD locked, and a commit takes moments.
+	whole := context.WithoutCancel(ctx)
 	// A resume may start while the git commit of the engine it follows,
 	// killed, still runs in its own group, holding the index: wait for it.
 	if err := waitGone(ctx, filepath.Join(w.e.Service.Repo.GitDir, "index.lock"), gitext.LockWait); err != nil {
@@ -282,18 +273,15 @@ func (w *walker) commitPending(ctx context.Context, message func(paths []string)
 	if err := writeJSON(w.workFile(), w.wt.state); err != nil {
 		return err
 	}
-	spec := pathspecs(paths)
-	if err := git(spec, "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
-		return err
+	if err := git().AddPaths(whole, paths); err != nil {
+		return fmt.Errorf("git add: %w", err)
 	}
-	// Only the engine's paths (--only), whatever else is staged; the
-	// message as it is, its trailers in it.
-	args := append(append([]string{}, notes.RewriteArgs...), "commit", "-q", "--cleanup=verbatim", "-F", file,
-		"--only", "--pathspec-from-file=-", "--pathspec-file-nul")
-	if amend {
-		args = append(args, "--amend")
+	// Only the engine's paths, whatever else is staged; the message as it
+	// is, its trailers in it.
+	err = git(notes.RewriteArgs...).Commit(whole, gitext.CommitOptions{MessageFile: file, Only: paths, Amend: amend})
+	if err != nil {
+		err = fmt.Errorf("git commit: %w", err)
 	}
-	err = git(spec, args...)
 	if rerr := os.Remove(file); err == nil {
 		err = rerr
 	}
@@ -308,19 +296,6 @@ func (w *walker) commitPending(ctx context.Context, message func(paths []string)
 		return err
 	}
 	return w.committed(head)
-}
-
-// subcommand is the git command args run, past the -c settings before it.
-func subcommand(args []string) string {
-	for i := 0; i < len(args); i++ {
-		switch {
-		case args[i] == "-c":
-			i++
-		case !strings.HasPrefix(args[i], "-"):
-			return args[i]
-		}
-	}
-	return strings.Join(args, " ")
 }
 
 // waitGone waits until path does not exist, at most limit: then git meets

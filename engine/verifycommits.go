@@ -22,11 +22,11 @@ const JournalVerifyCommits = "verify-commits"
 // output, as runCommand returns them. A HEAD with no parent has no range
 // to verify: the gate runs in the work tree.
 func (w *walker) checkTaskCommit(ctx context.Context, st *pipespec.Step, task *report.PlanTask, command string) (int, string, error) {
-	parent, err := w.e.Service.Repo.Git(ctx, "rev-parse", "--verify", "-q", "HEAD^")
+	parent, err := w.e.Service.Repo.FirstParent(ctx, "HEAD")
 	if err != nil {
 		return w.runCommand(ctx, st, task, command)
 	}
-	rep, err := w.verifyCommits(ctx, strings.TrimSpace(string(parent)), command, "task "+task.ID, "")
+	rep, err := w.verifyCommits(ctx, parent, command, "task "+task.ID, "")
 	if err != nil {
 		return 0, "", err
 	}

@@ -242,11 +242,11 @@ func (w *walker) notePending(ctx context.Context, st *workState) error {
 
 // parent is commit's first parent, "" when it has none.
 func (w *walker) parent(ctx context.Context, commit string) string {
-	out, err := w.e.Service.Repo.Git(ctx, "rev-parse", "--verify", "-q", commit+"^")
+	parent, err := w.e.Service.Repo.FirstParent(ctx, commit)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	return parent
 }
 
 // headNow is HEAD's commit, "" on a branch with none yet.
@@ -276,7 +276,7 @@ func (w *walker) checkHead(ctx context.Context) error {
 			moved.Branch = "no branch (detached)"
 		}
 	}
-	subject, _ := w.e.Service.Repo.Git(ctx, "log", "-1", "--format=%s", now)
+	subject, _ := w.e.Service.Repo.LogFormat(ctx, "%s", gitext.LogOptions{Max: 1}, now)
 	moved.Subject = strings.TrimSpace(string(subject))
 	return moved
 }
@@ -356,15 +356,6 @@ func (w *walker) committed(head string) error {
 	w.wt.head = head
 	w.wt.state.Engine, w.wt.state.Note = nil, nil
 	return writeJSON(w.workFile(), w.wt.state)
-}
-
-// pathspecs are paths as git reads them from a file: NUL-terminated.
-func pathspecs(paths []string) []byte {
-	var b []byte
-	for _, p := range paths {
-		b = append(append(b, p...), 0)
-	}
-	return b
 }
 
 // messageFile writes msg where git commit -F reads it.

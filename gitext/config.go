@@ -27,7 +27,26 @@ type ConfigEntry struct {
 // reads them, so that for a single-valued key the last one wins, each with
 // its scope and origin.
 func (r *Repo) ConfigEntries(ctx context.Context, pattern string) ([]ConfigEntry, error) {
-	out, err := runEnv(ctx, r, r.top(), nil, nil, "config", "-z", "--show-origin", "--show-scope", "--get-regexp", pattern)
+	return r.ConfigEntriesIn(ctx, ConfigAll, pattern)
+}
+
+// ConfigScope is the configuration a read looks in, or a write goes to.
+type ConfigScope string
+
+// The configuration scopes.
+const (
+	ConfigAll    ConfigScope = ""         // every file git reads, for reads
+	ConfigLocal  ConfigScope = "--local"  // the repository's own file
+	ConfigGlobal ConfigScope = "--global" // the user's
+)
+
+// ConfigEntriesIn is ConfigEntries of scope's file alone.
+func (r *Repo) ConfigEntriesIn(ctx context.Context, scope ConfigScope, pattern string) ([]ConfigEntry, error) {
+	args := []string{"config", "-z", "--show-origin", "--show-scope"}
+	if scope != ConfigAll {
+		args = append(args, string(scope))
+	}
+	out, err := runWith(ctx, r, Exec{Dir: r.top()}, nil, append(args, "--get-regexp", pattern)...)
 	var ge *Error
 	if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
 		return nil, nil // nothing matched
@@ -62,7 +81,7 @@ func ParseConfigZ(out []byte) ([]ConfigEntry, error) {
 // the top of the work tree), else the common dir's hooks directory, which
 // linked worktrees share.
 func (r *Repo) HooksDir(ctx context.Context) (string, error) {
-	out, err := runEnv(ctx, r, r.top(), nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	out, err := runWith(ctx, r, Exec{Dir: r.top()}, nil, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
 	if err != nil {
 		return "", err
 	}
@@ -146,7 +165,7 @@ func (r *Repo) ConfigValue(ctx context.Context, typ, key string) (string, bool, 
 	if typ != "" {
 		args = append(args, "--type="+typ)
 	}
-	out, err := runEnv(ctx, r, r.top(), nil, nil, append(args, "--get", key)...)
+	out, err := runWith(ctx, r, Exec{Dir: r.top()}, nil, append(args, "--get", key)...)
 	var ge *Error
 	if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
 		return "", false, nil // unset
@@ -196,4 +215,35 @@ func (r *Repo) ConfigFloat(ctx context.Context, key string) (float64, bool, erro
 func (r *Repo) ConfigPath(ctx context.Context, key string) (string, error) {
 	v, _, err := r.ConfigValue(ctx, "path", key)
 	return v, err
+}
+
+// ConfigSet sets key to value in scope's file, in place of its one value
+// there (git config; a key with several values there is an error).
+func (r *Repo) ConfigSet(ctx context.Context, scope ConfigScope, key, value string) error {
+	return r.configWrite(ctx, scope, nil, key, value)
+}
+
+// ConfigAdd adds value to key's values in scope's file.
+func (r *Repo) ConfigAdd(ctx context.Context, scope ConfigScope, key, value string) error {
+	return r.configWrite(ctx, scope, []string{"--add"}, key, value)
+}
+
+// ConfigUnsetAll removes every value of key from scope's file; none there
+// is no error.
+func (r *Repo) ConfigUnsetAll(ctx context.Context, scope ConfigScope, key string) error {
+	err := r.configWrite(ctx, scope, []string{"--unset-all"}, key)
+	if IsExit(err, 5) { // git's "nothing to unset"
+		return nil
+	}
+	return err
+}
+
+// configWrite runs git config with scope and opts on key (and value).
+func (r *Repo) configWrite(ctx context.Context, scope ConfigScope, opts []string, kv ...string) error {
+	if scope == ConfigAll {
+		return errors.New("git config: a write needs a scope")
+	}
+	args := append(append([]string{"config", string(scope)}, opts...), "--end-of-options")
+	_, err := run(ctx, r, nil, append(args, kv...)...)
+	return err
 }

@@ -26,6 +26,8 @@ type Repo struct {
 	// config (a bare repository keeps none): a checkpoint shadow prunes
 	// its refs to free their objects, which a reflog would keep.
 	NoReflogs bool
+
+	via *Exec // how its verbs run git (With); nil: as the zero Exec says
 }
 
 // ObjectDir is where loose objects are written.

@@ -68,3 +68,10 @@ func (r *Repo) looseSample() int {
 	}
 	return n
 }
+
+// PruneNow collects garbage now, removing every unreachable object
+// whatever its age (git gc --prune=now).
+func (r *Repo) PruneNow(ctx context.Context) error {
+	_, err := run(ctx, r, nil, "gc", "-q", "--prune=now")
+	return err
+}

@@ -1,6 +1,9 @@
 // Package gitext is the only package that runs git processes or touches a
-// repository's files: discovery, subprocess hygiene, objects and ref
-// transactions. Higher packages see repositories only through it.
+// repository's files: discovery, subprocess hygiene, objects, ref
+// transactions, and a typed verb for each git operation the others need
+// (revs.go, tree.go, diff.go, index.go, status.go, worktree.go, ...),
+// run as an Exec says. Higher packages see repositories only through it
+// (internal/layout checks it).
 package gitext
 
 import (
@@ -82,42 +85,95 @@ func Env(r *Repo, extra ...string) []string {
 // killGrace is how long a git asked to stop has before it is killed.
 const killGrace = 5 * time.Second
 
-// run starts git with args in the current directory and returns stdout.
+// Exec says how a Repo runs git, past which repository it runs in: the
+// zero Exec runs git in the caller's directory, with the environment Env
+// gives, ended with ctx. Repo.With makes a Repo that runs its verbs so.
+type Exec struct {
+	Dir   string   // where git runs, "" for the caller's directory: the paths it reads and prints are from there
+	Env   []string // more environment variables, "KEY=value"
+	Index string   // an index file of its own instead of the repository's (GIT_INDEX_FILE)
+	// Config are settings for this git alone, as git takes them: "-c",
+	// "key=value" pairs.
+	Config []string
+	// Group runs git in a process group of its own, all of which an ended
+	// ctx asks to stop: for a git that runs programs of its own (rebase's
+	// exec lines, hooks), or takes a lock of the repository's (its index,
+	// a worktree's HEAD), which a kill -9 of the caller's group then
+	// leaves it to finish and release rather than leaving the lock for a
+	// person to clear. An ended ctx still asks it to stop (SIGTERM: it
+	// removes its lock).
+	Group bool
+	// Progress also gets git's stderr, where it reports progress (nil:
+	// kept quiet).
+	Progress io.Writer
+	// Inherit gives git the caller's environment as it is (plus Env), not
+	// one pinned to the repository: for a git whose hooks run git in
+	// repositories of their own.
+	Inherit bool
+	// Run runs git's command and waits for it (nil: cmd.Run): for a caller
+	// that starts git in a process group it records itself.
+	Run func(*exec.Cmd) error
+}
+
+// With is r running git as x says. It is for the git of r's verbs: ref
+// transactions and object readers run as they always do.
+func (r *Repo) With(x Exec) *Repo {
+	c := *r
+	c.via = &x
+	return &c
+}
+
+// run runs git against r (nil before there is one) as r's Exec says, with
+// stdin on its standard input when not nil, and returns its stdout.
 func run(ctx context.Context, r *Repo, stdin []byte, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, "", nil, stdin, args...)
+	var x Exec
+	if r != nil && r.via != nil {
+		x = *r.via
+	}
+	return runWith(ctx, r, x, stdin, args...)
 }
 
-// runEnv runs git in dir ("" for the current directory) with extra
-// environment variables.
-func runEnv(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
-	return runTee(ctx, r, dir, extra, stdin, nil, false, args...)
-}
-
-// runTee is runEnv that also copies git's stderr to progress, when given.
-// With group, git runs in a process group of its own, all of which an
-// ended ctx asks to stop: for git running programs of its own.
-func runTee(ctx context.Context, r *Repo, dir string, extra []string, stdin []byte, progress io.Writer, group bool, args ...string) ([]byte, error) {
+// runWith is run as x says.
+func runWith(ctx context.Context, r *Repo, x Exec, stdin []byte, args ...string) ([]byte, error) {
+	for i := 0; i < len(x.Config); i += 2 {
+		if x.Config[i] != "-c" || i+1 == len(x.Config) {
+			return nil, fmt.Errorf("git settings %q are not -c key=value pairs", x.Config)
+		}
+	}
+	args = append(slices.Clip(x.Config), args...)
 	cmd := exec.CommandContext(ctx, "git", args...)
 	// An ended ctx asks git to stop (SIGTERM: it removes its lock files),
 	// rather than killing it with a lock held; a git that does not stop
 	// is killed after killGrace.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	if group {
+	if x.Group {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	}
 	cmd.WaitDelay = killGrace
-	cmd.Dir = dir
-	cmd.Env = Env(r, extra...)
+	cmd.Dir = x.Dir
+	extra := x.Env
+	if x.Index != "" {
+		extra = append(slices.Clip(extra), "GIT_INDEX_FILE="+x.Index)
+	}
+	if x.Inherit {
+		cmd.Env = append(os.Environ(), extra...)
+	} else {
+		cmd.Env = Env(r, extra...)
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if progress != nil {
-		cmd.Stderr = io.MultiWriter(&stderr, progress)
+	if x.Progress != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, x.Progress)
 	}
-	if err := cmd.Run(); err != nil {
+	runCmd := x.Run
+	if runCmd == nil {
+		runCmd = (*exec.Cmd).Run
+	}
+	if err := runCmd(cmd); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			return stdout.Bytes(), &Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
@@ -127,43 +183,11 @@ func runTee(ctx context.Context, r *Repo, dir string, extra []string, stdin []by
 	return stdout.Bytes(), nil
 }
 
-// Git runs a git command against r and returns its stdout.
+// Git runs a git command against r as r's Exec says and returns its
+// stdout: git's arguments as they are, for the packages that do not run
+// git through the verbs yet (internal/layout lists them).
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return run(ctx, r, nil, args...)
-}
-
-// GitEnv is Git run in dir ("" for the current directory) with extra
-// environment variables: for commands that run programs of their own in
-// a work tree, as git rebase --exec does.
-func (r *Repo) GitEnv(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, dir, extra, nil, args...)
-}
-
-// GitEnvInput is GitEnv with stdin on git's standard input.
-func (r *Repo) GitEnvInput(ctx context.Context, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, dir, extra, stdin, args...)
-}
-
-// GitGroup is GitEnv for a git that runs programs of its own (rebase
-// --exec): in a process group of its own, which an ended ctx asks to stop
-// as a whole, so that none of them outlives the command.
-func (r *Repo) GitGroup(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
-	return runTee(ctx, r, dir, extra, nil, nil, true, args...)
-}
-
-// GitLocking is Git for a command that takes a lock of r's (its index, a
-// worktree's HEAD): in a process group of its own, as a ref transaction
-// runs, so that a kill -9 of the caller's group leaves it to finish and
-// release the lock rather than leaving the lock for a person to clear. An
-// ended ctx still asks it to stop (SIGTERM: it removes its lock).
-func (r *Repo) GitLocking(ctx context.Context, args ...string) ([]byte, error) {
-	return runTee(ctx, r, "", nil, nil, nil, true, args...)
-}
-
-// GitProgress is Git for commands that talk to remotes: git's stderr, where
-// it reports progress, is also copied to progress (nil: kept quiet).
-func (r *Repo) GitProgress(ctx context.Context, progress io.Writer, args ...string) ([]byte, error) {
-	return runTee(ctx, r, "", nil, nil, progress, false, args...)
 }
 
 // InitBare creates a bare repository at dir with the given object format
@@ -174,87 +198,7 @@ func InitBare(ctx context.Context, dir, format string) error {
 	return err
 }
 
-// GitIndex is Git with its own index file instead of the repository's (and
-// whatever GIT_INDEX_FILE a hook was given).
-func (r *Repo) GitIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
-	return r.GitIndexInput(ctx, index, nil, args...)
-}
-
-// GitIndexInput is GitIndex with stdin on git's standard input.
-func (r *Repo) GitIndexInput(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
-	return runEnv(ctx, r, "", []string{"GIT_INDEX_FILE=" + index}, stdin, args...)
-}
-
 // GitInput is Git with stdin on git's standard input.
 func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	return run(ctx, r, stdin, args...)
-}
-
-// ChangedPaths are the paths that differ between commits a and b.
-func (r *Repo) ChangedPaths(ctx context.Context, a, b string) ([]string, error) {
-	out, err := r.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b)
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			paths = append(paths, string(p))
-		}
-	}
-	return paths, nil
-}
-
-// IsAncestor reports whether commit a is reachable from commit b.
-func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
-	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
-	var gerr *Error
-	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// MergeBase returns a best common ancestor of commits a and b, or "" when
-// they share no history. When criss-cross merges leave several, it is the
-// lowest id of them, so that every clone and every git version choose the
-// same one (git's own pick depends on the order it is asked in).
-func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
-	out, err := r.Git(ctx, "merge-base", "--all", a, b)
-	var gerr *Error
-	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	bases := strings.Fields(string(out))
-	if len(bases) == 0 {
-		return "", nil
-	}
-	return slices.Min(bases), nil
-}
-
-// TreeFile is one entry of a recursive tree listing.
-type TreeFile struct{ Mode, Type, OID, Path string }
-
-// ListTree lists every file below treeish, recursively (git ls-tree -r).
-func (r *Repo) ListTree(ctx context.Context, treeish string) ([]TreeFile, error) {
-	out, err := r.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", treeish)
-	if err != nil {
-		return nil, err
-	}
-	var files []TreeFile
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if rec == "" {
-			continue
-		}
-		meta, path, ok := strings.Cut(rec, "\t")
-		fields := strings.Fields(meta)
-		if !ok || len(fields) != 3 {
-			return nil, fmt.Errorf("ls-tree %s: unexpected entry %q", treeish, rec)
-		}
-		files = append(files, TreeFile{Mode: fields[0], Type: fields[1], OID: fields[2], Path: path})
-	}
-	return files, nil
 }

@@ -141,42 +141,24 @@ func Find(ctx context.Context, repo *gitext.Repo, o Options) (*Found, error) {
 // work that was not committed (it failed), or that a later task changed
 // again (kept all the same: nothing tells them apart cheaply).
 func unsaved(ctx context.Context, wt *gitext.Repo, head string) (bool, error) {
-	out, err := wt.Git(ctx, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=normal")
+	entries, err := wt.Status(ctx, gitext.UntrackedNormal)
 	if err != nil {
 		return false, err
 	}
-	staged := false
-	for _, line := range strings.Split(string(out), "\x00") {
-		switch {
-		case len(line) < 3:
-		case line[1] != ' ':
+	var staged []string // what differs between HEAD and the index alone
+	for _, e := range entries {
+		if e.InWorkTree() {
 			return true, nil // changed in the work tree, or untracked
-		default:
-			staged = true
 		}
+		staged = append(staged, e.Path)
 	}
-	if !staged {
+	if staged == nil {
 		return false, nil
 	}
 	if head == "" {
 		return true, nil
 	}
-	out, err = wt.Git(ctx, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD")
-	if err != nil {
-		return false, err
-	}
-	args := []string{"diff", "--cached", "--quiet", "--no-renames", head, "--"}
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			args = append(args, ":(literal)"+p)
-		}
-	}
-	_, err = wt.Git(ctx, args...)
-	var gerr *gitext.Error
-	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
-		return true, nil
-	}
-	return false, err
+	return wt.DiffQuiet(ctx, head, true, staged...)
 }
 
 // agentDirs are the agent directories under top's agent.RunsDir.
@@ -215,13 +197,13 @@ func agentDirs(top string) ([]AgentDir, error) {
 // reach says whether commit, backup's, is on branch of, and on a ref
 // other than backup.
 func reach(ctx context.Context, repo *gitext.Repo, backup, of, commit string) (onBranch, elsewhere bool, err error) {
-	out, err := repo.Git(ctx, "for-each-ref", "--format=%(refname)", "--contains", commit)
+	names, err := repo.RefsContaining(ctx, commit)
 	if err != nil {
 		return false, false, err
 	}
-	for _, name := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, name := range names {
 		switch name {
-		case "", backup:
+		case backup:
 		case "refs/heads/" + of:
 			onBranch, elsewhere = true, true
 		default:

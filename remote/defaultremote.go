@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -14,11 +13,11 @@ func DefaultName(ctx context.Context, repo *gitext.Repo) (string, error) {
 	if err != nil || branch == "" {
 		return defaultName(""), err
 	}
-	out, err := repo.Git(ctx, "config", "--get", "branch."+branch+".remote")
-	if err != nil { // unset
+	upstream, ok, err := repo.ConfigValue(ctx, "", "branch."+branch+".remote")
+	if err != nil || !ok { // unset
 		return defaultName(""), nil
 	}
-	return defaultName(strings.TrimSpace(string(out))), nil
+	return defaultName(upstream), nil
 }
 
 // defaultName chooses between a branch's configured remote and origin:

@@ -114,17 +114,9 @@ func (x *Syncer) Fetch(ctx context.Context, remote string) (*FetchReport, error)
 	}
 	defer unlock()
 	repo := x.Svc.Repo
-	// Waiting for a tracking ref's lock, as this clone's ref writes do: a
-	// git process beside it (a gc packing refs, say) would otherwise fail
-	// the fetch after git's default 100ms.
-	args := []string{"-c", gitext.WaitForLocks(), "fetch", "--atomic", "--no-tags", "--no-write-fetch-head", "--prune", "--quiet"}
-	if x.Progress != nil {
-		args = append(args[:len(args)-1], "--progress")
-	}
-	args = append(args, remote,
+	if err := repo.With(gitext.Exec{Progress: x.Progress}).Fetch(ctx, remote,
 		"+"+refs.PipelinePrefix+"*:"+TrackingPrefix(remote)+"*",
-		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*")
-	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
+		"+"+notesPrefix+"*:"+TrackingNotes(remote)+"*"); err != nil {
 		if errors.Is(err, gitext.ErrRefChanged) { // another fetch of this clone moved a tracking ref first
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
@@ -298,12 +290,7 @@ func (x *Syncer) Push(ctx context.Context, remote string, sel Selection) (*PushR
 	if len(specs) == 0 {
 		return report, nil
 	}
-	args := []string{"push", "--atomic", "--porcelain"}
-	if x.Progress != nil {
-		args = append(args, "--progress")
-	}
-	args = append(args, remote)
-	out, err := x.Svc.Repo.GitProgress(ctx, x.Progress, append(args, specs...)...)
+	out, err := x.Svc.Repo.With(gitext.Exec{Progress: x.Progress}).Push(ctx, remote, specs...)
 	lines, parseErr := parsePorcelain(out)
 	var gerr *gitext.Error
 	if err != nil && errors.As(err, &gerr) {
@@ -480,9 +467,7 @@ func (x *Syncer) FetchRefs(ctx context.Context, remote, prefix string) (map[stri
 	defer unlock()
 	repo := x.Svc.Repo
 	tracking := TrackingRefs(remote, prefix)
-	args := []string{"-c", gitext.WaitForLocks(), "fetch", "--atomic", "--no-tags", "--no-write-fetch-head", "--prune", "--quiet",
-		remote, "+" + prefix + star + ":" + tracking + star}
-	if _, err := repo.GitProgress(ctx, x.Progress, args...); err != nil {
+	if err := repo.Fetch(ctx, remote, "+"+prefix+star+":"+tracking+star); err != nil {
 		if errors.Is(err, gitext.ErrRefChanged) {
 			return nil, fmt.Errorf("%w: %w", ErrLostRace, err)
 		}

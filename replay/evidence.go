@@ -25,22 +25,22 @@ func Gather(ctx context.Context, repo *gitext.Repo, src *Source) (Evidence, erro
 	ev := Evidence{Commits: map[int]bool{}, Branch: src.Branch}
 	tip := "HEAD"
 	if src.Branch != "" {
-		if _, err := repo.Git(ctx, "rev-parse", "-q", "--verify", "refs/heads/"+src.Branch); err == nil {
+		if _, err := repo.Resolve(ctx, "refs/heads/"+src.Branch); err == nil {
 			tip = "refs/heads/" + src.Branch
 		}
 	}
-	if _, err := repo.Git(ctx, "rev-parse", "-q", "--verify", tip); err == nil {
-		format := "--format=%x1e%(trailers:key=" + enforce.TrailerPipeline + ",valueonly,separator=%x2C)%x1f%(trailers:key=" +
+	if _, err := repo.Resolve(ctx, tip); err == nil {
+		format := "%x1e%(trailers:key=" + enforce.TrailerPipeline + ",valueonly,separator=%x2C)%x1f%(trailers:key=" +
 			enforce.TrailerSeq + ",valueonly,separator=%x2C)%x1f%N%x1f%B"
-		args := []string{"log", "--no-color", "--notes=" + notes.ProvenanceRef, format, tip}
+		opts, revs := gitext.LogOptions{Notes: notes.ProvenanceRef}, tip
 		// Only the pipeline's commits: since its baseline, else (a crucible
 		// run that named none) since it started.
-		if _, err := repo.Git(ctx, "rev-parse", "-q", "--verify", src.Baseline+"^{commit}"); src.Baseline != "" && err == nil {
-			args[len(args)-1] = src.Baseline + ".." + tip
-		} else if src.Started != "" {
-			args = append(args, "--since="+src.Started)
+		if _, err := repo.Resolve(ctx, src.Baseline+"^{commit}"); src.Baseline != "" && err == nil {
+			revs = src.Baseline + ".." + tip
+		} else {
+			opts.Since = src.Started
 		}
-		out, err := repo.Git(ctx, append(args, "--")...)
+		out, err := repo.LogFormat(ctx, format, opts, revs)
 		if err != nil {
 			return ev, err
 		}

@@ -13,17 +13,18 @@ import (
 // TemplatesAt reads the template overrides that commit holds in
 // prompt.OverrideDir, each named in errors as label:path.
 func TemplatesAt(ctx context.Context, repo *gitext.Repo, commit, label string) (map[string]prompt.Override, error) {
-	names, err := repo.Git(ctx, "ls-tree", "-z", "--name-only", commit, prompt.OverrideDir+"/")
+	entries, err := repo.ListDir(ctx, commit, prompt.OverrideDir)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]prompt.Override{}
-	for _, p := range strings.Split(string(names), "\x00") {
+	for _, e := range entries {
+		p := e.Path
 		name, ok := strings.CutSuffix(path.Base(p), ".md")
-		if p == "" || !ok {
+		if !ok {
 			continue
 		}
-		text, err := repo.Git(ctx, "cat-file", "blob", commit+":"+p)
+		text, err := repo.CatFile(ctx, "blob", commit+":"+p)
 		if err != nil {
 			return nil, err
 		}

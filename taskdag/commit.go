@@ -1,11 +1,9 @@
 package taskdag
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
@@ -140,11 +138,9 @@ func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, units []Un
 			if err != nil {
 				return nil, "", err
 			}
-			out, err := repo.GitIndexInput(ctx, index, []byte(message(u)), "commit-tree", tree, "-p", head, "-F", "-")
-			if err != nil {
+			if head, err = repo.CommitTree(ctx, tree, []string{head}, message(u)); err != nil {
 				return nil, "", err
 			}
-			head = strings.TrimSpace(string(out))
 			sha = head
 		}
 		for _, r := range u.Results {
@@ -157,16 +153,16 @@ func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, units []Un
 // overlay is head's tree with each of u's tasks' paths as its tree has
 // them.
 func overlay(ctx context.Context, repo *gitext.Repo, index, head string, u Unit) (string, error) {
-	if _, err := repo.GitIndex(ctx, index, "read-tree", head); err != nil {
+	own := repo.With(gitext.Exec{Index: index})
+	if err := own.ReadTree(ctx, head); err != nil {
 		return "", err
 	}
-	zero := strings.Repeat("0", repo.HashLen()*2)
-	var info bytes.Buffer
+	var info []gitext.TreeFile
 	for i, r := range u.Results {
 		if len(u.Paths[i]) == 0 {
 			continue
 		}
-		out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", r.Tree)
+		files, err := repo.ListTree(ctx, r.Tree)
 		if err != nil {
 			return "", err
 		}
@@ -174,24 +170,20 @@ func overlay(ctx context.Context, repo *gitext.Repo, index, head string, u Unit)
 		for _, p := range u.Paths[i] {
 			missing[p] = true
 		}
-		for _, entry := range bytes.Split(out, []byte{0}) {
-			// "mode type oid\tpath", which update-index --index-info reads as is.
-			_, path, ok := bytes.Cut(entry, []byte{'\t'})
-			if ok && missing[string(path)] {
-				info.Write(entry)
-				info.WriteByte(0)
-				delete(missing, string(path))
+		for _, f := range files {
+			if missing[f.Path] {
+				info = append(info, f)
+				delete(missing, f.Path)
 			}
 		}
 		for _, p := range u.Paths[i] {
 			if missing[p] { // not in the task's tree: it deleted it
-				info.WriteString("0 " + zero + "\t" + p + "\x00")
+				info = append(info, gitext.TreeFile{Mode: "0", Path: p})
 			}
 		}
 	}
-	if _, err := repo.GitIndexInput(ctx, index, info.Bytes(), "update-index", "-z", "--index-info"); err != nil {
+	if err := own.UpdateIndexInfo(ctx, info); err != nil {
 		return "", err
 	}
-	out, err := repo.GitIndex(ctx, index, "write-tree")
-	return strings.TrimSpace(string(out)), err
+	return own.WriteTree(ctx)
 }

@@ -1,7 +1,6 @@
 package taskdag
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -326,7 +325,7 @@ func (r *Runner) inSlot(ctx context.Context, commit string, f func(wt *gitext.Re
 	if err != nil {
 		return err
 	}
-	if _, err := wt.Git(ctx, "clean", "-fdq"); err != nil {
+	if err := wt.Clean(ctx); err != nil {
 		return err
 	}
 	return f(wt, slot.Dir)
@@ -334,24 +333,18 @@ func (r *Runner) inSlot(ctx context.Context, commit string, f func(wt *gitext.Re
 
 // discard puts wt back at its HEAD and lists what had changed.
 func discard(ctx context.Context, wt *gitext.Repo) ([]string, error) {
-	out, err := wt.Git(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
-	if err != nil {
+	entries, err := wt.Status(ctx, gitext.UntrackedAll)
+	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	var changed []string
-	for _, e := range bytes.Split(out, []byte{0}) {
-		if len(e) > 3 {
-			changed = append(changed, string(e[3:]))
-		}
+	changed := make([]string, len(entries))
+	for i, e := range entries {
+		changed[i] = e.Path
 	}
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	if _, err := wt.Git(ctx, "reset", "-q", "--hard"); err != nil {
+	if err := wt.ResetHard(ctx); err != nil {
 		return changed, err
 	}
-	_, err = wt.Git(ctx, "clean", "-fdq")
-	return changed, err
+	return changed, wt.Clean(ctx)
 }
 
 // unchained reports whether commits do not make the chain boundary..head
@@ -362,8 +355,8 @@ func (r *Runner) unchained(ctx context.Context, boundary, head string, commits [
 		if c.SHA == "" || c.SHA == want { // a task sharing its unit's commit
 			continue
 		}
-		out, err := r.Repo.Git(ctx, "rev-parse", "--verify", "-q", c.SHA+"^")
-		if err != nil || strings.TrimSpace(string(out)) != want {
+		parent, err := r.Repo.FirstParent(ctx, c.SHA)
+		if err != nil || parent != want {
 			return true, nil
 		}
 		want = c.SHA
@@ -422,12 +415,11 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(...Event) error,
 	// parents, then the level alone.
 	hold := next
 	if cur != head {
-		out, err := r.Repo.Git(ctx, "commit-tree", next+"^{tree}", "-p", next, "-p", cur, "-m",
-			fmt.Sprintf("git crucible run: level %d rebuilt in amendment round %d, and its fixes", level, round))
+		hold, err = r.Repo.CommitTree(ctx, next+"^{tree}", []string{next, cur},
+			fmt.Sprintf("git crucible run: level %d rebuilt in amendment round %d, and its fixes\n", level, round))
 		if err != nil {
 			return head, commits, err
 		}
-		hold = strings.TrimSpace(string(out))
 	}
 	if hold != boundary {
 		if err := r.holdWork(ctx, p, hold); err != nil {
@@ -481,8 +473,7 @@ func (r *Runner) fix(ctx context.Context, p Plan, level int, c Commit, f Fixing,
 		if err != nil {
 			return err
 		}
-		out, err := r.Repo.Git(ctx, "commit-tree", tree, "-p", cur, "-m", fmt.Sprintf("fix of task %s, amendment round %d", c.Task, f.Round))
-		fix = strings.TrimSpace(string(out))
+		fix, err = r.Repo.CommitTree(ctx, tree, []string{cur}, fmt.Sprintf("fix of task %s, amendment round %d\n", c.Task, f.Round))
 		return err
 	})
 	return fix, err
@@ -511,7 +502,7 @@ func (r *Runner) rework(ctx context.Context, p Plan, boundary string, commits []
 	for _, c := range commits {
 		res := Result{ID: c.Task, Passed: true, Report: p.Outputs[c.Task], Tree: boundary}
 		if c.SHA != "" {
-			out, err := r.Repo.Git(ctx, "log", "-1", "--format=%B", c.SHA)
+			out, err := r.Repo.LogFormat(ctx, "%B", gitext.LogOptions{Max: 1}, c.SHA)
 			if err != nil {
 				return nil, nil, err
 			}

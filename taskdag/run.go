@@ -323,13 +323,13 @@ func (r *Runner) advance(ctx context.Context, p Plan, old, new string) error {
 		follow = "refs/heads/"+b == p.Branch
 	}
 	if follow {
-		if _, err := r.Repo.GitLocking(ctx, "read-tree", "-m", "-u", old, new); err != nil {
+		if err := r.Repo.With(gitext.Exec{Group: true}).ReadTreeMerge(ctx, old, new); err != nil {
 			return fmt.Errorf("the work tree cannot take the level's commits: %w", err)
 		}
 	}
 	err := r.Repo.UpdateRefs(ctx, "git crucible run: a level's commits", gitext.RefUpdate{Name: p.Branch, Old: old, New: new})
 	if err != nil && follow {
-		if _, undo := r.Repo.GitLocking(context.WithoutCancel(ctx), "read-tree", "-m", "-u", new, old); undo != nil {
+		if undo := r.Repo.With(gitext.Exec{Group: true}).ReadTreeMerge(context.WithoutCancel(ctx), new, old); undo != nil {
 			err = errors.Join(err, undo)
 		}
 	}
@@ -427,11 +427,11 @@ func (r *Runner) take(ctx context.Context, t manifest.Task, f Finished, base str
 		return Result{}, "", err
 	}
 	defer slot.Release()
-	out, err := wt.Git(ctx, "rev-parse", "--verify", "HEAD")
+	head, err := wt.Resolve(ctx, "HEAD")
 	if err != nil {
 		return Result{}, "", fmt.Errorf("slot %d: %w", slot.N, err)
 	}
-	if on, err := r.Repo.IsAncestor(ctx, base, strings.TrimSpace(string(out))); err != nil || !on {
+	if on, err := r.Repo.IsAncestor(ctx, base, head); err != nil || !on {
 		return gone("its worktree %s is not on the commit its level starts from, %s", f.Worktree, base)
 	}
 	res := Result{ID: t.ID, Report: f.Report, Slot: slot.N}
@@ -513,38 +513,29 @@ func (r *Runner) takeCommit(ctx context.Context, t manifest.Task, f Finished, ba
 		res.Reason = fmt.Sprintf("task commit %s: ", short(f.Commit)) + fmt.Sprintf(format, args...)
 		return res, nil
 	}
-	out, err := r.Repo.Git(ctx, "rev-list", "--parents", "-n", "1", f.Commit+"^{commit}", "--")
+	parents, err := r.Repo.Parents(ctx, f.Commit)
 	if err != nil {
 		return fail("not a commit this clone has (fetch its task ref)")
 	}
-	ids := strings.Fields(string(out))
-	if len(ids) != 2 || ids[1] != base {
+	if len(parents) != 1 || parents[0] != base {
 		return fail("its parent is not %s, the commit its level starts from", short(base))
 	}
-	out, err = r.Repo.Git(ctx, "rev-parse", "--verify", f.Commit+"^{tree}")
-	if err != nil {
+	if res.Tree, err = r.Repo.ResolveTree(ctx, f.Commit); err != nil {
 		return Result{}, err
 	}
-	res.Tree = strings.TrimSpace(string(out))
-	out, err = r.Repo.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, res.Tree)
-	if err != nil {
+	if res.Changed, err = r.Repo.ChangedPaths(ctx, base, res.Tree); err != nil {
 		return Result{}, err
 	}
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			res.Changed = append(res.Changed, string(p))
-		}
-	}
-	out, err = r.Repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", res.Tree)
+	list, err := r.Repo.ListTree(ctx, res.Tree)
 	if err != nil {
 		return Result{}, err
 	}
 	files := map[string]bool{}
-	for _, p := range bytes.Split(out, []byte{0}) {
-		files[string(p)] = true
+	for _, file := range list {
+		files[file.Path] = true
 	}
 	if message != nil {
-		got, err := r.Repo.Git(ctx, "cat-file", "commit", f.Commit)
+		got, err := r.Repo.CatFile(ctx, "commit", f.Commit)
 		if err != nil {
 			return Result{}, err
 		}

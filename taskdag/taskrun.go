@@ -6,7 +6,6 @@
 package taskdag
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -164,7 +163,7 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 	}
 	// What an earlier task left untracked goes; ignored files (build
 	// caches) stay, which is what reusing the slot is for.
-	if _, err := wt.GitLocking(ctx, "clean", "-fdq"); err != nil {
+	if err := wt.With(gitext.Exec{Group: true}).Clean(ctx); err != nil {
 		return res, fmt.Errorf("slot %d: %w", n, err)
 	}
 	report, dispatchErr := r.Dispatch(ctx, job, slot.Dir)
@@ -190,24 +189,15 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 // snapshot stages everything the agent left in wt and returns the tree
 // and the paths that differ from base.
 func snapshot(ctx context.Context, wt *gitext.Repo, base string) (tree string, changed []string, err error) {
-	if _, err := wt.GitLocking(ctx, "add", "-A"); err != nil {
+	locking := wt.With(gitext.Exec{Group: true})
+	if err := locking.AddAll(ctx, gitext.AddOptions{}); err != nil {
 		return "", nil, err
 	}
-	out, err := wt.GitLocking(ctx, "write-tree")
-	if err != nil {
+	if tree, err = locking.WriteTree(ctx); err != nil {
 		return "", nil, err
 	}
-	tree = strings.TrimSpace(string(out))
-	out, err = wt.Git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, tree)
-	if err != nil {
-		return "", nil, err
-	}
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			changed = append(changed, string(p))
-		}
-	}
-	return tree, changed, nil
+	changed, err = wt.ChangedPaths(ctx, base, tree)
+	return tree, changed, err
 }
 
 // UpstreamContext is what a task's prompt gets from the upstream tasks it

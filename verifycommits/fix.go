@@ -161,7 +161,7 @@ func firstFailure(commits []Commit) int {
 // holds the stack as it was before an earlier fix, which a new one at
 // head would lose. It reports whether it was kept.
 func (s *Store) backup(ctx context.Context, ref, head string) (bool, error) {
-	if _, err := s.repo.Git(ctx, "rev-parse", "--verify", "-q", ref); err == nil {
+	if _, err := s.repo.Resolve(ctx, ref); err == nil {
 		return true, nil
 	}
 	err := s.repo.UpdateRefs(ctx, "git crucible verify-commits --fix: backup", gitext.RefUpdate{Name: ref, New: head})
@@ -239,7 +239,8 @@ func (s *Store) fixAt(ctx context.Context, o Options, rep *Report, i int, fix Fi
 			if err != nil {
 				return Fixed{}, nil, s.abort(ctx, &m, err)
 			}
-			if err := s.gitGroup(ctx, &m, finishGroup, []string{"GIT_EDITOR=true"}, append(append(append([]string{}, pinned...), notes.RewriteArgs...), "rebase", "--continue")...); err != nil {
+			rewriting := s.gitGroup(&m, finishGroup, []string{"GIT_EDITOR=true"}, append(append([]string{}, pinned...), notes.RewriteArgs...)...)
+			if err := rewriting.RebaseContinue(ctx); err != nil {
 				return Fixed{}, nil, s.abort(ctx, &m, fmt.Errorf("the commits after the fixed %s do not apply on it: %w", head[:12], err))
 			}
 			return Fixed{Old: bad.Commit, New: head, Subject: bad.Subject, Rounds: broken.Round}, nil, nil
@@ -260,36 +261,30 @@ func (s *Store) amend(ctx context.Context, m *marker, before map[string]string) 
 	if err != nil {
 		return "", err
 	}
-	var spec []byte
+	var paths []string
 	for p := range now {
 		if _, users := before[p]; !users {
-			spec = append(append(spec, p...), 0)
+			paths = append(paths, p)
 		}
 	}
 	// Git that writes runs in the run's recorded group: a recovery waits
 	// for it, or stops it with its locks removed.
-	if spec != nil {
-		paths := filepath.Join(m.Run, "paths")
-		if err := os.WriteFile(paths, spec, 0o644); err != nil {
-			return "", err
-		}
-		if err := s.gitGroup(ctx, m, finishGroup, []string{"GIT_LITERAL_PATHSPECS=1"}, "add", "--all", "--pathspec-from-file="+paths, "--pathspec-file-nul"); err != nil {
+	if paths != nil {
+		if err := s.gitGroup(m, finishGroup, nil).AddPaths(ctx, paths); err != nil {
 			return "", err
 		}
 	}
-	_, err = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--cached", "--quiet", "HEAD", "--")
-	var gerr *gitext.Error
-	switch {
-	case errors.As(err, &gerr) && gerr.ExitCode == 1:
-		args := append(append(append([]string{}, pinned...), notes.RewriteArgs...), "commit", "-q", "--amend", "--no-edit")
-		if err := s.gitGroup(ctx, m, finishGroup, nil, args...); err != nil {
-			return "", err
-		}
-	case err != nil:
+	staged, err := s.repo.With(gitext.Exec{Dir: s.repo.WorkTree}).DiffIndexQuiet(ctx, "HEAD", true)
+	if err != nil {
 		return "", err
 	}
-	out, err := s.repo.Git(ctx, "rev-parse", "HEAD^{tree}")
-	return strings.TrimSpace(string(out)), err
+	if staged {
+		amending := s.gitGroup(m, finishGroup, nil, append(append([]string{}, pinned...), notes.RewriteArgs...)...)
+		if err := amending.Commit(ctx, gitext.CommitOptions{Amend: true}); err != nil {
+			return "", err
+		}
+	}
+	return s.repo.ResolveTree(ctx, "HEAD")
 }
 
 // abort ends the fix's rebase (run m), which puts the branch back where it
@@ -313,6 +308,5 @@ func (s *Store) restore(ctx context.Context, branch, start string) error {
 		gitext.RefUpdate{Name: branch, Old: now, New: start}); err != nil {
 		return err
 	}
-	_, err = s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "read-tree", "-m", "-u", now, start)
-	return err
+	return s.repo.With(gitext.Exec{Dir: s.repo.WorkTree}).ReadTreeMerge(ctx, now, start)
 }

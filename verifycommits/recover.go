@@ -149,24 +149,12 @@ func (m *marker) release() {
 	}
 }
 
-// gitGroup runs git with args in the work tree under runGroup; an ended
-// ctx asks its group to stop (SIGTERM). kind is as for startGroup.
-func (s *Store) gitGroup(ctx context.Context, m *marker, kind groupKind, env []string, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = s.repo.WorkTree, gitext.Env(s.repo, env...)
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err := s.runGroup(m, cmd, kind)
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return &gitext.Error{Args: args, Stderr: stderr.String(), ExitCode: exit.ExitCode()}
-	}
-	if err != nil {
-		return fmt.Errorf("cannot run git: %w", err)
-	}
-	return nil
+// gitGroup is the repository running git in the work tree under runGroup,
+// with env and config (git -c pairs) its own; an ended ctx asks its group
+// to stop (SIGTERM). kind is as for startGroup.
+func (s *Store) gitGroup(m *marker, kind groupKind, env []string, config ...string) *gitext.Repo {
+	return s.repo.With(gitext.Exec{Dir: s.repo.WorkTree, Env: env, Config: config, Group: true,
+		Run: func(cmd *exec.Cmd) error { return s.runGroup(m, cmd, kind) }})
 }
 
 // endRun ends what a killed run left running, before anything is put
@@ -314,7 +302,7 @@ func (s *Store) abortRebase(ctx context.Context, m *marker) error {
 	if s.repo.Operation() != "rebase" {
 		return nil
 	}
-	if err := s.gitGroup(context.WithoutCancel(ctx), m, finishGroup, nil, "rebase", "--abort"); err != nil {
+	if err := s.gitGroup(m, finishGroup, nil).RebaseAbort(context.WithoutCancel(ctx)); err != nil {
 		return outcome.WithHints(fmt.Errorf("cannot abort the rebase: %w", err),
 			"move what git names out of the way, then: git crucible verify-commits --abort")
 	}
@@ -422,7 +410,7 @@ func (s *Store) recover(ctx context.Context, m marker) (*Interrupted, error) {
 			return nil, err
 		}
 		if picking {
-			if _, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "cherry-pick", "--quit"); err != nil {
+			if err := s.repo.With(gitext.Exec{Dir: s.repo.WorkTree}).CherryPickQuit(ctx); err != nil {
 				return nil, err
 			}
 		}
@@ -487,7 +475,6 @@ func (s *Store) checkRestored(ctx context.Context, m marker) (string, error) {
 // finishedFrom reports whether branch's last move, to head, was a rebase
 // finishing that started at from.
 func (s *Store) finishedFrom(ctx context.Context, branch, head, from string) bool {
-	out, err := s.repo.Git(ctx, "reflog", "show", "-n", "2", "--format=%H %gs", branch, "--")
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return err == nil && len(lines) == 2 && strings.HasPrefix(lines[0], head+" rebase (finish): ") && strings.HasPrefix(lines[1], from+" ")
+	moves, err := s.repo.Reflog(ctx, branch, 2)
+	return err == nil && len(moves) == 2 && moves[0].OID == head && strings.HasPrefix(moves[0].Subject, "rebase (finish): ") && moves[1].OID == from
 }

@@ -181,10 +181,9 @@ func (s *Store) verify(ctx context.Context, o Options) (*Report, error) {
 // the rebase would refuse half-way through set-up.
 func (s *Store) checkClean(ctx context.Context) error {
 	// In a group of its own: a kill of ours leaves it to release index.lock.
-	_, _ = s.repo.GitGroup(ctx, s.repo.WorkTree, nil, "update-index", "-q", "--refresh")
-	_, err := s.repo.GitEnv(ctx, s.repo.WorkTree, nil, "diff-index", "--quiet", "HEAD", "--")
-	var gerr *gitext.Error
-	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+	_ = s.repo.With(gitext.Exec{Dir: s.repo.WorkTree, Group: true}).RefreshIndex(ctx)
+	differs, err := s.repo.With(gitext.Exec{Dir: s.repo.WorkTree}).DiffIndexQuiet(ctx, "HEAD", false)
+	if differs {
 		return outcome.WithHints(&outcome.Refused{Err: errors.New("the work tree has changes to tracked files: the rebase needs it clean")},
 			"commit or stash them first")
 	}
@@ -236,13 +235,9 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 	if err := s.checkAncestor(ctx, base, head); err != nil {
 		return nil, err
 	}
-	out, err := s.repo.Git(ctx, "rev-list", "--reverse", "--topo-order", "--parents", base+".."+head, "--")
-	if err != nil {
-		return nil, err
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) == 1 && lines[0] == "" {
-		return []Commit{}, nil
+	revs, err := s.repo.RevList(ctx, base, head)
+	if err != nil || len(revs) == 0 {
+		return []Commit{}, err
 	}
 	objects, err := s.repo.NewObjectReader(ctx)
 	if err != nil {
@@ -254,19 +249,18 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 		return nil, err
 	}
 	defer prov.Close()
-	list := make([]Commit, 0, len(lines))
-	for _, line := range lines {
-		f := strings.Fields(line)
-		data, err := objects.ReadKind(f[0], "commit")
+	list := make([]Commit, 0, len(revs))
+	for _, rev := range revs {
+		data, err := objects.ReadKind(rev.ID, "commit")
 		if err != nil {
 			return nil, err
 		}
 		c, err := gitext.DecodeCommit(data)
 		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", f[0], err)
+			return nil, fmt.Errorf("commit %s: %w", rev.ID, err)
 		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
-		item := Commit{Commit: f[0], Parents: f[1:], Tree: c.Tree, Subject: subject}
+		item := Commit{Commit: rev.ID, Parents: rev.Parents, Tree: c.Tree, Subject: subject}
 		for _, t := range enforce.CrucibleLines(c.Message) {
 			switch {
 			case strings.EqualFold(t.Key, enforce.TrailerTask):
@@ -276,7 +270,7 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 			}
 		}
 		if item.Task == "" && item.Seq == "" {
-			note, _, err := prov.Read(ctx, f[0])
+			note, _, err := prov.Read(ctx, rev.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -473,15 +467,14 @@ func todoList(base, head string, commits []Commit, execs []string) string {
 // git options (-c). kind is gateRebase for a list whose exec lines run the
 // run's gate file, else finishGroup.
 func (s *Store) rebaseTodo(ctx context.Context, m *marker, kind groupKind, todoFile string, extra ...string) error {
-	args := append(append(append([]string{}, pinned...), extra...), "rebase", "-i", "--no-autosquash", "--no-autostash",
-		"--no-update-refs", "--reschedule-failed-exec", "--no-fork-point", m.Base)
 	// The editor git runs on its todo list puts ours in its place, with
 	// shell builtins alone (git appends "$@", the list's path).
 	editor := `crucible_todo() { while IFS= read -r l; do printf '%s\n' "$l"; done <` + shellQuote(todoFile) + ` >"$1"; }; crucible_todo`
 	// In a process group of its own, which an ended ctx asks to stop as a
 	// whole: the gate git runs, not git alone, must stop before the
 	// rebase is aborted under it; m records it for a recovery to end.
-	return s.gitGroup(ctx, m, kind, []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}, args...)
+	env := []string{"GIT_SEQUENCE_EDITOR=" + editor, "GIT_EDITOR=true"}
+	return s.gitGroup(m, kind, env, append(append([]string{}, pinned...), extra...)...).RebaseInteractive(ctx, m.Base)
 }
 
 // collect records the results the exec lines left in run: "i <status>"

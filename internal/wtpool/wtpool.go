@@ -109,7 +109,7 @@ func (s *Slot) Release() { s.unlock() }
 // adds it (again, when git forgot it).
 func (s *Slot) Checkout(ctx context.Context, commit string) (*gitext.Repo, error) {
 	if s.repo != nil {
-		if _, err := s.repo.GitLocking(ctx, "checkout", "-q", "--detach", "--force", commit); err != nil {
+		if err := locking(s.repo).CheckoutDetached(ctx, commit); err != nil {
 			return nil, fmt.Errorf("slot %d: %w", s.N, err)
 		}
 		return s.repo, nil
@@ -125,7 +125,7 @@ func (s *Slot) Checkout(ctx context.Context, commit string) (*gitext.Repo, error
 func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error) {
 	if gitDir, ok := p.worktreeGitDir(dir); ok {
 		slot := p.worktree(gitDir, dir)
-		if _, err := slot.GitLocking(ctx, "checkout", "-q", "--detach", "--force", commit); err == nil {
+		if err := locking(slot).CheckoutDetached(ctx, commit); err == nil {
 			return slot, nil
 		}
 	}
@@ -138,9 +138,9 @@ func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	// --force: git may still list a slot whose directory went away; twice,
-	// for one a killed git worktree add left locked ("initializing").
-	if _, err := p.Repo.GitLocking(ctx, "worktree", "add", "-q", "--force", "--force", "--detach", dir, commit); err != nil {
+	// Git may still list a slot whose directory went away, or one a killed
+	// git worktree add left locked: WorktreeAdd replaces them.
+	if err := locking(p.Repo).WorktreeAdd(ctx, dir, commit); err != nil {
 		return nil, err
 	}
 	gitDir, ok := p.worktreeGitDir(dir)
@@ -149,6 +149,10 @@ func (p Pool) open(ctx context.Context, dir, commit string) (*gitext.Repo, error
 	}
 	return p.worktree(gitDir, dir), nil
 }
+
+// locking is repo running git that takes its locks (a worktree's HEAD and
+// index, the worktrees' shared records) in a process group of its own.
+func locking(repo *gitext.Repo) *gitext.Repo { return repo.With(gitext.Exec{Group: true}) }
 
 func (p Pool) worktree(gitDir, dir string) *gitext.Repo {
 	return &gitext.Repo{GitDir: gitDir, CommonDir: p.Repo.CommonDir, WorkTree: dir, Format: p.Repo.Format}
@@ -227,7 +231,7 @@ func (p Pool) Remove(ctx context.Context, n int) error {
 			return err
 		}
 		defer unlock()
-		if _, err := p.Repo.GitLocking(ctx, "worktree", "remove", "--force", "--force", s.Dir); err != nil {
+		if err := locking(p.Repo).WorktreeRemove(ctx, s.Dir); err != nil {
 			return fmt.Errorf("slot %d: %w", n, err)
 		}
 	}
@@ -237,7 +241,7 @@ func (p Pool) Remove(ctx context.Context, n int) error {
 // Prune forgets the worktrees whose directories are gone (git worktree
 // prune) and, when the pool has no slot left, removes its directory.
 func (p Pool) Prune(ctx context.Context) error {
-	if _, err := p.Repo.GitLocking(ctx, "worktree", "prune"); err != nil {
+	if err := locking(p.Repo).WorktreePrune(ctx); err != nil {
 		return err
 	}
 	slots, err := p.Slots()
