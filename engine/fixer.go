@@ -115,7 +115,7 @@ func RemoveFixerDirs(repo *gitext.Repo) {
 // engine's own failures are errors.
 func (f *Fixer) Fix(ctx context.Context, b verifycommits.Broken) error {
 	diff := filepath.Join(f.dir, fmt.Sprintf("%s-%d.diff", b.Commit.Commit, b.Round))
-	show, err := f.repo.Git(ctx, "show", "--no-color", "--format=commit %H%n%n%B", b.Commit.Commit, "--")
+	show, err := f.repo.Show(ctx, "commit %H%n%n%B", b.Commit.Commit)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,27 @@ type IndexEntry struct{ Mode, OID, Stage, Path string }
 // LsFiles lists the entries of the index, paths from the top (git ls-files
 // -s).
 func (r *Repo) LsFiles(ctx context.Context) ([]IndexEntry, error) {
-	out, err := run(ctx, r, nil, "ls-files", "-s", "-z", "--full-name", "--", ":/")
+	return r.lsFiles(ctx, "--", ":/")
+}
+
+// LsFilesAt lists the index's entries at path, from the top of the work
+// tree, taken literally (no pathspec magic): the file's own entry, or
+// those of the files under a directory; none when git tracks nothing
+// there.
+func (r *Repo) LsFilesAt(ctx context.Context, path string) ([]IndexEntry, error) {
+	return r.With(Exec{Dir: r.WorkTree, Env: []string{"GIT_LITERAL_PATHSPECS=1"}}).lsFiles(ctx, "--", path)
+}
+
+// ShowPrefix is the caller's directory from the top of the work tree,
+// "" at the top, else with a trailing slash (git rev-parse --show-prefix).
+func (r *Repo) ShowPrefix(ctx context.Context) (string, error) {
+	out, err := run(ctx, r, nil, "rev-parse", "--show-prefix")
+	return strings.TrimSpace(string(out)), err
+}
+
+// lsFiles is git ls-files -s -z --full-name with args.
+func (r *Repo) lsFiles(ctx context.Context, args ...string) ([]IndexEntry, error) {
+	out, err := run(ctx, r, nil, append([]string{"ls-files", "-s", "-z", "--full-name"}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,11 +19,11 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {
 		return "", fmt.Errorf("%q is not a revision", rev)
 	}
-	out, err := r.Git(ctx, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
+	c, err := r.Resolve(ctx, rev+"^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("%q is not a commit", rev)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return c, nil
 }
 
 // LoggedCommit is a commit as git log lists it.
@@ -34,26 +35,23 @@ type LoggedCommit struct {
 // Log lists the commits reachable from tip and from none of hidden,
 // oldest first; at most max of them (the newest), 0 for all.
 func (r *Repo) Log(ctx context.Context, tip string, hidden []string, max int) ([]LoggedCommit, error) {
-	args := []string{"log", "-z", "--reverse", "--format=%H%x1f%h%x1f%T%x1f%s%x1f%(trailers:only,unfold)"}
-	if max > 0 {
-		args = append(args, "--max-count="+strconv.Itoa(max))
-	}
-	args = append(args, "--end-of-options", tip)
+	revs := []string{tip}
 	for _, h := range hidden {
-		args = append(args, "^"+h)
+		revs = append(revs, "^"+h)
 	}
-	out, err := r.Git(ctx, append(args, "--")...)
+	out, err := r.LogFormat(ctx, "%H%x1f%h%x1f%T%x1f%s%x1f%(trailers:only,unfold)%x00", LogOptions{Max: max}, revs...)
 	if err != nil {
 		return nil, err
 	}
 	var commits []LoggedCommit
 	for _, rec := range bytes.Split(out, []byte{0}) {
-		f := strings.SplitN(string(rec), "\x1f", 5)
+		f := strings.SplitN(strings.TrimPrefix(string(rec), "\n"), "\x1f", 5)
 		if len(f) != 5 {
 			continue
 		}
-		commits = append(commits, LoggedCommit{Hash: strings.TrimSpace(f[0]), Abbrev: f[1], Tree: f[2], Subject: f[3], Trailers: f[4]})
+		commits = append(commits, LoggedCommit{Hash: f[0], Abbrev: f[1], Tree: f[2], Subject: f[3], Trailers: f[4]})
 	}
+	slices.Reverse(commits)
 	return commits, nil
 }
 
@@ -66,7 +64,7 @@ var shortstat = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 
 // ShortStat counts what changes from commit a to commit b.
 func (r *Repo) ShortStat(ctx context.Context, a, b string) (DiffStat, error) {
-	out, err := r.Git(ctx, "diff", "--shortstat", "--end-of-options", a, b, "--")
+	out, err := run(ctx, r, nil, "diff", "--shortstat", "--end-of-options", a, b, "--")
 	if err != nil {
 		return DiffStat{}, err
 	}

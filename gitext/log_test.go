@@ -72,3 +72,33 @@ func TestLogVerbs(t *testing.T) {
 		t.Errorf("ShortStat of no change = %+v, %v", stat, err)
 	}
 }
+
+// TestLsFilesAt: a tracked file's own entry, a directory's files, nothing
+// for an untracked path, and a path taken literally, from any directory.
+func TestLsFilesAt(t *testing.T) {
+	r, dir := openRepo(t)
+	ctx := context.Background()
+	for _, f := range []string{"a", "d/b", "*"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gittest.Git(t, dir, "add", "a", "d/b", "*")
+	t.Chdir(filepath.Join(dir, "d"))
+	for path, want := range map[string][]string{"a": {"a"}, "d": {"d/b"}, "*": {"*"}, "nope": nil, "d/b": {"d/b"}} {
+		entries, err := r.LsFilesAt(ctx, path)
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.Path)
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("LsFilesAt(%q) = %v, %v; want %v", path, got, err, want)
+		}
+	}
+	if p, err := r.ShowPrefix(ctx); err != nil || p != "d/" {
+		t.Errorf("ShowPrefix in d = %q, %v", p, err)
+	}
+}

@@ -30,11 +30,11 @@ func WorkTreePath(ctx context.Context, repo *gitext.Repo, file, def string) (str
 		}
 		rel = filepath.ToSlash(r)
 	} else {
-		prefix, err := repo.Git(ctx, "rev-parse", "--show-prefix")
+		prefix, err := repo.ShowPrefix(ctx)
 		if err != nil {
 			return "", err
 		}
-		rel = path.Join(strings.TrimSpace(string(prefix)), filepath.ToSlash(file))
+		rel = path.Join(prefix, filepath.ToSlash(file))
 	}
 	rel = path.Clean(rel)
 	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -47,21 +47,19 @@ func WorkTreePath(ctx context.Context, repo *gitext.Repo, file, def string) (str
 // tracks it as a file and that nothing on the way is a symbolic link;
 // untracked is the hint when git does not track it.
 func TrackedContent(ctx context.Context, repo *gitext.Repo, rel, untracked string) ([]byte, error) {
-	out, err := repo.Git(ctx, "-C", repo.WorkTree, "--literal-pathspecs", "ls-files", "-s", "--full-name", "--", rel)
+	entries, err := repo.LsFilesAt(ctx, rel)
 	if err != nil {
 		return nil, err
 	}
-	mode, _, _ := strings.Cut(string(out), " ")
-	_, listed, _ := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\t")
 	switch {
-	case len(out) == 0:
+	case len(entries) == 0:
 		return nil, outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("%s is not tracked: only a tracked file needs trust", rel)},
 			untracked)
-	case listed != rel:
+	case entries[0].Path != rel:
 		return nil, &outcome.Refused{Err: fmt.Errorf("%s is not a file", rel)}
-	case mode == "120000":
+	case entries[0].Mode == "120000":
 		return nil, &outcome.Refused{Err: fmt.Errorf("%s is tracked as a symbolic link: only a regular file can be trusted", rel)}
-	case mode != "100644" && mode != "100755":
+	case entries[0].Mode != "100644" && entries[0].Mode != "100755":
 		return nil, &outcome.Refused{Err: fmt.Errorf("%s is not a regular file", rel)}
 	}
 	for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
