@@ -58,41 +58,6 @@ func eachCommandFile(t *testing.T, inspect func(*token.FileSet, *ast.File)) {
 	}
 }
 
-// rawGit are gitext's methods that take a git argument list as it is.
-var rawGit = map[string]bool{"Git": true, "GitEnv": true, "GitEnvInput": true, "GitGroup": true, "GitLocking": true,
-	"GitProgress": true, "GitIndex": true, "GitIndexInput": true, "GitInput": true}
-
-// TestCommandsRunNoGit: the command layer holds no git argument list. It
-// calls the packages' verbs (gitext's typed ones, the engines'); it starts
-// no git itself, and names no git subcommand in a list of arguments.
-func TestCommandsRunNoGit(t *testing.T) {
-	eachCommandFile(t, func(fset *token.FileSet, f *ast.File) {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if rawGit[sel.Sel.Name] {
-				t.Errorf("%s: %s runs git with an argument list: give gitext a verb for it", fset.Position(call.Pos()), sel.Sel.Name)
-			}
-			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "exec" && len(call.Args) > 0 {
-				first := call.Args[0]
-				if sel.Sel.Name == "CommandContext" && len(call.Args) > 1 {
-					first = call.Args[1]
-				}
-				if lit, ok := first.(*ast.BasicLit); ok && lit.Value == `"git"` {
-					t.Errorf("%s: exec.%s starts git: gitext does", fset.Position(call.Pos()), sel.Sel.Name)
-				}
-			}
-			return true
-		})
-	})
-}
-
 var printerOf = map[string]string{"hint: ": "hint", "warning: ": "warn", "error: ": "error"}
 
 // linePrefix is the prefix of git's that begins a line of s, "" when none does.
