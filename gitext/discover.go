@@ -26,6 +26,10 @@ type Repo struct {
 	// config (a bare repository keeps none): a checkpoint shadow prunes
 	// its refs to free their objects, which a reflog would keep.
 	NoReflogs bool
+	// RefsHere lets MoveRef move a loose ref in process (refhere.go). It is
+	// for a process that handles no signals itself, a hook: one that would
+	// end it while a ref is locked is raised again once the lock is gone.
+	RefsHere bool
 }
 
 // ObjectDir is where loose objects are written.

@@ -126,6 +126,7 @@ func postCommit(ctx context.Context, out *Outcome) {
 
 func writeProvenance(ctx context.Context, p *inPipeline) error {
 	repo := p.svc.Repo
+	repo.RefsHere = true // a hook handles no signals: see gitext.MoveRef
 	commit, err := repo.HeadCommit()
 	if err != nil {
 		return err
@@ -158,6 +159,7 @@ func postRewrite(ctx context.Context, stdin io.Reader, out *Outcome) {
 	if err == nil && len(pairs) > 0 {
 		var repo *gitext.Repo
 		if repo, err = gitext.Discover(ctx); err == nil {
+			repo.RefsHere = true
 			_, err = notes.Copy(ctx, repo, notes.ProvenanceRef, pairs)
 		}
 	}
