@@ -30,6 +30,7 @@ type Repo struct {
 	// for a process that handles no signals itself, a hook: one that would
 	// end it while a ref is locked is raised again once the lock is gone.
 	RefsHere bool
+	refsHere int // whether the repository allows RefsHere: 0 not asked yet, 1 yes, -1 no
 }
 
 // ObjectDir is where loose objects are written.

@@ -27,17 +27,30 @@ import (
 // MovableHere reports whether MoveRef may move name without git as things
 // stand; MoveRef checks again under the ref's lock.
 func (r *Repo) MovableHere(name string) bool {
-	if !r.RefsHere || r.NoReflogs || os.Getenv("GIT_QUARANTINE_PATH") != "" || !validRefName(name) || perWorktree(name) || r.checkRef(name) != nil {
+	if !r.RefsHere || r.NoReflogs || !validRefName(name) || perWorktree(name) || r.checkRef(name) != nil {
+		return false
+	}
+	if r.refsHere == 0 {
+		r.refsHere = -1
+		if r.refsHereAllowed() {
+			r.refsHere = 1
+		}
+	}
+	v, err := r.readLoose(name)
+	return r.refsHere == 1 && err == nil && r.ValidOID(v)
+}
+
+// refsHereAllowed reports whether nothing in the repository or the
+// environment asks git to do more than lock, compare, log and rename.
+// RefsHere is for short-lived processes: it is asked once.
+func (r *Repo) refsHereAllowed() bool {
+	if os.Getenv("GIT_QUARANTINE_PATH") != "" {
 		return false
 	}
 	if _, err := os.Stat(filepath.Join(r.CommonDir, "hooks", "reference-transaction")); err == nil {
 		return false
 	}
-	if r.ConfigMayMention("fsync", "sharedrepository", "hookspath") {
-		return false
-	}
-	v, err := r.readLoose(name)
-	return err == nil && r.ValidOID(v)
+	return !r.ConfigMayMention("fsync", "sharedrepository", "hookspath")
 }
 
 // MoveRef moves one existing ref from u.Old to u.New, a compare-and-swap,
