@@ -31,20 +31,31 @@ func lastLog(t *testing.T, dir, ref string) string {
 	return lines[len(lines)-1]
 }
 
+// xRef is the ref the tests move, made by movableRepo.
+const xRef = "refs/notes/x"
+
+// movableRepo is a repository with RefsHere, two commits, and xRef made
+// by git at the first.
+func movableRepo(t *testing.T) (r *Repo, dir, c1, c2 string) {
+	t.Helper()
+	r, dir = openRepo(t)
+	r.RefsHere = true
+	c1 = gittest.Git(t, dir, "rev-parse", "HEAD")
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	c2 = gittest.Git(t, dir, "rev-parse", "HEAD")
+	if err := r.UpdateRefs(context.Background(), "test: create", RefUpdate{Name: xRef, New: c1}); err != nil {
+		t.Fatal(err)
+	}
+	return r, dir, c1, c2
+}
+
 // TestMoveRef: a loose ref moves in process as git would move it — git
 // reads the value, the reflog line is git's, nothing is left beside the
 // ref — and a stale old value loses the race with nothing changed.
 func TestMoveRef(t *testing.T) {
-	r, dir := openRepo(t)
-	r.RefsHere = true
+	r, dir, c1, c2 := movableRepo(t)
 	ctx := context.Background()
-	c1 := gittest.Git(t, dir, "rev-parse", "HEAD")
-	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
-	c2 := gittest.Git(t, dir, "rev-parse", "HEAD")
-	const ref = "refs/notes/x"
-	if err := r.UpdateRefs(ctx, "test: create", RefUpdate{Name: ref, New: c1}); err != nil {
-		t.Fatal(err)
-	}
+	const ref = xRef
 	if !r.MovableHere(ref) {
 		t.Fatal("a loose ref in a plain repository is not movable here")
 	}
@@ -79,9 +90,10 @@ func TestMoveRef(t *testing.T) {
 // fails it).
 func TestMoveRefLeavesToGit(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		setup func(t *testing.T, r *Repo, dir string)
-		fails bool
+		name    string
+		setup   func(t *testing.T, r *Repo, dir string)
+		fails   bool
+		movable bool // the ref is; what git must do is about the new value
 	}{
 		{name: "not asked for", setup: func(t *testing.T, r *Repo, dir string) {
 			r.RefsHere = false
@@ -107,24 +119,20 @@ func TestMoveRefLeavesToGit(t *testing.T) {
 		{name: "no reflogs of ours", setup: func(t *testing.T, r *Repo, dir string) {
 			r.NoReflogs = true
 		}},
+		{name: "new value not loose", movable: true, setup: func(t *testing.T, r *Repo, dir string) {
+			gittest.Git(t, dir, "repack", "-q", "-a", "-d")
+		}},
 		{name: "quarantine", fails: true, setup: func(t *testing.T, r *Repo, dir string) {
 			t.Setenv("GIT_QUARANTINE_PATH", filepath.Join(dir, ".git", "objects"))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, dir := openRepo(t)
-			r.RefsHere = true
+			r, dir, c1, c2 := movableRepo(t)
 			ctx := context.Background()
-			c1 := gittest.Git(t, dir, "rev-parse", "HEAD")
-			gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
-			c2 := gittest.Git(t, dir, "rev-parse", "HEAD")
-			const ref = "refs/notes/x"
-			if err := r.UpdateRefs(ctx, "test: create", RefUpdate{Name: ref, New: c1}); err != nil {
-				t.Fatal(err)
-			}
+			const ref = xRef
 			tc.setup(t, r, dir)
-			if r.MovableHere(ref) {
-				t.Error("movable here")
+			if r.MovableHere(ref) != tc.movable {
+				t.Errorf("movable here: %v", !tc.movable)
 			}
 			err := r.MoveRef(ctx, "test: moved", ours, RefUpdate{Name: ref, Old: c1, New: c2})
 			got := gittest.Git(t, dir, "rev-parse", ref)
@@ -145,24 +153,6 @@ func TestMoveRefLeavesToGit(t *testing.T) {
 			}
 		})
 	}
-	t.Run("new value not loose", func(t *testing.T) {
-		r, dir := openRepo(t)
-		r.RefsHere = true
-		ctx := context.Background()
-		c1 := gittest.Git(t, dir, "rev-parse", "HEAD")
-		if err := r.UpdateRefs(ctx, "test: create", RefUpdate{Name: "refs/notes/x", New: c1}); err != nil {
-			t.Fatal(err)
-		}
-		gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
-		c2 := gittest.Git(t, dir, "rev-parse", "HEAD")
-		gittest.Git(t, dir, "repack", "-q", "-a", "-d")
-		if err := r.MoveRef(ctx, "test: moved", ours, RefUpdate{Name: "refs/notes/x", Old: c1, New: c2}); err != nil {
-			t.Fatal(err)
-		}
-		if log := lastLog(t, dir, "refs/notes/x"); strings.Contains(log, ours) {
-			t.Fatalf("reflog %q: not git's", log)
-		}
-	})
 }
 
 // TestMoveRefRaces: writers in process and git's update-ref, each adding a
