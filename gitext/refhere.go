@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // With Repo.RefsHere, a ref git keeps as a loose file, in a repository
@@ -21,8 +19,9 @@ import (
 // permissions, another hooks directory, an include that might say so), a
 // push's quarantine, an object not stored loose (git checks it exists), a
 // repository keeping no reflogs of ours. Git, in its own process group,
-// rolls its lock back when ours is killed; here a kill -9 between lock and
-// rename leaves our owner record, which our next writer clears.
+// rolls its lock back when ours is killed; here a kill between lock and
+// rename leaves our owner record, which our next writer clears (the hooks
+// ignore ^C, hang-ups and SIGTERM while they write, so only a kill -9 can).
 
 // MovableHere reports whether MoveRef may move name without git as things
 // stand; MoveRef checks again under the ref's lock.
@@ -71,7 +70,6 @@ func (r *Repo) MoveRef(ctx context.Context, reason, sig string, u RefUpdate) err
 // moveLoose is MoveRef's own path, false when the ref turns out not to be
 // loose any more (a git pack-refs took it meanwhile): git must move it.
 func (r *Repo) moveLoose(reason, sig string, u RefUpdate) (bool, error) {
-	defer holdSignals()()
 	lock, err := takeLock(r.refPath(u.Name), LockWait)
 	if err != nil {
 		return false, err
@@ -111,22 +109,6 @@ func (r *Repo) appendReflog(u RefUpdate, sig, reason string) error {
 		err = cerr
 	}
 	return err
-}
-
-// holdSignals keeps the signals that end a process by default (^C, a
-// terminal hung up, kill) from ending it until the function it returns is
-// called, which raises again the last one that came.
-func holdSignals() (release func()) {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	return func() {
-		signal.Stop(c)
-		select {
-		case s := <-c:
-			syscall.Kill(os.Getpid(), s.(syscall.Signal))
-		default:
-		}
-	}
 }
 
 // storedLoose reports whether object oid is a loose object of r.

@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/git-crucible/git-crucible/internal/gittest"
 )
@@ -226,35 +224,5 @@ func TestMoveRefRaces(t *testing.T) {
 	}
 	if got := gittest.Git(t, dir, "reflog", "show", "--format=%gs", ref); strings.Count(got, "\n")+1 != 1+6*perWriter {
 		t.Fatalf("%d reflog entries, want %d", strings.Count(got, "\n")+1, 1+6*perWriter)
-	}
-}
-
-// TestHoldSignals: a signal that would end the process while a ref is
-// locked ends it only once the lock is released.
-func TestHoldSignals(t *testing.T) {
-	if dir := os.Getenv("GITEXT_HOLD_SIGNALS"); dir != "" {
-		release := holdSignals()
-		syscall.Kill(os.Getpid(), syscall.SIGTERM)
-		time.Sleep(50 * time.Millisecond)
-		if err := os.WriteFile(filepath.Join(dir, "released"), nil, 0o644); err != nil {
-			os.Exit(3)
-		}
-		release()
-		time.Sleep(5 * time.Second)
-		os.Exit(4)
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHoldSignals$")
-	cmd.Env = append(os.Environ(), "GITEXT_HOLD_SIGNALS="+dir)
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		t.Fatalf("the helper: %v", err)
-	}
-	if ws := exit.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Fatalf("the helper ended with %v, want SIGTERM once released", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "released")); err != nil {
-		t.Fatalf("SIGTERM ended it before the release: %v", err)
 	}
 }

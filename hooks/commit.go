@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
@@ -126,7 +128,7 @@ func postCommit(ctx context.Context, out *Outcome) {
 
 func writeProvenance(ctx context.Context, p *inPipeline) error {
 	repo := p.svc.Repo
-	repo.RefsHere = true // a hook handles no signals: see gitext.MoveRef
+	refsHere(repo)
 	commit, err := repo.HeadCommit()
 	if err != nil {
 		return err
@@ -159,11 +161,20 @@ func postRewrite(ctx context.Context, stdin io.Reader, out *Outcome) {
 	if err == nil && len(pairs) > 0 {
 		var repo *gitext.Repo
 		if repo, err = gitext.Discover(ctx); err == nil {
-			repo.RefsHere = true
+			refsHere(repo)
 			_, err = notes.Copy(ctx, repo, notes.ProvenanceRef, pairs)
 		}
 	}
 	if err != nil {
 		out.say("warning: git-crucible: provenance notes were not carried over: %v", err)
 	}
+}
+
+// refsHere lets the notes ref move in process (gitext.Repo.RefsHere), the
+// hook no longer ended by ^C, a hang-up or SIGTERM: it finishes its note, a
+// few milliseconds, rather than die holding the ref's lock. (git's own
+// update-ref is in a process group of its own for that.)
+func refsHere(repo *gitext.Repo) {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	repo.RefsHere = true
 }
