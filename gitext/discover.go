@@ -26,6 +26,10 @@ type Repo struct {
 	// config (a bare repository keeps none): a checkpoint shadow prunes
 	// its refs to free their objects, which a reflog would keep.
 	NoReflogs bool
+	// RefsHere lets MoveRef move a loose ref in process (refhere.go): for
+	// a short-lived process, a hook, whose kill can leave the ref's lock.
+	RefsHere bool
+	refsHere int // whether the repository allows RefsHere: 0 not asked yet, 1 yes, -1 no
 
 	via *Exec // how its verbs run git (With); nil: as the zero Exec says
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -64,7 +65,7 @@ func takeLock(path string, wait time.Duration) (*lockFile, error) {
 // two, a lock with no owner, which no one could ever judge dead.
 func createLock(lock string) (*os.File, error) {
 	dir, base := filepath.Split(lock)
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.new", base, os.Getpid()))
+	tmp := newSibling(dir, base)
 	if err := os.WriteFile(tmp, []byte(ownerRecord(os.Getpid())), 0o666); err != nil {
 		return nil, err
 	}
@@ -73,6 +74,15 @@ func createLock(lock string) (*os.File, error) {
 		return nil, err
 	}
 	return os.OpenFile(lock, os.O_RDWR, 0)
+}
+
+// siblings numbers the dot files of this process, so that two goroutines
+// writing one ref (each waiting for the other's lock) never share one.
+var siblings atomic.Uint64
+
+// newSibling names a new dot file beside base in dir, ours alone.
+func newSibling(dir, base string) string {
+	return filepath.Join(dir, fmt.Sprintf(".%s.%d.%d.new", base, os.Getpid(), siblings.Add(1)))
 }
 
 // ownerRecord names process pid of this boot.
@@ -142,7 +152,7 @@ func processAlive(pid int) bool {
 // writer clears, never a lock holding a ref's content, which nobody may.
 func (l *lockFile) commit(content string) error {
 	dir, base := filepath.Split(l.path)
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.new", base, os.Getpid()))
+	tmp := newSibling(dir, base)
 	err := os.WriteFile(tmp, []byte(content), 0o666)
 	if err == nil {
 		err = os.Rename(tmp, l.path)

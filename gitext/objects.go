@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/adler32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -51,6 +52,26 @@ var zlibWriters = sync.Pool{New: func() any {
 	return w
 }}
 
+// storedMax is the size up to which a loose object is stored uncompressed
+// (git's core.looseCompression=0): a few hundred bytes more on disk until gc
+// packs it, where a compressor would first cost its ~800 KB of tables — most
+// of what a hook's provenance note spent on its four small objects.
+const storedMax = 16 << 10
+
+// zlibStored writes header and data as a zlib stream of one stored (not
+// compressed) deflate block; their length is at most storedMax.
+func zlibStored(buf *bytes.Buffer, header string, data []byte) {
+	n := len(header) + len(data)
+	buf.Grow(n + 11)
+	buf.Write([]byte{0x78, 0x01, 1, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)}) // zlib header; final stored block, LEN, NLEN
+	buf.WriteString(header)
+	buf.Write(data)
+	sum := adler32.New()
+	sum.Write([]byte(header))
+	sum.Write(data)
+	buf.Write(sum.Sum(nil))
+}
+
 // WriteObject stores data as a loose object, as git does: compressed into a
 // temporary file in the fan-out directory, then renamed into place, so a
 // reader (or a kill) never sees half an object.
@@ -66,13 +87,18 @@ func (r *Repo) WriteObject(kind string, data []byte) (string, error) {
 	}
 	// Compress in memory first: one write, and nothing on disk if it fails.
 	var buf bytes.Buffer
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
-	zw.Reset(&buf)
-	fmt.Fprintf(zw, "%s %d\x00", kind, len(data))
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		return "", err
+	header := fmt.Sprintf("%s %d\x00", kind, len(data))
+	if len(header)+len(data) <= storedMax {
+		zlibStored(&buf, header, data)
+	} else {
+		zw := zlibWriters.Get().(*zlib.Writer)
+		defer zlibWriters.Put(zw)
+		zw.Reset(&buf)
+		zw.Write([]byte(header))
+		zw.Write(data)
+		if err := zw.Close(); err != nil {
+			return "", err
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err

@@ -14,8 +14,9 @@ import (
 
 // Refs are read here in process from git's "files" storage (loose, then
 // packed-refs), and moved by git (reftx.go); only symbolic refs, which git
-// 2.39's update-ref cannot compare-and-swap, are written here, under a lock
-// file taken as git takes it.
+// 2.39's update-ref cannot compare-and-swap, and loose refs that git would
+// only lock, compare, log and rename (refhere.go) are written here, under
+// a lock file taken as git takes it.
 
 func (r *Repo) refPath(name string) string {
 	if name == "HEAD" {
@@ -243,10 +244,8 @@ func (r *Repo) listRefsFiles(prefix string) ([]Ref, bool) {
 		r.checkRef(strings.TrimSuffix(prefix, "/")) != nil {
 		return nil, false
 	}
-	for _, perWorktree := range []string{"refs/bisect/", "refs/worktree/", "refs/rewritten/"} {
-		if strings.HasPrefix(prefix, perWorktree) {
-			return nil, false
-		}
+	if perWorktree(prefix) {
+		return nil, false
 	}
 	found := map[string]string{}
 	ok := true

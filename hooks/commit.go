@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
@@ -24,16 +26,29 @@ func preCommit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p, err := checkCommit(ctx, repo)
+	if p != nil {
+		p.svc.Close()
+	}
+	return err
+}
+
+// checkCommit is pre-commit's check in repo; it returns the active
+// pipeline it allowed the commit in (nil when there is none), which the
+// caller closes.
+func checkCommit(ctx context.Context, repo *gitext.Repo) (*inPipeline, error) {
 	if err := engineAlone(repo); err != nil {
-		return err
+		return nil, err
 	}
 	p, err := pipelineOf(ctx, repo)
 	if err != nil || p == nil {
-		return err
+		return nil, err
 	}
-	defer p.svc.Close()
-	_, refusal := p.gates.Check(p.id, 0)
-	return refusal
+	if _, refusal := p.gates.Check(p.id, 0); refusal != nil {
+		p.svc.Close()
+		return nil, refusal
+	}
+	return p, nil
 }
 
 // engineAlone refuses a commit in a work tree an engine works in, unless
@@ -50,12 +65,27 @@ func engineAlone(repo *gitext.Repo) error {
 
 // commitMsg adds the Crucible-* trailers to a commit made inside a
 // pipeline, and leaves commits that replay others (rebase, cherry-pick,
-// revert, merge) alone: they keep the trailers they had.
+// revert, merge) alone: they keep the trailers they had. With
+// PreCommitFlag it makes pre-commit's check first, which the shim of a
+// commit that opens no editor leaves to it.
 func commitMsg(ctx context.Context, args []string) error {
+	check := len(args) > 0 && args[0] == PreCommitFlag
+	if check {
+		args = args[1:]
+	}
 	if len(args) != 1 {
 		return outcome.Usagef("commit-msg takes the message file")
 	}
-	p, err := activePipeline(ctx)
+	repo, err := gitext.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	var p *inPipeline
+	if check {
+		p, err = checkCommit(ctx, repo)
+	} else {
+		p, err = pipelineOf(ctx, repo)
+	}
 	if err != nil || p == nil {
 		return err
 	}
@@ -98,6 +128,7 @@ func postCommit(ctx context.Context, out *Outcome) {
 
 func writeProvenance(ctx context.Context, p *inPipeline) error {
 	repo := p.svc.Repo
+	refsHere(repo)
 	commit, err := repo.HeadCommit()
 	if err != nil {
 		return err
@@ -130,10 +161,20 @@ func postRewrite(ctx context.Context, stdin io.Reader, out *Outcome) {
 	if err == nil && len(pairs) > 0 {
 		var repo *gitext.Repo
 		if repo, err = gitext.Discover(ctx); err == nil {
+			refsHere(repo)
 			_, err = notes.Copy(ctx, repo, notes.ProvenanceRef, pairs)
 		}
 	}
 	if err != nil {
 		out.say("warning: git-crucible: provenance notes were not carried over: %v", err)
 	}
+}
+
+// refsHere lets the notes ref move in process (gitext.Repo.RefsHere), the
+// hook no longer ended by ^C, a hang-up or SIGTERM: it finishes its note, a
+// few milliseconds, rather than die holding the ref's lock. (git's own
+// update-ref is in a process group of its own for that.)
+func refsHere(repo *gitext.Repo) {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	repo.RefsHere = true
 }

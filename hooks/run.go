@@ -24,8 +24,9 @@ func (r *Outcome) say(format string, args ...any) {
 
 // Run is git-crucible's part of the git hook name, given git's arguments
 // and input: what the installed hooks run. A nil error lets git go on;
-// pre-commit refuses with a *ledger.Blocked or *pipeline.ConflictError
-// (the caller names the commands that unblock it), the push hooks with an
+// pre-commit (or commit-msg making its check) refuses with a
+// *ledger.Blocked or *pipeline.ConflictError (the caller names the
+// commands that unblock it), the push hooks with an
 // *outcome.Refused; arguments git never gives are an *outcome.UsageError.
 func Run(ctx context.Context, name string, args []string, stdin io.Reader) (Outcome, error) {
 	var out Outcome

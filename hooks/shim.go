@@ -70,9 +70,41 @@ if [ -z "${GIT_COMMON_DIR-}" ] && [ -d "$gitdir" ] && [ ! -f "$gitdir/commondir"
 fi
 `
 
-// pipelineOnly are the hooks that do nothing outside a pipeline.
-var pipelineOnly = lazy.Value[map[string]bool]{New: func() map[string]bool {
-	return map[string]bool{"pre-commit": true, "commit-msg": true, "post-commit": true}
+// A commit whose message no editor changes (-m, -F, -C, --no-edit) runs
+// commit-msg straight after pre-commit, with nothing for a person to do in
+// between; git tells the hooks of such a commit by setting GIT_EDITOR=:.
+// Then commit-msg makes pre-commit's check too, in the one process it
+// starts anyway, unless a git command that replays commits runs it (merge,
+// rebase, cherry-pick, revert: they set GIT_REFLOG_ACTION, and run no
+// pre-commit). Both hooks of a commit see the same environment, so exactly
+// one of them checks; with an editor, pre-commit refuses before it opens.
+const shimNoEditor = `[ "${GIT_EDITOR-}" = : ] && [ -z "${GIT_REFLOG_ACTION-}" ]`
+
+// pre-commit leaves its check to commit-msg only when the commit-msg beside
+// it, which git runs next, is this version's shim (its marker line): a
+// missing, foreign or older one would not make the check.
+const shimDeferCheck = `dir=${0%/*}
+if @NOEDITOR@ && [ -x "$dir/commit-msg" ] && { read -r line && read -r line; } <"$dir/commit-msg" && [ "$line" = @MARKERQ@ ]; then
+	exit 0
+fi
+`
+
+// commit-msg asks for pre-commit's check with --pre-commit, which a binary
+// older than the shim refuses as a usage error: the commit fails rather
+// than go unchecked.
+const shimTakeCheck = `if @NOEDITOR@; then
+	set -- --pre-commit "$@"
+fi
+`
+
+// PreCommitFlag is the argument before commit-msg's message file that asks
+// it for pre-commit's check as well (see shimNoEditor).
+const PreCommitFlag = "--pre-commit"
+
+// pipelineOnly are the hooks that do nothing outside a pipeline, each with
+// its part of the hand-over of pre-commit's check.
+var pipelineOnly = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{"pre-commit": shimDeferCheck, "commit-msg": shimTakeCheck, "post-commit": ""}
 }}
 
 // Shim is our hook file for name; fallback is the absolute path of the
@@ -83,10 +115,11 @@ func Shim(name, fallback string) []byte {
 		chain = shimChainStdin
 	}
 	skip := ""
-	if pipelineOnly.Get()[name] {
-		skip = shimSkip
+	if check, ok := pipelineOnly.Get()[name]; ok {
+		skip = shimSkip + check
 	}
-	r := strings.NewReplacer("@MARKER@", marker.Get(), "@NAME@", name, "@FALLBACK@", shQuote(fallback))
+	r := strings.NewReplacer("@NOEDITOR@", shimNoEditor, "@MARKERQ@", shQuote(marker.Get()), "@MARKER@", marker.Get(),
+		"@NAME@", name, "@FALLBACK@", shQuote(fallback))
 	return []byte(r.Replace(shimHead + chain + skip + shimTail))
 }
 

@@ -47,8 +47,12 @@ func Merge(ctx context.Context, repo *gitext.Repo, notesRef, theirs string) (Mer
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("%s: %w", theirs, err)
 	}
+	sig, err := signature()
+	if err != nil {
+		return MergeResult{}, err
+	}
 	var res MergeResult
-	err = update(ctx, repo, notesRef, func(tip string) (string, error) {
+	err = update(ctx, repo, notesRef, sig, func(tip string) (string, error) {
 		res = MergeResult{Outcome: UpToDate, Commit: tip}
 		base := ""
 		if tip != "" && tip != their {
@@ -73,7 +77,7 @@ func Merge(ctx context.Context, repo *gitext.Repo, notesRef, theirs string) (Mer
 			return "", err
 		}
 		msg := fmt.Sprintf("Notes merged by 'git crucible'\n\nMerged notes from %s into %s.\n", theirs, notesRef)
-		c, err := o.commit(tree, msg, tip, their)
+		c, err := o.commit(tree, sig, msg, tip, their)
 		res = MergeResult{Outcome: Merged, Commit: c}
 		return c, err
 	})

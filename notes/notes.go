@@ -264,7 +264,11 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 	}
 	o := newObjects(repo)
 	defer o.close()
-	err := update(ctx, repo, notesRef, func(tip string) (string, error) {
+	sig, err := signature()
+	if err != nil {
+		return err
+	}
+	err = update(ctx, repo, notesRef, sig, func(tip string) (string, error) {
 		tree := ""
 		if tip != "" {
 			var err error
@@ -282,7 +286,7 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 		if tree, err = v.write(ctx); err != nil {
 			return "", err
 		}
-		return o.commit(tree, "Notes added by 'git crucible'\n", tip)
+		return o.commit(tree, sig, "Notes added by 'git crucible'\n", tip)
 	})
 	// No git gc --auto here: notes are written from the post-commit and
 	// post-rewrite hooks, and the git command that runs them (commit,
@@ -293,16 +297,21 @@ func edit(ctx context.Context, repo *gitext.Repo, notesRef string, change func(*
 
 // update moves ref to the commit next makes of its current tip ("" leaves
 // it alone) with a compare-and-swap, starting over when another writer
-// moved it first.
-func update(ctx context.Context, repo *gitext.Repo, ref string, next func(tip string) (string, error)) error {
+// moved it first. The move is made in process when git would do nothing
+// more (gitext.MoveRef, its reflog entry signed sig); else git's start-up
+// overlaps building the notes commit: a commit's post-commit hook waits
+// for both.
+func update(ctx context.Context, repo *gitext.Repo, ref, sig string, next func(tip string) (string, error)) error {
+	const reason = "notes: crucible"
 	return gitext.RetryCAS(ctx, func() error {
-		// git's start-up overlaps building the notes commit: a commit's
-		// post-commit hook waits for both.
-		tx, err := repo.BeginRefs(ctx, "notes: crucible")
-		if err != nil {
-			return err
+		var tx *gitext.RefTx
+		if !repo.MovableHere(ref) {
+			var err error
+			if tx, err = repo.BeginRefs(ctx, reason); err != nil {
+				return err
+			}
+			defer tx.Abort()
 		}
-		defer tx.Abort()
 		tip, err := repo.ReadRef(ref)
 		if err != nil {
 			return err
@@ -311,17 +320,26 @@ func update(ctx context.Context, repo *gitext.Repo, ref string, next func(tip st
 		if err != nil || to == "" {
 			return err
 		}
-		return tx.Commit(gitext.RefUpdate{Name: ref, Old: tip, New: to})
+		u := gitext.RefUpdate{Name: ref, Old: tip, New: to}
+		if tx != nil {
+			return tx.Commit(u)
+		}
+		return repo.MoveRef(ctx, reason, sig, u)
 	})
 }
 
-// commit writes a notes commit signed by git-crucible at gitext.Now().
-func (o *objects) commit(tree, message string, parents ...string) (string, error) {
+// signature signs a notes commit, and the move of the notes ref to it, as
+// git-crucible's at gitext.Now().
+func signature() (string, error) {
 	now, err := gitext.Now()
 	if err != nil {
 		return "", err
 	}
-	sig := gitext.Signature(authorName, authorEmail, now)
+	return gitext.Signature(authorName, authorEmail, now), nil
+}
+
+// commit writes a notes commit signed sig, a gitext.Signature.
+func (o *objects) commit(tree, sig, message string, parents ...string) (string, error) {
 	c := gitext.Commit{Tree: tree, Author: sig, Committer: sig, Message: message}
 	for _, p := range parents {
 		if p != "" {
