@@ -44,6 +44,9 @@ type Store struct {
 	// cacheBuf is where writeCache renders the cache file, reused: it is
 	// as large as the state.
 	cacheBuf bytes.Buffer
+	// gc is what AutoGC read of the configuration at the first append
+	// that needed it.
+	gc gitext.GCConfig
 }
 
 // Open returns a store on repo; Close releases it.
@@ -284,7 +287,7 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 	}
 	// Appends come from git-crucible's commands, one after another with no
 	// git command of the user's between them to pack what they write.
-	s.repo.AutoGC(ctx)
+	s.repo.AutoGC(ctx, &s.gc)
 	return next, nil
 }
 
