@@ -17,13 +17,16 @@ const defaultGCAuto = 6700
 // by default (gc.autoDetach), does so in the background. Unlike git's
 // commands it starts no process while none is due: it takes git's own
 // sample first, the loose objects in objects/17 (a 256th of them), against
-// gc.auto. gc.auto=0 or maintenance.auto=false turn it off, as for git. It
-// reports whether it ran git gc. A gc that fails is for git to report (in
-// gc.log) at a later try, not a failure of the write before it. Call it
-// only after writes that no git command of the user's follows: git commit,
-// rebase, am and fetch run auto maintenance themselves, so a write from
-// their hooks, or right after one of them, leaves it to them.
-func (r *Repo) AutoGC(ctx context.Context) bool {
+// gc.auto. gc.auto=0 or maintenance.auto=false turn it off, as for git.
+// It reads them into cfg the first time it needs them and from cfg after:
+// a command appending again and again reads them once, as a git command
+// reads its configuration once. It reports whether it ran git gc. A gc
+// that fails is for git to report (in gc.log) at a later try, not a
+// failure of the write before it. Call it only after writes that no git
+// command of the user's follows: git commit, rebase, am and fetch run auto
+// maintenance themselves, so a write from their hooks, or right after one
+// of them, leaves it to them.
+func (r *Repo) AutoGC(ctx context.Context, cfg *GCConfig) bool {
 	if r.Private || os.Getenv("GIT_QUARANTINE_PATH") != "" {
 		return false // a push's quarantine or a shadow store is not to be packed
 	}
@@ -31,19 +34,11 @@ func (r *Repo) AutoGC(ctx context.Context) bool {
 	if loose < 2 {
 		return false // within any gc.auto's limit
 	}
-	limit := defaultGCAuto
-	if r.ConfigMayMention("[gc", "gc.", "maintenance") {
-		if on, err := r.ConfigBool(ctx, "maintenance.auto", true); err == nil && !on {
-			return false
-		}
-		n, err := r.ConfigInt(ctx, "gc.auto", defaultGCAuto)
-		if err != nil {
-			return false // git gc would refuse it too
-		}
-		limit = int(n)
+	if !cfg.read {
+		cfg.limit, cfg.read = r.gcAuto(ctx), true
 	}
 	// git's rule (builtin/gc.c, too_many_loose_objects).
-	if limit <= 0 || loose <= (limit+255)/256 {
+	if limit := cfg.limit; limit <= 0 || loose <= (limit+255)/256 {
 		return false
 	}
 	cmd := exec.CommandContext(ctx, "git", "gc", "--auto", "--quiet")
@@ -51,6 +46,28 @@ func (r *Repo) AutoGC(ctx context.Context) bool {
 	cmd.Env = Env(r)
 	_ = cmd.Run() // returns once git has detached, or finished when told not to detach
 	return true
+}
+
+// GCConfig is what AutoGC read of git's configuration; the zero value has
+// read nothing yet.
+type GCConfig struct {
+	read  bool
+	limit int // gc.auto as git gc --auto takes it: 0 or less is off
+}
+
+// gcAuto is gc.auto, 0 when it or maintenance.auto turns git gc --auto off.
+func (r *Repo) gcAuto(ctx context.Context) int {
+	if !r.ConfigMayMention("[gc", "gc.", "maintenance") {
+		return defaultGCAuto
+	}
+	if on, err := r.ConfigBool(ctx, "maintenance.auto", true); err == nil && !on {
+		return 0
+	}
+	n, err := r.ConfigInt(ctx, "gc.auto", defaultGCAuto)
+	if err != nil {
+		return 0 // git gc would refuse it too
+	}
+	return int(n)
 }
 
 // looseSample counts the loose objects in objects/17.

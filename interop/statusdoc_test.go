@@ -21,7 +21,7 @@ func TestDocsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	events, rest, _ := bytes.Cut(b, []byte("-- state.json --\n"))
-	state, _, _ := bytes.Cut(rest, []byte("-- manifest --\n"))
+	state, _, _ := bytes.Cut(rest, []byte("-- state.json (format 2) --\n")) // format 1: all in one file
 	st, err := pipeline.DecodeState(state)
 	if err != nil {
 		t.Fatal(err)

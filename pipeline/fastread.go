@@ -74,8 +74,8 @@ func GatesOf(b []byte) (Gates, error) {
 func ledgerOf(v any) (ledger.Ledger, error) {
 	var l ledger.Ledger
 	top, _ := v.(map[string]any)
-	if f, _ := top["format"].(float64); f != StateFormat {
-		return l, fmt.Errorf("state.json: unknown format %v (this git-crucible reads %d)", top["format"], StateFormat)
+	if f, _ := top["format"].(float64); f != 1 && f != StateFormat {
+		return l, fmt.Errorf("state.json: unknown format %v (this git-crucible reads 1 to %d)", top["format"], StateFormat)
 	}
 	gates, _ := top["gates"].(map[string]any)
 	raw, _ := gates["ledger"].(map[string]any)

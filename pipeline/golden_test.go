@@ -83,8 +83,19 @@ func TestEventsGolden(t *testing.T) {
 	add(TypeDispatchFinish, DispatchFinish{Seq: 12, Status: "completed", OutputChars: 5, Output: DispatchPath(12, "Explore", true),
 		Summary: "found", ToolCalls: &uses, AgentType: "Explore", Usage: &Usage{Client: "claude-code", SessionID: "s1",
 			Model: "claude-opus-4-8[1m]", InputTokens: 100, OutputTokens: 20, CacheReadTokens: 5, ToolUses: 1, DurationMS: 43}})
+	// Format 1, as chains written before format 2 hold it: verify renders
+	// their commits so, byte for byte.
+	st.Format = 1
 	out.WriteString("-- state.json --\n")
 	out.Write(st.Encode())
+	st.Format = StateFormat
+	out.WriteString("-- state.json (format 2) --\n")
+	out.Write(st.Encode())
+	var enc stateEncoder
+	for _, name := range changedTaskFiles(nil, st) {
+		out.WriteString("-- " + TasksDir + "/" + name + " --\n")
+		out.Write(enc.render(taskFileIn(st, name)))
+	}
 	manifest, err := ManifestOf(events)
 	if err != nil {
 		t.Fatal(err)

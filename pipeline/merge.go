@@ -293,8 +293,9 @@ func conflictOf(e Event, err error) Conflict {
 	return c
 }
 
-// generated are the files of a chain's tree that the state determines; a
-// merge writes them anew instead of taking either side's.
+// generated are the files of a chain's tree that the state determines,
+// with those of TasksDir; a merge writes them anew instead of taking
+// either side's.
 var generated = lazy.Value[map[string]bool]{New: func() map[string]bool {
 	return map[string]bool{refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, LedgerFile: true}
 }}
@@ -328,7 +329,7 @@ func (s *Service) Integrate(ctx context.Context, id, theirs string) (*Integratio
 	if outcome == refs.Archived {
 		return &Integration{Outcome: outcome}, nil
 	}
-	st, err := DecodeState(head.State)
+	st, err := s.stateAt(ctx, head)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +351,7 @@ func (s *Service) mergeBatch(ctx context.Context, ours, theirs *refs.Head) (*ref
 	if err != nil {
 		return nil, nil, err
 	}
-	baseState, err := DecodeState(baseHead.State)
+	baseState, err := s.stateAt(ctx, baseHead)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -362,11 +363,11 @@ func (s *Service) mergeBatch(ctx context.Context, ours, theirs *refs.Head) (*ref
 	if err != nil {
 		return nil, nil, err
 	}
-	ourState, err := DecodeState(ours.State)
+	ourState, err := s.stateAt(ctx, ours)
 	if err != nil {
 		return nil, nil, err
 	}
-	theirState, err := DecodeState(theirs.State)
+	theirState, err := s.stateAt(ctx, theirs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -388,7 +389,7 @@ func (s *Service) mergeBatch(ctx context.Context, ours, theirs *refs.Head) (*ref
 	for _, p := range slices.Sorted(maps.Keys(theirFiles)) {
 		mine, ok := ourFiles[p]
 		switch {
-		case generated.Get()[p] || mine == theirFiles[p]:
+		case generated.Get()[p] || strings.HasPrefix(p, TasksDir+"/") || mine == theirFiles[p]:
 		case !ok:
 			b.Blobs[p] = theirFiles[p]
 		default:
@@ -398,7 +399,9 @@ func (s *Service) mergeBatch(ctx context.Context, ours, theirs *refs.Head) (*ref
 	if len(conflicts) > 0 {
 		b.Subject += "\n\nKept ours where both clones wrote a file differently:\n  " + strings.Join(conflicts, "\n  ")
 	}
+	st.Format = StateFormat
 	b.Files[refs.StateFile] = st.Encode()
+	s.addTaskFiles(b, ourState, st)
 	b.Files[LedgerFile] = ledger.Render(&st.Gates.Ledger)
 	return b, conflicts, nil
 }

@@ -173,7 +173,7 @@ func (s *Service) Load(ctx context.Context, id string) (*State, *refs.Head, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := s.state(h)
+	st, err := s.state(ctx, h)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipeline %s: %w", id, err)
 	}
@@ -186,7 +186,7 @@ func (s *Service) LoadArchived(ctx context.Context, id string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.state(h)
+	st, err := s.state(ctx, h)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: %w", id, err)
 	}
@@ -195,9 +195,9 @@ func (s *Service) LoadArchived(ctx context.Context, id string) (*State, error) {
 
 // state is the state of head h: a copy of the last one decoded or written
 // when it is h's.
-func (s *Service) state(h *refs.Head) (*State, error) {
+func (s *Service) state(ctx context.Context, h *refs.Head) (*State, error) {
 	if s.last.st == nil || s.last.id != h.ID || s.last.commit != h.Commit {
-		st, err := DecodeState(h.State)
+		st, err := s.stateAt(ctx, h)
 		if err != nil {
 			return nil, err
 		}
@@ -205,6 +205,23 @@ func (s *Service) state(h *refs.Head) (*State, error) {
 	}
 	c := *s.last.st
 	return &c, nil
+}
+
+// stateAt decodes the state head h carries: its state.json, and from
+// format 2 on its task files.
+func (s *Service) stateAt(ctx context.Context, h *refs.Head) (*State, error) {
+	st, err := DecodeState(h.State)
+	if err != nil || st.Format < 2 {
+		return st, err
+	}
+	files, err := s.Store.ReadDir(ctx, h.Tree, TasksDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.addTaskFiles(files); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // remember keeps a copy of st as the state of head h.
@@ -292,7 +309,7 @@ func (s *Service) update(ctx context.Context, id string, plan func(st *State, no
 		if h.Commit == "" {
 			return nil, fmt.Errorf("%w: %s", refs.ErrNoPipeline, id)
 		}
-		cur, err := s.state(h)
+		cur, err := s.state(ctx, h)
 		if err != nil {
 			return nil, err
 		}
@@ -328,6 +345,7 @@ func (s *Service) update(ctx context.Context, id string, plan func(st *State, no
 // batch applies drafts to st and renders the commit that records them.
 func (s *Service) batch(w *Writer, st *State, now string, drafts []Draft) (*refs.Batch, []string, error) {
 	b := &refs.Batch{Files: map[string][]byte{}}
+	before := *st // Apply changes no map or slice in place
 	var warnings, subjects []string
 	for _, d := range drafts {
 		data, err := json.Marshal(d.Data)
@@ -355,10 +373,22 @@ func (s *Service) batch(w *Writer, st *State, now string, drafts []Draft) (*refs
 			b.Files[HeaderFile] = hdr.Encode()
 		}
 	}
+	st.Format = StateFormat
 	b.Files[refs.StateFile] = bytes.Clone(s.enc.encode(st)) // kept: the store's head holds it
+	s.addTaskFiles(b, &before, st)
 	b.Files[LedgerFile] = ledger.Render(&st.Gates.Ledger)
 	b.Subject = strings.Join(subjects, "; ")
 	return b, warnings, nil
+}
+
+// addTaskFiles adds to b the task files whose entries differ between
+// before and after.
+func (s *Service) addTaskFiles(b *refs.Batch, before, after *State) {
+	for _, name := range changedTaskFiles(before, after) {
+		if f := taskFileIn(after, name); f != nil {
+			b.Files[TasksDir+"/"+name] = bytes.Clone(s.enc.render(f))
+		}
+	}
 }
 
 // StartOptions configure a new pipeline.

@@ -13,8 +13,10 @@ import (
 	"github.com/git-crucible/git-crucible/ledger"
 )
 
-// StateFormat is the version of state.json this code writes.
-const StateFormat = 1
+// StateFormat is the version of state.json this code writes: 2 leaves
+// each task's entries to the files of TasksDir. It reads 1 too, which
+// held them all.
+const StateFormat = 2
 
 // Pipeline statuses.
 const (
@@ -49,8 +51,8 @@ type State struct {
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 }
 
-// Encode renders state.json canonically: json.MarshalIndent's bytes with
-// one space per level.
+// Encode renders state.json canonically, in s.Format's form:
+// json.MarshalIndent's bytes with one space per level.
 func (s *State) Encode() []byte {
 	var e stateEncoder
 	return e.encode(s)
@@ -65,8 +67,17 @@ type stateEncoder struct {
 
 // encode renders s as Encode does, into a buffer the next call reuses.
 func (e *stateEncoder) encode(s *State) []byte {
+	if s.Format >= 2 {
+		c := withoutTasks(s)
+		return e.render(&c)
+	}
+	return e.render(s)
+}
+
+// render renders v (a State or a task file) as Encode does.
+func (e *stateEncoder) render(v any) []byte {
 	e.compact.Reset()
-	json.NewEncoder(&e.compact).Encode(s) // a State always marshals; Encode adds a newline
+	json.NewEncoder(&e.compact).Encode(v) // states and task files always marshal; Encode adds a newline
 	e.out = append(indent(e.out[:0], bytes.TrimSuffix(e.compact.Bytes(), []byte("\n"))), '\n')
 	return e.out
 }
@@ -128,14 +139,16 @@ func indent(out, compact []byte) []byte {
 	return out
 }
 
-// DecodeState parses state.json, refusing a format this code does not know.
+// DecodeState parses state.json, refusing a format this code does not
+// know. From format 2 on, the state it returns lacks the entries of
+// its task files (Service.Load has them all).
 func DecodeState(b []byte) (*State, error) {
 	var s State
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("state.json: %w", err)
 	}
-	if s.Format != StateFormat {
-		return nil, fmt.Errorf("state.json: unknown format %d (this git-crucible reads %d)", s.Format, StateFormat)
+	if s.Format != 1 && s.Format != StateFormat {
+		return nil, fmt.Errorf("state.json: unknown format %d (this git-crucible reads 1 to %d)", s.Format, StateFormat)
 	}
 	return &s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -35,8 +36,13 @@ func (p Problem) String() string {
 var chainFiles = lazy.Value[map[string]bool]{New: func() map[string]bool {
 	return map[string]bool{
 		refs.FormatFile: true, refs.EventsFile: true, refs.StateFile: true, HeaderFile: true, LedgerFile: true,
-		dispatchDir: true, handoffsDir: true, importDir: true, replayDir: true,
+		dispatchDir: true, handoffsDir: true, importDir: true, replayDir: true, TasksDir: true,
 	}
+}}
+
+// stateFormats is the state format of each chain format.
+var stateFormats = lazy.Value[map[string]int]{New: func() map[string]int {
+	return map[string]int{refs.FormatV1: 1, refs.FormatV2: 2}
 }}
 
 // Directories: prompts and outputs (DispatchPath), handoffs (HandoffPath),
@@ -164,7 +170,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 		if err != nil {
 			return nil, false
 		}
-		st, err := DecodeState(h.State)
+		st, err := s.stateAt(ctx, h)
 		if err != nil {
 			return nil, false
 		}
@@ -207,7 +213,9 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 			}
 			return b
 		}
-		if f := read(refs.FormatFile); f != nil && string(f) != refs.FormatV1 {
+		f := read(refs.FormatFile)
+		format, known := stateFormats.Get()[string(f)]
+		if f != nil && !known {
 			report(c.OID, 0, "unknown format %q", bytes.TrimSpace(f))
 			return false, nil // nothing further can be trusted to mean what this version thinks
 		}
@@ -296,6 +304,9 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 		if st.ID != id {
 			report(c.OID, 0, "chain of %s records pipeline %q", id, st.ID)
 		}
+		if format != 0 { // its files are rendered in the commit's own format
+			st.Format = format
+		}
 		checker.check(c.OID, files, st, len(problems))
 		return true, nil
 	})
@@ -318,6 +329,13 @@ type derivedChecker struct {
 	last     ledger.Ledger
 	lastBlob string
 	encoder  stateEncoder
+	// tasks are the blob ids of the task files of the state checked
+	// last, when it was in format 2: the next check renders only the
+	// files whose entries it changed.
+	tasks struct {
+		st    *State
+		blobs map[string]string
+	}
 }
 
 type derivedCheck struct {
@@ -364,7 +382,41 @@ func (d *derivedChecker) problems(c derivedCheck) []Problem {
 			found = append(found, Problem{Pipeline: d.id, Commit: c.commit, Message: msg})
 		}
 	}
+	want, err := d.tasksTree(c.st)
+	e, ok := c.files[TasksDir]
+	switch {
+	case err != nil:
+		found = append(found, Problem{Pipeline: d.id, Commit: c.commit, Message: fmt.Sprintf("cannot render %s/: %v", TasksDir, err)})
+	case want == "" && ok && c.st.Format < 2:
+		found = append(found, Problem{Pipeline: d.id, Commit: c.commit, Message: fmt.Sprintf("unexpected entry %q in the tree", TasksDir)})
+	case want == "" && ok || want != "" && (!ok || !e.IsTree() || e.OID != want):
+		found = append(found, Problem{Pipeline: d.id, Commit: c.commit, Message: TasksDir + "/ does not match what the events produce"})
+	}
 	return found
+}
+
+// tasksTree is the id of the tree of task files st renders to, "" when
+// it renders none (a state in format 1 renders none: state.json holds
+// its tasks). The files the state before left as they were are not
+// rendered again.
+func (d *derivedChecker) tasksTree(st *State) (string, error) {
+	if st.Format < 2 {
+		d.tasks.st, d.tasks.blobs = nil, nil
+		return "", nil
+	}
+	blobs := map[string]string{}
+	if d.tasks.st != nil {
+		maps.Copy(blobs, d.tasks.blobs)
+	}
+	for _, name := range changedTaskFiles(d.tasks.st, st) {
+		if f := taskFileIn(st, name); f != nil {
+			blobs[name] = d.repo.HashObject("blob", d.encoder.render(f))
+		} else {
+			delete(blobs, name)
+		}
+	}
+	d.tasks.st, d.tasks.blobs = st, blobs
+	return taskFilesTree(d.repo, blobs)
 }
 
 // ledgerBlob is the blob id of l rendered as ledger.md, rendered again only

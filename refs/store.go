@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -16,8 +17,14 @@ import (
 const (
 	FormatFile = "format"
 	EventsFile = "events.jsonl"
-	// FormatV1 is the content of FormatFile this version writes and reads.
+	// FormatV1 is the content of FormatFile of the chains earlier versions
+	// wrote, whose state.json holds every task's entries.
 	FormatV1 = "git-crucible pipeline 1\n"
+	// FormatV2 is the content of FormatFile this version writes: state.json
+	// leaves the entries of each task to the files of a directory beside it
+	// (the pipeline package's state format 2). A chain begun in FormatV1
+	// says FormatV2 from the first commit this version appends on.
+	FormatV2 = "git-crucible pipeline 2\n"
 )
 
 // ErrNoPipeline says a pipeline id has no ref.
@@ -37,6 +44,9 @@ type Store struct {
 	// cacheBuf is where writeCache renders the cache file, reused: it is
 	// as large as the state.
 	cacheBuf bytes.Buffer
+	// gc is what AutoGC read of the configuration at the first append
+	// that needed it.
+	gc gitext.GCConfig
 }
 
 // Open returns a store on repo; Close releases it.
@@ -174,6 +184,43 @@ func (s *Store) ReadFile(ctx context.Context, entries []gitext.TreeEntry, name s
 	return nil, fmt.Errorf("no %s in the tree", name)
 }
 
+// ReadDir returns the blobs of directory dir among entries, by name;
+// none when there is no such directory.
+func (s *Store) ReadDir(ctx context.Context, entries []gitext.TreeEntry, dir string) (map[string][]byte, error) {
+	i := slices.IndexFunc(entries, func(e gitext.TreeEntry) bool { return e.Name == dir })
+	if i < 0 {
+		return nil, nil
+	}
+	if !entries[i].IsTree() {
+		return nil, fmt.Errorf("%s is a file, not a directory", dir)
+	}
+	r, err := s.Objects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	data, err := r.ReadKind(entries[i].OID, "tree")
+	if err != nil {
+		return nil, err
+	}
+	list, err := gitext.DecodeTree(data, s.repo.HashLen())
+	if err != nil {
+		return nil, fmt.Errorf("tree %s (%s): %w", short(entries[i].OID), dir, err)
+	}
+	oids := make([]string, len(list))
+	for j, e := range list {
+		oids[j] = e.OID
+	}
+	files := make(map[string][]byte, len(list))
+	err = r.ReadEach(oids, func(j int, kind string, data []byte, err error) (bool, error) {
+		if err == nil {
+			data, err = blobOf(dir+"/"+list[j].Name, kind, data)
+		}
+		files[list[j].Name] = data
+		return err == nil, err
+	})
+	return files, err
+}
+
 // Batch is one append: the events it records (canonical JSON, one object
 // each, no newline) and the files it (re)writes in the tree.
 type Batch struct {
@@ -240,7 +287,7 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 	}
 	// Appends come from git-crucible's commands, one after another with no
 	// git command of the user's between them to pack what they write.
-	s.repo.AutoGC(ctx)
+	s.repo.AutoGC(ctx, &s.gc)
 	return next, nil
 }
 
@@ -249,8 +296,8 @@ func (s *Store) Append(ctx context.Context, id string, who Identity, build func(
 // holds the new subtree listings, to be cached once the ref has moved.
 func (s *Store) writeCommit(ctx context.Context, head *Head, b *Batch, who Identity, merged ...string) (*Head, *treeBuilder, error) {
 	files := map[string][]byte{EventsFile: joinLines(b.Events)}
-	if head.Commit == "" {
-		files[FormatFile] = []byte(FormatV1)
+	if !s.formatIs(head, FormatV2) {
+		files[FormatFile] = []byte(FormatV2)
 	}
 	for name, content := range b.Files {
 		files[name] = content
@@ -279,6 +326,16 @@ func (s *Store) writeCommit(ctx context.Context, head *Head, b *Batch, who Ident
 		return nil, nil, err
 	}
 	return &Head{ID: head.ID, Commit: oid, Tree: entries, State: state}, tb, nil
+}
+
+// formatIs reports whether head's tree has FormatFile saying format.
+func (s *Store) formatIs(head *Head, format string) bool {
+	for _, e := range head.Tree {
+		if e.Name == FormatFile {
+			return e.OID == s.repo.HashObject("blob", []byte(format))
+		}
+	}
+	return false
 }
 
 func joinLines(lines [][]byte) []byte {

@@ -59,7 +59,7 @@ func TestAppendBuildsAChain(t *testing.T) {
 	if got := gittest.Git(t, dir, "show", PipelineRef("p1")+":"+EventsFile); got != `{"e":"c"}` {
 		t.Fatalf("events.jsonl holds only its own batch: %q", got)
 	}
-	if got := gittest.Git(t, dir, "show", PipelineRef("p1")+"~2:"+FormatFile); got+"\n" != FormatV1 {
+	if got := gittest.Git(t, dir, "show", PipelineRef("p1")+"~2:"+FormatFile); got+"\n" != FormatV2 {
 		t.Fatalf("format %q", got)
 	}
 	if got := gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>%n%b", PipelineRef("p1")); got != "Ada Tester <ada@example.com>\nCrucible-Pipeline: p1" {

@@ -54,6 +54,43 @@ func TestNestedFiles(t *testing.T) {
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
 }
 
+// TestFormatOfAnEarlierChain appends to a chain an earlier version wrote
+// (FormatV1): the append says FormatV2, and its commits before keep theirs.
+func TestFormatOfAnEarlierChain(t *testing.T) {
+	s, dir := openStore(t)
+	if _, err := s.Append(t.Context(), "p1", who, withFiles("a", map[string]string{FormatFile: FormatV1})); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{"b", "c"} {
+		if _, err := s.Append(t.Context(), "p1", who, withFiles(e, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rev, want := range map[string]string{"~2": FormatV1, "~1": FormatV2, "": FormatV2} {
+		if got := gittest.Git(t, dir, "show", PipelineRef("p1")+rev+":"+FormatFile); got+"\n" != want {
+			t.Errorf("%s: format %q, want %q", rev, got, want)
+		}
+	}
+}
+
+func TestReadDir(t *testing.T) {
+	s, _ := openStore(t)
+	h, err := s.Append(t.Context(), "p1", who, withFiles("a", map[string]string{"tasks/0000.json": "zero", "tasks/x01.json": "one"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ReadDir(t.Context(), h.Tree, "tasks")
+	if want := map[string][]byte{"0000.json": []byte("zero"), "x01.json": []byte("one")}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ReadDir = %q, %v; want %q", got, err, want)
+	}
+	if got, err := s.ReadDir(t.Context(), h.Tree, "none"); err != nil || got != nil {
+		t.Fatalf("ReadDir of no directory = %q, %v", got, err)
+	}
+	if _, err := s.ReadDir(t.Context(), h.Tree, StateFile); err == nil {
+		t.Fatal("ReadDir of a file succeeded")
+	}
+}
+
 func TestNestedPathErrors(t *testing.T) {
 	s, _ := openStore(t)
 	if _, err := s.Append(t.Context(), "p1", who, withFiles("a", map[string]string{"a/b": "x"})); err != nil {
