@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // ConfigEntry is one value of a configuration key and where git read it.
@@ -89,7 +91,7 @@ func (r *Repo) ConfigMayMention(keys ...string) bool {
 		return true
 	}
 	for _, f := range r.configFiles() {
-		b, err := os.ReadFile(f.path)
+		b, err := fsutil.ReadNoPoll(f.path)
 		if errors.Is(err, os.ErrNotExist) || f.path == "/dev/null" {
 			continue
 		}

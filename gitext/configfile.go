@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // configFile is a file git may read its configuration from; sure says
@@ -99,7 +101,7 @@ func (r *Repo) configInProcess(keys ...string) (vals map[string]configValue, ok 
 	}
 	vals = map[string]configValue{}
 	for _, f := range r.configFiles() {
-		b, err := os.ReadFile(f.path)
+		b, err := fsutil.ReadNoPoll(f.path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
