@@ -16,7 +16,10 @@ import (
 // the same ledger (a fuzz test holds it to that).
 func LedgerOf(b []byte) (ledger.Ledger, error) {
 	g, err := GatesOf(b)
-	return g.Ledger, err
+	if err != nil {
+		return ledger.Ledger{}, err
+	}
+	return g.Ledger, nil
 }
 
 // Gates is what the hot paths need of a state: the gate ledger, the merge
@@ -47,14 +50,31 @@ func (g *Gates) Check(id string, phase ledger.Phase) (ledger.Phase, error) {
 }
 
 // GatesOf is LedgerOf that also reads the blocking conflicts and status.
-func GatesOf(b []byte) (Gates, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return Gates{}, fmt.Errorf("state.json: %w", err)
+// It builds only the members it reads: the rest of the state (the view, the
+// counters) is scanned, as it must be valid, and left as it is. The Gates
+// come back by pointer: the hot paths' frames stay small enough that their
+// goroutine's first stack holds them.
+func GatesOf(b []byte) (*Gates, error) {
+	var top map[string]json.RawMessage
+	var notObject *json.UnmarshalTypeError
+	if err := json.Unmarshal(b, &top); err != nil && !errors.As(err, &notObject) {
+		return nil, fmt.Errorf("state.json: %w", err)
 	}
-	l, err := ledgerOf(v)
-	if err != nil {
-		return Gates{}, err
+	var v any // as json.Unmarshal into any would give it, with the members read
+	if top != nil {
+		m := map[string]any{}
+		for _, k := range []string{"format", "gates", "conflicts", "status"} {
+			if raw, ok := top[k]; ok {
+				var x any
+				_ = json.Unmarshal(raw, &x) // valid: the whole was
+				m[k] = x
+			}
+		}
+		v = m
+	}
+	g := new(Gates)
+	if err := ledgerOf(v, &g.Ledger); err != nil {
+		return nil, err
 	}
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	var conflicts []Conflict
@@ -67,21 +87,21 @@ func GatesOf(b []byte) (Gates, error) {
 			conflicts = append(conflicts, c)
 		}
 	}
-	status, _ := v.(map[string]any)["status"].(string)
-	return Gates{Ledger: l, Conflicts: conflicts, Status: status}, nil
+	g.Status, _ = v.(map[string]any)["status"].(string)
+	g.Conflicts = conflicts
+	return g, nil
 }
 
-func ledgerOf(v any) (ledger.Ledger, error) {
-	var l ledger.Ledger
+func ledgerOf(v any, l *ledger.Ledger) error {
 	top, _ := v.(map[string]any)
 	if f, _ := top["format"].(float64); f != StateFormat {
-		return l, fmt.Errorf("state.json: unknown format %v (this git-crucible reads %d)", top["format"], StateFormat)
+		return fmt.Errorf("state.json: unknown format %v (this git-crucible reads %d)", top["format"], StateFormat)
 	}
 	gates, _ := top["gates"].(map[string]any)
 	raw, _ := gates["ledger"].(map[string]any)
 	phases, _ := raw["phases"].([]any)
 	if raw == nil || len(phases) != len(l.Phases) {
-		return l, errors.New("state.json: no gate ledger with four phases")
+		return errors.New("state.json: no gate ledger with four phases")
 	}
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	l.Run, l.PipelineID, l.Goal, l.Mode = str(raw, "run"), str(raw, "pipeline_id"), str(raw, "goal"), str(raw, "mode")
@@ -92,18 +112,18 @@ func ledgerOf(v any) (ledger.Ledger, error) {
 		e.Gate, e.Artifact, e.Tasks, e.Reason, e.PipelineID = str(m, "gate"), str(m, "artifact"), str(m, "tasks"), str(m, "reason"), str(m, "pipeline_id")
 		e.Acknowledged, _ = m["acknowledged"].(bool)
 	}
-	return l, nil
+	return nil
 }
 
 // LoadGates returns pipeline id's gates the hot-path way.
-func (s *Service) LoadGates(ctx context.Context, id string) (Gates, error) {
+func (s *Service) LoadGates(ctx context.Context, id string) (*Gates, error) {
 	h, err := s.Store.Head(ctx, id)
 	if err != nil {
-		return Gates{}, err
+		return nil, err
 	}
 	g, err := GatesOf(h.State)
 	if err != nil {
-		return g, fmt.Errorf("pipeline %s: %w", id, err)
+		return nil, fmt.Errorf("pipeline %s: %w", id, err)
 	}
 	return g, nil
 }
