@@ -19,8 +19,8 @@ func scanGates(b []byte) (g *Gates, ok bool) {
 	s := &gateScanner{b: b}
 	g = new(Gates)
 	var format float64
-	var seen uint8
-	ok = s.object(func(key []byte) bool {
+	var seen uint64
+	ok = s.members([]string{"status"}, []*string{&g.Status}, func(key []byte) bool {
 		switch string(key) {
 		case "format":
 			var ok bool
@@ -30,8 +30,6 @@ func scanGates(b []byte) (g *Gates, ok bool) {
 			return s.once(&seen, 2) && s.gates(&g.Ledger)
 		case "conflicts":
 			return s.once(&seen, 4) && s.conflicts(g)
-		case "status":
-			return s.once(&seen, 8) && s.str(&g.Status)
 		}
 		return s.skip()
 	})
@@ -65,7 +63,7 @@ func (s *gateScanner) next() byte {
 }
 
 // once marks bit in seen, false if it was already: a member given twice.
-func (s *gateScanner) once(seen *uint8, bit uint8) bool {
+func (s *gateScanner) once(seen *uint64, bit uint64) bool {
 	if *seen&bit != 0 {
 		return false
 	}
@@ -75,46 +73,42 @@ func (s *gateScanner) once(seen *uint8, bit uint8) bool {
 
 // object reads an object, calling member with each key to read its value.
 func (s *gateScanner) object(member func(key []byte) bool) bool {
-	if s.next() != '{' || s.depth > 64 {
-		return false
-	}
-	s.i++
-	s.depth++
-	defer func() { s.depth-- }()
-	if s.next() == '}' {
-		s.i++
-		return true
-	}
-	for {
+	return s.list('{', '}', func(int) bool {
 		key, ok := s.token()
 		if !ok || key.escaped || s.next() != ':' {
 			return false
 		}
 		s.i++
-		if !member(key.text) {
-			return false
+		return member(key.text)
+	})
+}
+
+// members reads an object: its string members names[i] into *into[i],
+// each at most once, the others with other.
+func (s *gateScanner) members(names []string, into []*string, other func(key []byte) bool) bool {
+	var seen uint64
+	return s.object(func(key []byte) bool {
+		for i, name := range names {
+			if string(key) == name {
+				return s.once(&seen, 1<<i) && s.str(into[i])
+			}
 		}
-		switch s.next() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
+		return other(key)
+	})
 }
 
 // array reads an array, calling item with each index to read its value.
-func (s *gateScanner) array(item func(i int) bool) bool {
-	if s.next() != '[' || s.depth > 64 {
+func (s *gateScanner) array(item func(i int) bool) bool { return s.list('[', ']', item) }
+
+// list reads what is between open and end, items separated by commas.
+func (s *gateScanner) list(open, end byte, item func(i int) bool) bool {
+	if s.next() != open || s.depth > 64 {
 		return false
 	}
 	s.i++
 	s.depth++
 	defer func() { s.depth-- }()
-	if s.next() == ']' {
+	if s.next() == end {
 		s.i++
 		return true
 	}
@@ -125,7 +119,7 @@ func (s *gateScanner) array(item func(i int) bool) bool {
 		switch s.next() {
 		case ',':
 			s.i++
-		case ']':
+		case end:
 			s.i++
 			return true
 		default:
@@ -265,7 +259,7 @@ func (s *gateScanner) skip() bool {
 
 // gates reads the gates member: its ledger, which must be there.
 func (s *gateScanner) gates(l *ledger.Ledger) bool {
-	var seen uint8
+	var seen uint64
 	return s.object(func(key []byte) bool {
 		if string(key) != "ledger" {
 			return s.skip()
@@ -276,90 +270,48 @@ func (s *gateScanner) gates(l *ledger.Ledger) bool {
 
 // ledger reads a gate ledger with its four phases.
 func (s *gateScanner) ledger(l *ledger.Ledger) bool {
-	var seen uint8
+	var seen uint64
 	phases := 0
-	return s.object(func(key []byte) bool {
-		var dst *string
-		var bit uint8
-		switch string(key) {
-		case "run":
-			dst, bit = &l.Run, 1
-		case "pipeline_id":
-			dst, bit = &l.PipelineID, 2
-		case "goal":
-			dst, bit = &l.Goal, 4
-		case "mode":
-			dst, bit = &l.Mode, 8
-		case "phases":
-			return s.once(&seen, 16) && s.array(func(i int) bool {
-				phases++
-				return i < len(l.Phases) && s.entry(&l.Phases[i])
-			})
-		default:
+	return s.members([]string{"run", "pipeline_id", "goal", "mode"}, []*string{&l.Run, &l.PipelineID, &l.Goal, &l.Mode}, func(key []byte) bool {
+		if string(key) != "phases" {
 			return s.skip()
 		}
-		return s.once(&seen, bit) && s.str(dst)
+		return s.once(&seen, 1) && s.array(func(i int) bool {
+			phases++
+			return i < len(l.Phases) && s.entry(&l.Phases[i])
+		})
 	}) && phases == len(l.Phases)
 }
 
 // entry reads one phase of a ledger.
 func (s *gateScanner) entry(e *ledger.Entry) bool {
-	var seen uint8
-	return s.object(func(key []byte) bool {
-		var dst *string
-		var bit uint8
-		switch string(key) {
-		case "status":
-			var status string
-			ok := s.once(&seen, 1) && s.str(&status)
-			e.Status = ledger.Status(status)
-			return ok
-		case "gate":
-			dst, bit = &e.Gate, 2
-		case "artifact":
-			dst, bit = &e.Artifact, 4
-		case "tasks":
-			dst, bit = &e.Tasks, 8
-		case "reason":
-			dst, bit = &e.Reason, 16
-		case "pipeline_id":
-			dst, bit = &e.PipelineID, 32
-		case "acknowledged":
+	var status string
+	var seen uint64
+	ok := s.members([]string{"status", "gate", "artifact", "tasks", "reason", "pipeline_id"},
+		[]*string{&status, &e.Gate, &e.Artifact, &e.Tasks, &e.Reason, &e.PipelineID}, func(key []byte) bool {
+			if string(key) != "acknowledged" {
+				return s.skip()
+			}
 			lit, ok := s.literal()
 			e.Acknowledged = lit == "true"
-			return s.once(&seen, 64) && ok && lit != "null"
-		default:
-			return s.skip()
-		}
-		return s.once(&seen, bit) && s.str(dst)
-	})
+			return s.once(&seen, 1) && ok && lit != "null"
+		})
+	e.Status = ledger.Status(status)
+	return ok
 }
 
 // conflicts reads the merge conflicts, keeping the blocking ones.
 func (s *gateScanner) conflicts(g *Gates) bool {
 	return s.array(func(int) bool {
 		var c Conflict
-		var seen uint8
-		ok := s.object(func(key []byte) bool {
-			var dst *string
-			var bit uint8
-			switch string(key) {
-			case "phase":
-				f, ok := s.number()
-				c.Phase = ledger.Phase(f)
-				return s.once(&seen, 1) && ok
-			case "event":
-				dst, bit = &c.Event, 2
-			case "type":
-				dst, bit = &c.Type, 4
-			case "writer":
-				dst, bit = &c.Writer, 8
-			case "message":
-				dst, bit = &c.Message, 16
-			default:
+		var seen uint64
+		ok := s.members([]string{"event", "type", "writer", "message"}, []*string{&c.Event, &c.Type, &c.Writer, &c.Message}, func(key []byte) bool {
+			if string(key) != "phase" {
 				return s.skip()
 			}
-			return s.once(&seen, bit) && s.str(dst)
+			f, ok := s.number()
+			c.Phase = ledger.Phase(f)
+			return s.once(&seen, 1) && ok
 		})
 		if ok && c.Blocks() {
 			g.Conflicts = append(g.Conflicts, c)
