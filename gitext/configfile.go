@@ -1,10 +1,13 @@
 package gitext
 
 import (
+	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/internal/fsutil"
@@ -210,3 +213,81 @@ func parseSection(line string) (name string, sub bool, rest string, ok bool) {
 }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// gcConfigInProcess reads maintenance.auto and gc.auto (defaults true and
+// defaultGCAuto) as git would, without starting git: an append runs
+// AutoGC, and a config that merely mentions gc (gc.auto=0 in a global
+// config, say) would otherwise cost it a git process. ok is false for
+// anything it cannot be sure of; the caller asks git.
+func (r *Repo) gcConfigInProcess() (on bool, limit int64, ok bool) {
+	vals, ok := r.configInProcess("maintenance.auto", "gc.auto")
+	if !ok {
+		return false, 0, false
+	}
+	on, limit = true, defaultGCAuto
+	if v, set := vals["maintenance.auto"]; set {
+		if on, ok = parseConfigBool(v); !ok {
+			return false, 0, false
+		}
+	}
+	if v, set := vals["gc.auto"]; set {
+		if limit, ok = parseConfigInt(v); !ok {
+			return false, 0, false
+		}
+	}
+	return on, limit, true
+}
+
+// gcConfigFromGit is gcConfigInProcess asking git; ok is false when git
+// refuses gc.auto, as git gc would.
+func (r *Repo) gcConfigFromGit(ctx context.Context) (on bool, limit int64, ok bool) {
+	if on, err := r.ConfigBool(ctx, "maintenance.auto", true); err == nil && !on {
+		return false, 0, true
+	}
+	limit, err := r.ConfigInt(ctx, "gc.auto", defaultGCAuto)
+	return true, limit, err == nil
+}
+
+// parseConfigBool reads v as git reads a boolean; ok is false for what
+// git would refuse or this does not read (a number other than 0 and 1).
+func parseConfigBool(v configValue) (b, ok bool) {
+	if v.noValue {
+		return true, true
+	}
+	switch strings.ToLower(v.value) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0", "":
+		return false, true
+	}
+	return false, false
+}
+
+// parseConfigInt reads v as git reads an integer, with a k, m or g unit;
+// ok is false for what git would refuse or might read otherwise (git takes
+// a leading 0 as octal and 0x as hexadecimal).
+func parseConfigInt(v configValue) (int64, bool) {
+	s, unit := v.value, int64(1)
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'k', 'K':
+			unit = 1 << 10
+		case 'm', 'M':
+			unit = 1 << 20
+		case 'g', 'G':
+			unit = 1 << 30
+		}
+		if unit != 1 {
+			s = s[:len(s)-1]
+		}
+	}
+	digits := strings.TrimPrefix(s, "-")
+	if v.noValue || digits == "" || strings.Trim(digits, "0123456789") != "" || len(digits) > 1 && digits[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > math.MaxInt64/unit || n < math.MinInt64/unit {
+		return 0, false
+	}
+	return n * unit, true
+}
