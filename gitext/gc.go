@@ -13,17 +13,16 @@ import (
 const defaultGCAuto = 6700
 
 // AutoGC does what git's own commands do after they write objects: it runs
-// `git gc --auto`, which packs loose objects when there are too many and,
-// by default (gc.autoDetach), does so in the background. Unlike git's
-// commands it starts no process while none is due: it takes git's own
-// sample first, the loose objects in objects/17 (a 256th of them), against
-// gc.auto, read in process when it can. gc.auto=0 or maintenance.auto=false
-// turn it off, as for git. It reports whether it ran git gc. A gc that
-// fails is for git to report (in gc.log) at a later try, not a failure of
-// the write before it. Call it
-// only after writes that no git command of the user's follows: git commit,
-// rebase, am and fetch run auto maintenance themselves, so a write from
-// their hooks, or right after one of them, leaves it to them.
+// `git gc --auto`, which packs loose objects when there are too many and, by
+// default (gc.autoDetach), does so in the background. Unlike git's commands
+// it starts no process while none is due: it takes git's own sample first,
+// the loose objects in objects/17 (a 256th of them), against gc.auto, read
+// in process when it can. gc.auto=0 or maintenance.auto=false turn it off,
+// as for git. It reports whether it ran git gc. A gc that fails is for git
+// to report (in gc.log) at a later try, not a failure of the write before
+// it. Call it only after writes that no git command of the user's follows:
+// git commit, rebase, am and fetch run auto maintenance themselves, so a
+// write from their hooks, or right after one of them, leaves it to them.
 func (r *Repo) AutoGC(ctx context.Context) bool {
 	if r.Private || os.Getenv("GIT_QUARANTINE_PATH") != "" {
 		return false // a push's quarantine or a shadow store is not to be packed
