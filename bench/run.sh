@@ -11,8 +11,8 @@
 #   BENCH_STRICT=1               exit 1 when a goal is missed
 #   BENCH_KEEP=1                 keep the temporary directory (printed)
 #   BENCH_ONLY=verify,log       run only these rows (and the set-up they need):
-#                                hotpath status log append verify growth notes
-#                                import checkpoint hooks sync gates
+#                                hotpath init status log append verify growth
+#                                notes import checkpoint hooks sync gates
 #
 # Needs only go, git and coreutils (Linux). bench/timer runs ours and the
 # baseline interleaved (A B, B A, A B, ...) so that drift hits both alike,
@@ -54,6 +54,10 @@ t_start=$(date +%s.%N)
 
 # --- build -------------------------------------------------------------------
 bench_build
+# An empty Go program: the floor of any Go binary's start (init and hooks).
+mkdir -p "$tmp/noop"
+printf 'package main\n\nfunc main() {}\n' >"$tmp/noop/main.go"
+go build -o "$tmp/bin/noop" "$tmp/noop/main.go"
 # The cost of one provenance note among 10 and among 10,000 (git's fan-out:
 # 256 subtrees), measured in process by the notes package's benchmark, which
 # makes its own hermetic repositories; the row is printed with the others.
@@ -143,6 +147,17 @@ bench -name "  info: floor: git true" -n "$n_fast" \
 bench -name "  info: cold (no cache file)" -n "$n_slow" \
 	-pre-a "rm -rf '$repo/.git/crucible/cache'" \
 	-a "git-crucible ledger check --quiet" -b "git rev-parse HEAD"
+fi
+
+if only init; then
+# 1a. Package initialisation, which every command of a binary pays whatever
+# it does: under GODEBUG=inittrace=1, the sum of the packages' init clock
+# times per run (medians), against an empty Go program's (the runtime's
+# own); then whose packages it is, with their allocations, and the slowest.
+bench -inittrace -name "init: git-crucible (any command)" -n "$n_fast" \
+	-a "git-crucible ledger check --quiet" -b "noop"
+bench -inittrace -name "init: git-crucible-hook" -n "$n_fast" \
+	-a "git-crucible-hook pre-commit" -b "noop"
 fi
 
 if only status; then
@@ -328,9 +343,7 @@ if only hooks; then
 git checkout -q main
 git-crucible hooks install >/dev/null
 empty_hooks="$tmp/empty-hooks" go_hooks="$tmp/go-hooks" go2_hooks="$tmp/go2-hooks"
-mkdir -p "$empty_hooks" "$go_hooks" "$go2_hooks" "$tmp/noop"
-printf 'package main\n\nfunc main() {}\n' >"$tmp/noop/main.go"
-go build -o "$tmp/bin/noop" "$tmp/noop/main.go"
+mkdir -p "$empty_hooks" "$go_hooks" "$go2_hooks"
 for h in pre-commit commit-msg post-commit post-rewrite pre-push; do
 	printf '#!/bin/sh\nexit 0\n' >"$empty_hooks/$h"
 	printf '#!/bin/sh\nexec noop "$@"\n' >"$go_hooks/$h"

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // ConfigEntry is one value of a configuration key and where git read it.
@@ -105,51 +106,15 @@ func (r *Repo) top() string {
 // cannot rule out — an include, a file it cannot read — counts as a mention.
 func (r *Repo) ConfigMayMention(keys ...string) bool {
 	words := append([]string{"include"}, keys...)
-	mentions := func(text string) bool {
-		text = strings.ToLower(text)
-		for _, w := range words {
-			if strings.Contains(text, w) {
-				return true
-			}
-		}
-		return false
+	if configCommandLine(words) {
+		return true
 	}
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GIT_CONFIG_PARAMETERS=") || strings.HasPrefix(kv, "GIT_CONFIG_KEY_") {
-			if mentions(kv) {
-				return true
-			}
-		}
-	}
-	home := os.Getenv("HOME")
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
-	files := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")}
-	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
-		files = append(files, g)
-	} else {
-		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config"))
-	}
-	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		if s := os.Getenv("GIT_CONFIG_SYSTEM"); s != "" {
-			files = append(files, s)
-		} else {
-			files = append(files, "/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig")
-			// git's system config lives under its prefix (/usr's is /etc's,
-			// listed above); git tells hooks where it is installed.
-			if exec := os.Getenv("GIT_EXEC_PATH"); exec != "" {
-				files = append(files, filepath.Join(filepath.Dir(filepath.Dir(exec)), "etc", "gitconfig"))
-			}
-		}
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) || f == "/dev/null" {
+	for _, f := range r.configFiles() {
+		b, err := fsutil.ReadNoPoll(f.path)
+		if errors.Is(err, os.ErrNotExist) || f.path == "/dev/null" {
 			continue
 		}
-		if err != nil || mentions(string(b)) {
+		if err != nil || mentionsAny(string(b), words) {
 			return true
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // Repo is a discovered repository. All paths are absolute.
@@ -111,10 +113,10 @@ func discoverFast() (*Repo, bool) {
 		return nil, false
 	}
 	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := fsutil.ReadNoPoll(filepath.Join(gitDir, "commondir")); err == nil {
 		common = abs(gitDir, strings.TrimSpace(string(b)))
 	}
-	cfg, err := os.ReadFile(filepath.Join(common, "config"))
+	cfg, err := fsutil.ReadNoPoll(filepath.Join(common, "config"))
 	if err != nil {
 		return nil, false
 	}
@@ -215,7 +217,7 @@ func findDotGit(dir string) (gitDir, workTree string) {
 			if fi.IsDir() {
 				return dotgit, dir
 			}
-			b, err := os.ReadFile(dotgit)
+			b, err := fsutil.ReadNoPoll(dotgit)
 			rest, ok := strings.CutPrefix(string(b), "gitdir: ")
 			if err != nil || !ok {
 				return "", ""

@@ -55,19 +55,17 @@ type GCConfig struct {
 	limit int // gc.auto as git gc --auto takes it: 0 or less is off
 }
 
-// gcAuto is gc.auto, 0 when it or maintenance.auto turns git gc --auto off.
+// gcAuto is gc.auto, 0 when it or maintenance.auto turns git gc --auto
+// off: read in process when it can be, else from git.
 func (r *Repo) gcAuto(ctx context.Context) int {
-	if !r.ConfigMayMention("[gc", "gc.", "maintenance") {
-		return defaultGCAuto
+	on, limit, ok := r.gcConfigInProcess()
+	if !ok {
+		on, limit, ok = r.gcConfigFromGit(ctx)
 	}
-	if on, err := r.ConfigBool(ctx, "maintenance.auto", true); err == nil && !on {
+	if !ok || !on {
 		return 0
 	}
-	n, err := r.ConfigInt(ctx, "gc.auto", defaultGCAuto)
-	if err != nil {
-		return 0 // git gc would refuse it too
-	}
-	return int(n)
+	return int(limit)
 }
 
 // looseSample counts the loose objects in objects/17.

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 func (r *Repo) newHash() hash.Hash {
@@ -132,7 +134,7 @@ func (r *Repo) ReadLoose(oid string) (kind string, data []byte, err error) {
 	if !r.ValidOID(oid) {
 		return "", nil, fmt.Errorf("invalid object id %q", oid)
 	}
-	raw, err := os.ReadFile(filepath.Join(r.ObjectDir(), oid[:2], oid[2:]))
+	raw, err := fsutil.ReadNoPoll(filepath.Join(r.ObjectDir(), oid[:2], oid[2:]))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil, fmt.Errorf("%s: %w", oid, ErrMissing)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // Refs are read here in process from git's "files" storage (loose, then
@@ -66,7 +68,7 @@ func CheckRefName(name string) error {
 
 // readLoose returns a loose ref's raw content, or "" when there is none.
 func (r *Repo) readLoose(name string) (string, error) {
-	b, err := os.ReadFile(r.refPath(name))
+	b, err := fsutil.ReadNoPoll(r.refPath(name))
 	if errors.Is(err, os.ErrNotExist) || isDirErr(err) {
 		return "", nil
 	}
@@ -83,7 +85,7 @@ func isDirErr(err error) bool {
 
 // readPacked looks name up in packed-refs.
 func (r *Repo) readPacked(name string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	b, err := fsutil.ReadNoPoll(filepath.Join(r.CommonDir, "packed-refs"))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -263,7 +265,7 @@ func (r *Repo) listRefsFiles(prefix string) ([]Ref, bool) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		name := prefix + filepath.ToSlash(rel)
-		b, rerr := os.ReadFile(path)
+		b, rerr := fsutil.ReadNoPoll(path)
 		oid := strings.TrimSuffix(string(b), "\n")
 		if !d.Type().IsRegular() || rerr != nil || !validRefName(name) || !r.ValidOID(oid) {
 			ok = false
@@ -275,7 +277,7 @@ func (r *Repo) listRefsFiles(prefix string) ([]Ref, bool) {
 	if err != nil || !ok {
 		return nil, false
 	}
-	packed, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	packed, err := fsutil.ReadNoPoll(filepath.Join(r.CommonDir, "packed-refs"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, false
 	}

@@ -97,5 +97,5 @@ func activeGates(ctx context.Context, svc *pipeline.Service) (*inPipeline, error
 	if err != nil || g.Status == pipeline.StatusAbandoned {
 		return nil, err
 	}
-	return &inPipeline{svc: svc, id: id, head: h.Commit, gates: g}, nil
+	return &inPipeline{svc: svc, id: id, head: h.Commit, gates: *g}, nil
 }

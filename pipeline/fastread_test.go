@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -37,6 +38,9 @@ func TestLedgerOfMatchesDecodeState(t *testing.T) {
 
 func assertSameLedger(t *testing.T, b []byte) {
 	t.Helper()
+	if _, ok := scanGates(b); !ok {
+		t.Fatalf("scanGates gave up on a state this code wrote:\n%s", b)
+	}
 	full, ferr := DecodeState(b)
 	fast, err := LedgerOf(b)
 	if (ferr == nil) != (err == nil) {
@@ -60,6 +64,31 @@ func FuzzLedgerOf(f *testing.F) {
 		fast, err := LedgerOf(b)
 		if ferr == nil && bytes.Equal(full.Encode(), b) && (err != nil || !reflect.DeepEqual(full.Gates.Ledger, fast)) {
 			t.Fatalf("DecodeState read %+v, LedgerOf %+v (%v)", full.Gates.Ledger, fast, err)
+		}
+	})
+}
+
+// FuzzScanGates: whatever scanGates reads, it reads as the general way
+// does, and it reads nothing that is not JSON.
+func FuzzScanGates(f *testing.F) {
+	f.Add(started(&testing.T{}).Encode())
+	f.Add([]byte(`{"format":1,"gates":{"ledger":{"run":"r","goal":"a \\"b\\" \\u00e9","phases":[{"status":"PASS","acknowledged":true},{},{},{"reason":"x"}]},"track":[1.5,-2,"s",null,false]},"conflicts":[{"phase":2,"event":"e","type":"t"},{"event":"f"}],"status":"open","view":{"a":[{}]}}`))
+	f.Add([]byte(`{"format":1.0,"gates":{"ledger":{"phases":[{},{},{},{}]}},"x":1e5}`))
+	f.Add([]byte(`{"format":1,"format":1,"gates":{"ledger":{"phases":[{},{},{},{}]}}}`))
+	f.Add([]byte(`{"format":1,"gates":{"ledger":{"phases":[{"status":7},{"acknowledged":"yes"},{},{}]}}}`))
+	f.Add([]byte(`{"\u0066ormat":1,"gates":{"ledger":{"phases":[{},{},{},{}]}}}`))
+	f.Add([]byte(`[1,2]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := scanGates(b)
+		if !ok {
+			return
+		}
+		slow, err := gatesOfValues(b)
+		if err != nil || !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("scanGates read %+v, the general way %+v (%v)", fast, slow, err)
+		}
+		if !json.Valid(b) {
+			t.Fatalf("scanGates read text that is not JSON")
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // Layout of a chain commit's tree.
@@ -119,7 +120,7 @@ func (s *Store) headAt(ctx context.Context, id, oid string) (*Head, error) {
 		}
 		return h, nil
 	}
-	if b, err := os.ReadFile(s.cachePath(id)); err == nil {
+	if b, err := fsutil.ReadNoPoll(s.cachePath(id)); err == nil {
 		if h := decodeCache(b); h != nil && h.Commit == oid && h.ID == id {
 			s.last = h
 			return h, nil

@@ -19,6 +19,11 @@
 // the remaining arguments as a row, for figures measured elsewhere. With
 // -repeat N it runs -a N times in sequence, untimed one by one, and prints
 // the total (for building test repositories without a shell loop's cost).
+//
+// With -inittrace it compares, instead of wall times, the two commands'
+// package initialisation: each run under GODEBUG=inittrace=1, the sum of its
+// packages' init clock times (medians of the runs), then whose packages -a's
+// is (ours, dependencies, the standard library) and its slowest ones.
 package main
 
 import (
@@ -32,6 +37,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/git-crucible/git-crucible/internal/inittrace"
 )
 
 const rowFormat = "%-34s %11s %11s %7s %8s  %s\n"
@@ -53,6 +60,7 @@ func main() {
 		once   = flag.Bool("once", false, "run -a once and print its wall time (ms) and peak memory (KiB)")
 		own    = flag.Bool("own", false, "with -once, also print the peak memory of -a's process alone (KiB), without its children")
 		cpu    = flag.Bool("cpu", false, "with -once, also print the CPU time (ms, user and system) of -a and the children it waited for, last")
+		inits  = flag.Bool("inittrace", false, "compare the package initialisation of -a and -b (GODEBUG=inittrace=1), not their wall time")
 	)
 	flag.Parse()
 	if *once {
@@ -114,6 +122,26 @@ func main() {
 		pb = mustParse(*preB)
 	}
 
+	measure := timed
+	var traced [][]inittrace.Init // -a's runs, with -inittrace
+	if *inits {
+		cmdA.trace, cmdB.trace = new(bytes.Buffer), new(bytes.Buffer)
+		measure = func(pre, c *command) (time.Duration, error) {
+			if _, err := timed(pre, c); err != nil {
+				return 0, err
+			}
+			in := inittrace.Parse(c.trace.Bytes())
+			if len(in) == 0 {
+				return 0, fmt.Errorf("%s: no init lines under GODEBUG=inittrace=1 (not a Go program?)", c.text)
+			}
+			if c == cmdA {
+				traced = append(traced, in)
+			}
+			all, _ := inittrace.Sum(in)
+			return msDuration(all.Clock), nil
+		}
+	}
+
 	// One checked run each, showing the output if it fails.
 	for _, c := range []*command{pa, cmdA, pb, cmdB} {
 		if c != nil {
@@ -124,11 +152,12 @@ func main() {
 	}
 	for i := 0; i < *warmup; i++ {
 		for _, p := range [][2]*command{{pa, cmdA}, {pb, cmdB}} {
-			if _, err := timed(p[0], p[1]); err != nil {
+			if _, err := measure(p[0], p[1]); err != nil {
 				fatal(err)
 			}
 		}
 	}
+	traced = traced[:0]
 	ta := make([]time.Duration, 0, *n)
 	tb := make([]time.Duration, 0, *n)
 	for i := 0; i < *n; i++ {
@@ -138,7 +167,7 @@ func main() {
 			first, second = second, first
 		}
 		for _, p := range [][2]*command{first, second} {
-			d, err := timed(p[0], p[1])
+			d, err := measure(p[0], p[1])
 			if err != nil {
 				fatal(err)
 			}
@@ -165,7 +194,47 @@ func main() {
 		fmt.Printf("%-34s   ours p10..p90 %s..%s   baseline p10..p90 %s..%s\n", "",
 			ms(pct(ta, 10)), ms(pct(ta, 90)), ms(pct(tb, 10)), ms(pct(tb, 90)))
 	}
+	if *inits {
+		printInits(traced)
+	}
 }
+
+// printInits prints, under a -inittrace row, whose packages -a's
+// initialisation is and its slowest packages: medians over runs (each
+// kind's and package's own, so they need not add up to the row's), and
+// allocations, which are the same in every run.
+func printInits(runs [][]inittrace.Init) {
+	var kinds [3][]time.Duration
+	var allocs [3]int64
+	clocks := map[string][]time.Duration{}
+	for _, run := range runs {
+		_, by := inittrace.Sum(run)
+		for k := range by {
+			kinds[k] = append(kinds[k], msDuration(by[k].Clock))
+			allocs[k] = by[k].Allocs
+		}
+		for _, in := range run {
+			clocks[in.Package] = append(clocks[in.Package], msDuration(in.Clock))
+		}
+	}
+	var parts []string
+	for _, k := range []inittrace.Kind{inittrace.Ours, inittrace.Dep, inittrace.Std} {
+		parts = append(parts, fmt.Sprintf("%v %s, %d allocs", k, ms(median(kinds[k])), allocs[k]))
+	}
+	fmt.Printf("%-34s   %s\n", "", strings.Join(parts, "; "))
+	last := runs[len(runs)-1]
+	slices.SortStableFunc(last, func(x, y inittrace.Init) int {
+		return int(median(clocks[y.Package]) - median(clocks[x.Package]))
+	})
+	parts = parts[:0]
+	for _, in := range last[:min(6, len(last))] {
+		parts = append(parts, fmt.Sprintf("%s %s (%d allocs)", in.Package, ms(median(clocks[in.Package])), in.Allocs))
+	}
+	fmt.Printf("%-34s   slowest: %s\n", "", strings.Join(parts, ", "))
+}
+
+// msDuration is a time in milliseconds as a Duration.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * 1e6) }
 
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "timer:", err)
@@ -211,6 +280,9 @@ type command struct {
 	words [][]string // per word, its choices (one unless {alt:...})
 	runs  int
 	null  *os.File
+	// trace, when set, runs the command under GODEBUG=inittrace=1 and
+	// keeps the last run's standard error.
+	trace *bytes.Buffer
 }
 
 var altRE = regexp.MustCompile(`\{alt:([^}]*)\}`)
@@ -251,10 +323,21 @@ func (c *command) run(show bool) error {
 	cmd.Args[0] = args[0]
 	cmd.Stdin = c.null
 	var out bytes.Buffer
-	if show {
+	switch {
+	case show:
 		cmd.Stdout, cmd.Stderr = &out, &out
-	} else {
+	case c.trace != nil:
+		c.trace.Reset()
+		cmd.Stdout, cmd.Stderr = c.null, c.trace
+	default:
 		cmd.Stdout, cmd.Stderr = c.null, c.null
+	}
+	if c.trace != nil {
+		godebug := "inittrace=1"
+		if v := os.Getenv("GODEBUG"); v != "" {
+			godebug = v + "," + godebug
+		}
+		cmd.Env = append(os.Environ(), "GODEBUG="+godebug)
 	}
 	err := cmd.Start()
 	if err == nil {

@@ -182,7 +182,7 @@ func checkLedger(ctx context.Context, s *session, phase ledger.Phase, quiet bool
 	if err != nil {
 		return err
 	}
-	l := g.Ledger
+	l := &g.Ledger
 	phase, refusal := g.Check(id, phase)
 	if s.jsonOut() {
 		var blocked any

@@ -1,7 +1,10 @@
 package fsutil
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
 	"math"
 	"net"
 	"os"
@@ -146,5 +149,30 @@ func TestReadFileRefuses(t *testing.T) {
 	}
 	if _, err := ReadFile(filepath.Join(dir, "none"), 10); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReadFile(none): %v", err)
+	}
+}
+
+// TestReadNoPoll reads what os.ReadFile reads, and fails as it does.
+func TestReadNoPoll(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{0, 1, 511, 512, 513, 70000} {
+		path := filepath.Join(dir, fmt.Sprint(size))
+		want := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ReadNoPoll(path); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%d bytes: read %d, %v", size, len(got), err)
+		}
+	}
+	if got, err := ReadNoPoll("/proc/self/stat"); err != nil || len(got) == 0 {
+		t.Errorf("/proc/self/stat (size 0 to stat): %q, %v", got, err)
+	}
+	if _, err := ReadNoPoll(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	var pe *fs.PathError
+	if _, err := ReadNoPoll(dir); !errors.As(err, &pe) || !errors.Is(err, syscall.EISDIR) || pe.Path != dir {
+		t.Errorf("directory: %v", err)
 	}
 }
