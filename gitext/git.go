@@ -205,6 +205,28 @@ func (r *Repo) ChangedPaths(ctx context.Context, a, b string) ([]string, error) 
 	return paths, nil
 }
 
+// FirstParent is commit's first parent, "" for a root commit. A commit
+// stored loose, as one just made is, is read in process, without a look
+// at replace refs: it is for commits git-crucible has just made, whose
+// ids nothing can have replaced yet. Another is read by git.
+func (r *Repo) FirstParent(ctx context.Context, commit string) (string, error) {
+	if kind, data, err := r.ReadLoose(commit); err == nil && kind == "commit" {
+		c, err := DecodeCommit(data)
+		if err != nil || len(c.Parents) == 0 {
+			return "", err
+		}
+		return c.Parents[0], nil
+	}
+	out, err := r.Git(ctx, "rev-list", "--parents", "-n", "1", commit+"^{commit}", "--")
+	if err != nil {
+		return "", err
+	}
+	if f := strings.Fields(string(out)); len(f) > 1 {
+		return f[1], nil
+	}
+	return "", nil
+}
+
 // IsAncestor reports whether commit a is reachable from commit b.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)

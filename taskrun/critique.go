@@ -362,8 +362,8 @@ func (r *Runner) unchained(ctx context.Context, boundary, head string, commits [
 		if c.SHA == "" || c.SHA == want { // a task sharing its unit's commit
 			continue
 		}
-		out, err := r.Repo.Git(ctx, "rev-parse", "--verify", "-q", c.SHA+"^")
-		if err != nil || strings.TrimSpace(string(out)) != want {
+		parent, err := r.Repo.FirstParent(ctx, c.SHA)
+		if err != nil || parent != want {
 			return true, nil
 		}
 		want = c.SHA
