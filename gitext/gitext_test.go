@@ -579,3 +579,40 @@ func TestLooseObjectSizes(t *testing.T) {
 	}
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling", "--unreachable")
 }
+
+// TestFirstParent: a loose commit's first parent is read in process (no
+// git on PATH), a packed one's by git; a root commit's is ErrMissing; what is
+// not a commit is an error.
+func TestFirstParent(t *testing.T) {
+	r, dir := openRepo(t)
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "child")
+	parent, child := gittest.Git(t, dir, "rev-parse", "HEAD^"), gittest.Git(t, dir, "rev-parse", "HEAD")
+	root := gittest.Git(t, dir, "rev-list", "--max-parents=0", "HEAD")
+	tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	want := map[string]string{child: parent}
+	check := func(what string) {
+		t.Helper()
+		for commit, want := range want {
+			if got, err := r.FirstParent(t.Context(), commit); err != nil || got != want {
+				t.Errorf("%s: FirstParent(%s) = %q, %v; want %q", what, commit[:7], got, err, want)
+			}
+		}
+		if _, err := r.FirstParent(t.Context(), tree); err == nil {
+			t.Errorf("%s: FirstParent of a tree succeeded", what)
+		}
+		if p, err := r.FirstParent(t.Context(), root); !errors.Is(err, ErrMissing) {
+			t.Errorf("%s: FirstParent of the root commit = %q, %v; want ErrMissing", what, p, err)
+		}
+	}
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir())
+	for commit, want := range want {
+		if got, err := r.FirstParent(t.Context(), commit); err != nil || got != want {
+			t.Errorf("loose, no git: FirstParent(%s) = %q, %v; want %q", commit[:7], got, err, want)
+		}
+	}
+	t.Setenv("PATH", path)
+	check("loose")
+	gittest.Git(t, dir, "gc", "-q", "--prune=now")
+	check("packed")
+}

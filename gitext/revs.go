@@ -39,8 +39,21 @@ func (r *Repo) ResolveTree(ctx context.Context, rev string) (string, error) {
 }
 
 // FirstParent returns commit's first parent; a commit without one is an
-// error wrapping ErrMissing.
+// error wrapping ErrMissing. A commit stored loose, as one just made is,
+// is read in process, without a look at replace refs: it is for commits
+// git-crucible has just made, whose ids nothing can have replaced yet.
+// Another is read by git.
 func (r *Repo) FirstParent(ctx context.Context, commit string) (string, error) {
+	if kind, data, err := r.ReadLoose(commit); err == nil && kind == "commit" {
+		c, err := DecodeCommit(data)
+		switch {
+		case err != nil:
+			return "", err
+		case len(c.Parents) == 0:
+			return "", fmt.Errorf("%s^: %w", commit, ErrMissing)
+		}
+		return c.Parents[0], nil
+	}
 	return r.Resolve(ctx, commit+"^")
 }
 

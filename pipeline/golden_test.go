@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/git-crucible/git-crucible/ledger"
@@ -92,9 +94,11 @@ func TestEventsGolden(t *testing.T) {
 	out.WriteString("-- state.json (format 2) --\n")
 	out.Write(st.Encode())
 	var enc stateEncoder
-	for _, name := range changedTaskFiles(nil, st) {
-		out.WriteString("-- " + TasksDir + "/" + name + " --\n")
-		out.Write(enc.render(taskFileIn(st, name)))
+	files := changedTaskFiles(nil, st)
+	slices.SortFunc(files, func(a, b fileID) int { return strings.Compare(a.name(), b.name()) })
+	for _, file := range files {
+		out.WriteString("-- " + TasksDir + "/" + file.name() + " --\n")
+		out.Write(enc.render(taskFileIn(st, file)))
 	}
 	manifest, err := ManifestOf(events)
 	if err != nil {

@@ -384,9 +384,9 @@ func (s *Service) batch(w *Writer, st *State, now string, drafts []Draft) (*refs
 // addTaskFiles adds to b the task files whose entries differ between
 // before and after.
 func (s *Service) addTaskFiles(b *refs.Batch, before, after *State) {
-	for _, name := range changedTaskFiles(before, after) {
-		if f := taskFileIn(after, name); f != nil {
-			b.Files[TasksDir+"/"+name] = bytes.Clone(s.enc.render(f))
+	for _, file := range changedTaskFiles(before, after) {
+		if f := taskFileIn(after, file); f != nil { // never empties: no entry is ever removed
+			b.Files[TasksDir+"/"+file.name()] = bytes.Clone(s.enc.render(f))
 		}
 	}
 }

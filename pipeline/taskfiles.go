@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,51 +28,79 @@ type taskFile struct {
 	DAG          map[string]string `json:"dag,omitempty"`           // View.DAG.Statuses'
 }
 
-// taskFileOf names the file of TasksDir that holds task's entries, ""
-// for those of no task ("-"), which stay in state.json. Tasks numbered n
-// share one with the other tasks of n/100, as dispatch/ buckets seqs; a
-// task named otherwise (a manifest's id) shares one of 64 by its name's
-// hash. No file grows with the plan.
-func taskFileOf(task string) string {
+// fileID is a file of TasksDir: n/100 for the tasks numbered n, as
+// dispatch/ buckets seqs; -1 - h for the tasks named otherwise (a
+// manifest's ids), h the name's hash modulo 64; noFile for the entries of
+// no task ("-"), which stay in state.json. No file grows with the plan.
+type fileID int
+
+const noFile fileID = math.MinInt
+
+// fileOf is the file holding task's entries.
+func fileOf(task string) fileID {
 	if task == "-" || task == "" {
-		return ""
+		return noFile
 	}
-	if len(task) <= 9 && strings.Trim(task, "0123456789") == "" {
-		n, _ := strconv.Atoi(task)
-		return fmt.Sprintf("%04d.json", n/100)
+	if n, ok := number(task); ok {
+		return fileID(n / 100)
 	}
 	h := fnv.New32a()
 	h.Write([]byte(task))
-	return fmt.Sprintf("x%02x.json", h.Sum32()%64)
+	return fileID(-1 - int(h.Sum32()%64))
+}
+
+// number is task's number when it is one: digits, nine at most.
+func number(task string) (int, bool) {
+	n := 0
+	for i := 0; i < len(task); i++ {
+		if task[i] < '0' || task[i] > '9' || i == 9 {
+			return 0, false
+		}
+		n = 10*n + int(task[i]-'0')
+	}
+	return n, true
+}
+
+// name is the file's name in TasksDir: 0003.json, or x2a.json for a hash.
+func (f fileID) name() string {
+	if f < 0 {
+		return fmt.Sprintf("x%02x.json", -1-int(f))
+	}
+	return fmt.Sprintf("%04d.json", int(f))
 }
 
 // taskOfKey is the task a key of Metrics.ReviewRounds ("phase/task") or
 // Metrics.Failed ("role/task") counts for.
 func taskOfKey(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
 
-// rowFile is the file of TasksDir holding a Task Progress row.
-func rowFile(t TaskProgress) string { return taskFileOf(strconv.Itoa(t.Task)) }
+// rowFile is the file holding a Task Progress row.
+func rowFile(t TaskProgress) fileID {
+	if t.Task >= 0 {
+		return fileID(t.Task / 100)
+	}
+	return fileOf(strconv.Itoa(t.Task))
+}
 
-// keyFile is the file of TasksDir holding an entry of ReviewRounds or Failed.
-func keyFile(key string) string { return taskFileOf(taskOfKey(key)) }
+// keyFile is the file holding an entry of ReviewRounds or Failed.
+func keyFile(key string) fileID { return fileOf(taskOfKey(key)) }
 
 // withoutTasks is s as state.json holds it from format 2 on: without the
 // entries its task files hold. s is left as it was.
 func withoutTasks(s *State) State {
 	c := *s
 	c.View.Tasks = nil
-	c.View.Metrics.ReviewRounds = entriesIn(s.View.Metrics.ReviewRounds, keyFile, "")
-	c.View.Metrics.Failed = entriesIn(s.View.Metrics.Failed, keyFile, "")
+	c.View.Metrics.ReviewRounds = entriesIn(s.View.Metrics.ReviewRounds, keyFile, noFile)
+	c.View.Metrics.Failed = entriesIn(s.View.Metrics.Failed, keyFile, noFile)
 	if d := s.View.DAG; d != nil {
 		dag := *d
-		dag.Statuses = entriesIn(d.Statuses, taskFileOf, "")
+		dag.Statuses = entriesIn(d.Statuses, fileOf, noFile)
 		c.View.DAG = &dag
 	}
 	return c
 }
 
 // taskFileIn gathers the entries of s that file holds; nil when none.
-func taskFileIn(s *State, file string) *taskFile {
+func taskFileIn(s *State, file fileID) *taskFile {
 	f := &taskFile{}
 	for _, t := range s.View.Tasks {
 		if rowFile(t) == file {
@@ -81,7 +110,7 @@ func taskFileIn(s *State, file string) *taskFile {
 	f.ReviewRounds = entriesIn(s.View.Metrics.ReviewRounds, keyFile, file)
 	f.Failed = entriesIn(s.View.Metrics.Failed, keyFile, file)
 	if d := s.View.DAG; d != nil {
-		f.DAG = entriesIn(d.Statuses, taskFileOf, file)
+		f.DAG = entriesIn(d.Statuses, fileOf, file)
 	}
 	if f.Tasks == nil && f.ReviewRounds == nil && f.Failed == nil && f.DAG == nil {
 		return nil
@@ -89,9 +118,9 @@ func taskFileIn(s *State, file string) *taskFile {
 	return f
 }
 
-// entriesIn is the entries of m that file holds ("": state.json); nil
-// when none.
-func entriesIn[V any](m map[string]V, of func(string) string, file string) map[string]V {
+// entriesIn is the entries of m that file holds (noFile: state.json);
+// nil when none.
+func entriesIn[V any](m map[string]V, of func(string) fileID, file fileID) map[string]V {
 	var out map[string]V
 	for k, v := range m {
 		if of(k) == file {
@@ -104,12 +133,12 @@ func entriesIn[V any](m map[string]V, of func(string) string, file string) map[s
 	return out
 }
 
-// changedTaskFiles names the task files whose entries differ between
+// changedTaskFiles are the task files whose entries differ between
 // before and after, sorted: all of after's when before kept its entries
 // in state.json (format 1, or no state yet). It compares, without
 // rendering: what an append renders and writes is only what it changed.
-func changedTaskFiles(before, after *State) []string {
-	changed := map[string]bool{}
+func changedTaskFiles(before, after *State) []fileID {
+	changed := map[fileID]bool{}
 	if before == nil || before.Format < 2 {
 		before = &State{}
 	}
@@ -137,14 +166,14 @@ func changedTaskFiles(before, after *State) []string {
 	if after.View.DAG != nil {
 		is = after.View.DAG.Statuses
 	}
-	diffEntries(changed, was, is, taskFileOf)
-	delete(changed, "")
+	diffEntries(changed, was, is, fileOf)
+	delete(changed, noFile)
 	return slices.Sorted(maps.Keys(changed))
 }
 
 // diffEntries adds to changed the files of the entries that differ
 // between a and b.
-func diffEntries[V comparable](changed map[string]bool, a, b map[string]V, file func(string) string) {
+func diffEntries[V comparable](changed map[fileID]bool, a, b map[string]V, file func(string) fileID) {
 	for k, v := range b {
 		if old, ok := a[k]; !ok || old != v {
 			changed[file(k)] = true
@@ -166,8 +195,8 @@ func (s *State) addTaskFiles(files map[string][]byte) error {
 		if err := strictUnmarshal(files[name], &f); err != nil {
 			return fmt.Errorf("%s/%s: %w", TasksDir, name, err)
 		}
-		if slices.ContainsFunc(f.Tasks, func(t TaskProgress) bool { return rowFile(t) != name }) ||
-			misplaced(f.ReviewRounds, keyFile, name) || misplaced(f.Failed, keyFile, name) || misplaced(f.DAG, taskFileOf, name) {
+		if slices.ContainsFunc(f.Tasks, func(t TaskProgress) bool { return rowFile(t).name() != name }) ||
+			misplaced(f.ReviewRounds, keyFile, name) || misplaced(f.Failed, keyFile, name) || misplaced(f.DAG, fileOf, name) {
 			return fmt.Errorf("%s/%s holds the entries of a task it does not hold", TasksDir, name)
 		}
 		v.Tasks = append(v.Tasks, f.Tasks...)
@@ -184,10 +213,11 @@ func (s *State) addTaskFiles(files map[string][]byte) error {
 	return nil
 }
 
-// misplaced reports whether m has an entry that file does not hold.
-func misplaced[V any](m map[string]V, of func(string) string, file string) bool {
+// misplaced reports whether m has an entry that the file named name does
+// not hold.
+func misplaced[V any](m map[string]V, of func(string) fileID, name string) bool {
 	for k := range m {
-		if of(k) != file {
+		if f := of(k); f == noFile || f.name() != name {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,23 +16,27 @@ import (
 	"github.com/git-crucible/git-crucible/refs"
 )
 
-func TestTaskFileOf(t *testing.T) {
+func TestFileOf(t *testing.T) {
 	for task, want := range map[string]string{
-		"-": "", "": "",
 		"0": "0000.json", "7": "0000.json", "007": "0000.json", "99": "0000.json", "100": "0001.json",
 		"123456789": "1234567.json",
 		// Not numbers: by the hash of the name.
 		"1234567890": "x04.json", "t1": "x16.json", "auth-api": "x12.json", "-5": "x37.json",
 	} {
-		if got := taskFileOf(task); got != want {
-			t.Errorf("taskFileOf(%q) = %q, want %q", task, got, want)
+		if got := fileOf(task).name(); got != want {
+			t.Errorf("fileOf(%q) is %q, want %q", task, got, want)
 		}
 	}
-	if got := keyFile("3/150"); got != "0001.json" {
-		t.Errorf("keyFile(3/150) = %q", got)
+	for _, none := range []string{"-", "", "3/-", "implementer/-"} {
+		if got := keyFile(none); got != noFile {
+			t.Errorf("keyFile(%q) = %v, want none", none, got)
+		}
 	}
-	if got := keyFile("3/-"); got != "" {
-		t.Errorf("keyFile(3/-) = %q", got)
+	if got := keyFile("3/150").name(); got != "0001.json" {
+		t.Errorf("keyFile(3/150) is %q", got)
+	}
+	if got := rowFile(TaskProgress{Task: -5}).name(); got != "x37.json" {
+		t.Errorf("rowFile(-5) is %q", got)
 	}
 }
 
@@ -54,8 +59,8 @@ func tasksState(t *testing.T) *State {
 func taskFiles(st *State) map[string][]byte {
 	var e stateEncoder
 	files := map[string][]byte{}
-	for _, name := range changedTaskFiles(nil, st) {
-		files[name] = bytes.Clone(e.render(taskFileIn(st, name)))
+	for _, file := range changedTaskFiles(nil, st) {
+		files[file.name()] = bytes.Clone(e.render(taskFileIn(st, file)))
 	}
 	return files
 }
@@ -70,8 +75,8 @@ func TestTaskFilesRoundTrip(t *testing.T) {
 	for n := range files {
 		names = append(names, n)
 	}
-	if want := []string{"0000.json", "0001.json", taskFileOf("auth")}; !reflect.DeepEqual(changedTaskFiles(nil, st), want) {
-		t.Fatalf("files %q, want %q", names, want)
+	if want := []fileID{fileOf("auth"), 0, 1}; !reflect.DeepEqual(changedTaskFiles(nil, st), want) {
+		t.Fatalf("files %q, want %v", names, want)
 	}
 	small := string(st.Encode())
 	for _, gone := range []string{`"tasks": [`, `"3/150"`, `"implementer/1"`, `"auth"`, `"statuses"`} {
@@ -117,17 +122,17 @@ func TestChangedTaskFiles(t *testing.T) {
 	for _, c := range []struct {
 		name          string
 		before, after *State
-		want          []string
+		want          []fileID
 	}{
 		{"nothing", before, before, nil},
-		{"a row", before, &after, []string{"0001.json"}},
-		{"a task run's status", &after, &named, []string{taskFileOf("auth")}},
+		{"a row", before, &after, []fileID{1}},
+		{"a task run's status", &after, &named, []fileID{fileOf("auth")}},
 		{"no task's", &named, &notask, nil},
-		{"from format 1", &old, &after, []string{"0000.json", "0001.json", taskFileOf("auth")}},
-		{"from nothing", nil, before, []string{"0000.json", "0001.json", taskFileOf("auth")}},
+		{"from format 1", &old, &after, []fileID{fileOf("auth"), 0, 1}},
+		{"from nothing", nil, before, []fileID{fileOf("auth"), 0, 1}},
 	} {
 		if got := changedTaskFiles(c.before, c.after); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }
@@ -299,5 +304,55 @@ func TestDerivedTaskFiles(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("problems:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// BenchmarkAppendRender is what an append renders of a state with n
+// tasks in each format: the event applied, state.json, and in format 2
+// the files of the tasks it changed. Compare tasks=1000 with tasks=10 in
+// one run: format 1 grows with the plan, format 2 should not (but for
+// Apply's copies of the rows, which are not rendered).
+func BenchmarkAppendRender(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		st := &State{}
+		add := func(typ string, data any) {
+			e := Event{Seq: st.Seq + 1, Lamport: st.Lamport + 1, Time: "2026-11-22T10:00:00Z", Writer: "w-1", Type: typ}
+			e.Data, _ = json.Marshal(data)
+			if err := e.seal(); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := st.Apply(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		add(TypeStart, StartData{ID: "p1", Goal: "g", Mode: "feature"})
+		for i := 1; i <= n; i++ {
+			add(TypeDispatchStart, DispatchStart{Seq: i, Role: "reviewer", Phase: ledger.Execute, Task: intp(i), Template: "r", TaskTitle: fmt.Sprint("task ", i)})
+			add(TypeDispatchFinish, DispatchFinish{Seq: i, Status: "completed"})
+		}
+		for _, format := range []int{1, 2} {
+			b.Run(fmt.Sprintf("tasks=%d/format=%d", n, format), func(b *testing.B) {
+				var enc stateEncoder
+				data, _ := json.Marshal(DispatchStart{Seq: n + 1, Role: "reviewer", Phase: ledger.Execute, Task: intp(n / 2), Template: "r"})
+				e := Event{Seq: st.Seq + 1, Lamport: st.Lamport + 1, Time: "2026-11-22T10:00:00Z", Writer: "w-1", Type: TypeDispatchStart, Data: data}
+				if err := e.seal(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					before, next := *st, *st
+					before.Format, next.Format = format, format
+					if _, err := next.Apply(e); err != nil {
+						b.Fatal(err)
+					}
+					enc.encode(&next)
+					if format == 2 {
+						for _, f := range changedTaskFiles(&before, &next) {
+							enc.render(taskFileIn(&next, f))
+						}
+					}
+				}
+			})
+		}
 	}
 }

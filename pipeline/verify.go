@@ -408,11 +408,11 @@ func (d *derivedChecker) tasksTree(st *State) (string, error) {
 	if d.tasks.st != nil {
 		maps.Copy(blobs, d.tasks.blobs)
 	}
-	for _, name := range changedTaskFiles(d.tasks.st, st) {
-		if f := taskFileIn(st, name); f != nil {
-			blobs[name] = d.repo.HashObject("blob", d.encoder.render(f))
+	for _, file := range changedTaskFiles(d.tasks.st, st) {
+		if f := taskFileIn(st, file); f != nil {
+			blobs[file.name()] = d.repo.HashObject("blob", d.encoder.render(f))
 		} else {
-			delete(blobs, name)
+			delete(blobs, file.name())
 		}
 	}
 	d.tasks.st, d.tasks.blobs = st, blobs
