@@ -71,13 +71,13 @@ func Configure(ctx context.Context, repo *gitext.Repo) (Configured, error) {
 	r := RewriteConfigOf(entries)
 	c := Configured{Mode: r.Mode}
 	if !r.Covered {
-		if _, err := repo.Git(ctx, "config", "--add", "notes.rewriteRef", RewriteRef); err != nil {
+		if err := repo.ConfigAdd(ctx, gitext.ConfigLocal, "notes.rewriteRef", RewriteRef); err != nil {
 			return c, err
 		}
 		c.AddedRef = true
 	}
 	if r.Mode == "" {
-		if _, err := repo.Git(ctx, "config", "notes.rewriteMode", RewriteMode); err != nil {
+		if err := repo.ConfigSet(ctx, gitext.ConfigLocal, "notes.rewriteMode", RewriteMode); err != nil {
 			return c, err
 		}
 		c.SetMode, c.Mode = true, RewriteMode
