@@ -23,8 +23,9 @@ import (
 //	state <length>
 //	<state.json, exactly length bytes>
 //
-// A copy is trusted only when it is complete and names the ref's current
-// commit; anything else falls back to git and is rewritten.
+// A copy is trusted only when it is complete, names the ref's current
+// commit, and is that commit's content (sound); anything else falls back
+// to git and is rewritten.
 const cacheMagic = "git-crucible cache 1"
 
 func (s *Store) cachePath(id string) string {
@@ -81,6 +82,35 @@ func decodeCache(b []byte) *Head {
 		}
 		h.Tree = append(h.Tree, gitext.TreeEntry{Mode: mode, OID: oid, Name: name})
 	}
+}
+
+// sound says whether the cached head h is its commit as the object store
+// holds it: its tree entries hash to the commit's tree, and its state to
+// the tree's state.json. The cache is a file that anyone who can write the
+// git dir can write, an agent with a shell among them: a copy that merely
+// names the current commit would let it choose the state a hook judges.
+// The commit is read in process when it is loose, as a chain's tip is
+// until a gc packs it; a packed one is not judged here (false): git reads
+// the head then.
+func (s *Store) sound(h *Head) bool {
+	kind, data, err := s.repo.ReadLoose(h.Commit) // its content hashes to h.Commit
+	if err != nil || kind != "commit" {
+		return false
+	}
+	c, err := gitext.DecodeCommit(data)
+	if err != nil {
+		return false
+	}
+	tree, err := gitext.EncodeTree(h.Tree)
+	if err != nil || s.repo.HashObject("tree", tree) != c.Tree {
+		return false
+	}
+	for _, e := range h.Tree {
+		if e.Name == StateFile {
+			return s.repo.HashObject("blob", h.State) == e.OID
+		}
+	}
+	return false
 }
 
 // writeCache is best effort: a missing or stale cache only costs a git read.

@@ -87,8 +87,9 @@ type Head struct {
 const StateFile = "state.json"
 
 // Head returns pipeline id's tip. It reads the local cache beside the ref
-// and trusts it only while it names the ref's current commit; otherwise it
-// reads the commit with git and rewrites the cache.
+// and trusts it only while it names the ref's current commit and is that
+// commit's content; otherwise it reads the commit with git and rewrites
+// the cache.
 func (s *Store) Head(ctx context.Context, id string) (*Head, error) {
 	oid, err := s.Tip(id)
 	if err != nil {
@@ -121,7 +122,7 @@ func (s *Store) headAt(ctx context.Context, id, oid string) (*Head, error) {
 		return h, nil
 	}
 	if b, err := fsutil.ReadNoPoll(s.cachePath(id)); err == nil {
-		if h := decodeCache(b); h != nil && h.Commit == oid && h.ID == id {
+		if h := decodeCache(b); h != nil && h.Commit == oid && h.ID == id && s.sound(h) {
 			s.last = h
 			return h, nil
 		}

@@ -111,8 +111,9 @@ func TestAppendBuildErrorChangesNothing(t *testing.T) {
 	}
 }
 
-// TestHeadCache: the cache is used only while it names the ref's commit;
-// stale, foreign or damaged copies fall back to git and are rewritten.
+// TestHeadCache: the cache is used only while it names the ref's commit
+// and is its content; stale, foreign, damaged or forged copies fall back
+// to git and are rewritten.
 func TestHeadCache(t *testing.T) {
 	s, _ := openStore(t)
 	h1, err := s.Append(t.Context(), "p1", who, batchOf("a"))
@@ -128,9 +129,20 @@ func TestHeadCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	forgedState := []byte(strings.Replace(string(h2.State), "{", `{"forged":1,`, 1))
+	forgedTree := append([]gitext.TreeEntry(nil), h2.Tree...)
+	for i := range forgedTree {
+		if forgedTree[i].Name == StateFile {
+			forgedTree[i].OID = s.repo.HashObject("blob", forgedState)
+		}
+	}
 	for name, content := range map[string][]byte{
-		"stale":   stale,
-		"damaged": []byte("{not json"),
+		// An agent's: the commit's name and tree, another state.
+		"forged state": encodeCache(new(bytes.Buffer), &Head{ID: "p1", Commit: h2.Commit, Tree: h2.Tree, State: forgedState}),
+		// The same with the tree's entry made to match it.
+		"forged tree": encodeCache(new(bytes.Buffer), &Head{ID: "p1", Commit: h2.Commit, Tree: forgedTree, State: forgedState}),
+		"stale":       stale,
+		"damaged":     []byte("{not json"),
 		// Another pipeline's copy naming this commit (a renamed file, say).
 		"foreign": []byte(strings.Replace(strings.Replace(string(stale), h1.Commit, h2.Commit, 1), "\np1\n", "\np9\n", 1)),
 		// Caught half-written: the right commit, but not all of the state.
@@ -183,10 +195,22 @@ func TestHeadKeptInMemory(t *testing.T) {
 	if string(got.State) != string(h1.State) {
 		t.Fatalf("Head read the file: state %q, want %q", got.State, h1.State)
 	}
+	// Another store does not take the forgery, which is not the commit's
+	// content; it takes a sound copy from the file, git or no git.
 	other := Open(s.repo)
 	defer other.Close()
-	if got, err := other.Head(t.Context(), "p1"); err != nil || string(got.State) != `{"forged":true}` {
-		t.Fatalf("another store's Head = %q, %v: it does not read the file", got.State, err)
+	if got, err := other.Head(t.Context(), "p1"); err != nil || string(got.State) != string(h1.State) {
+		t.Fatalf("another store's Head = %q, %v: it took the forged copy", got.State, err)
+	}
+	sound := encodeCache(new(bytes.Buffer), h1)
+	if err := os.WriteFile(s.cachePath("p1"), sound, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	third := Open(s.repo)
+	defer third.Close()
+	if got, err := third.Head(t.Context(), "p1"); err != nil || string(got.State) != string(h1.State) {
+		t.Fatalf("with no git, another store's Head = %q, %v: it does not read a sound copy from the file", got, err)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // A batch may write files below the top level ("dispatch/0001/12-plan.md").
 // Rebuilding a directory needs its current listing. Listings are cached by
 // tree id in cache/<id>.trees: a tree's content never changes, so an entry
-// can only be missing, never stale. The file keeps the subtrees the last
+// can only be missing, never stale; one that does not hash to its id is
+// not taken. The file keeps the subtrees the last
 // append wrote, which are what the next append on the same path needs.
 
 const treesMagic = "git-crucible trees 1"
@@ -36,7 +37,11 @@ func (s *Store) newTreeBuilder(head *Head) *treeBuilder {
 	if head.Commit != "" {
 		if data, err := os.ReadFile(s.treesPath(head.ID)); err == nil {
 			for oid, entries := range decodeTrees(data) {
-				b.known[oid] = entries
+				// Only a listing that is the tree: the file is anyone's
+				// who can write the git dir.
+				if tree, err := gitext.EncodeTree(entries); err == nil && s.repo.HashObject("tree", tree) == oid {
+					b.known[oid] = entries
+				}
 			}
 		}
 	}

@@ -140,3 +140,30 @@ func FuzzDecodeTrees(f *testing.F) {
 		}
 	})
 }
+
+// TestForgedTreesCache: a listing in the trees cache that is not its tree
+// (a file an agent can write) is not taken: the append lists the
+// directory from the object store, and writes no file the chain never had.
+func TestForgedTreesCache(t *testing.T) {
+	s, dir := openStore(t)
+	if _, err := s.Append(t.Context(), "p1", who, withFiles("a", map[string]string{"dispatch/a.md": "a"})); err != nil {
+		t.Fatal(err)
+	}
+	sub := gittest.Git(t, dir, "rev-parse", PipelineRef("p1")+":dispatch")
+	blob := gittest.Git(t, dir, "rev-parse", PipelineRef("p1")+":dispatch/a.md")
+	forged := map[string][]gitext.TreeEntry{sub: {
+		{Mode: "100644", OID: blob, Name: "a.md"},
+		{Mode: "100644", OID: blob, Name: "planted.md"},
+	}}
+	if err := os.WriteFile(s.treesPath("p1"), encodeTrees(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := Open(s.repo)
+	defer other.Close()
+	if _, err := other.Append(t.Context(), "p1", who, withFiles("b", map[string]string{"dispatch/b.md": "b"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "ls-tree", "--name-only", PipelineRef("p1")+":dispatch"); got != "a.md\nb.md" {
+		t.Fatalf("dispatch/ lists:\n%s\nwant a.md and b.md", got)
+	}
+}
