@@ -293,10 +293,7 @@ func TestDerivedTaskFiles(t *testing.T) {
 	}{{st, tree}, {st, ""}, {st, wrong}, {&old, tree}, {&old, ""}, {st, tree}} {
 		d.check(fmt.Sprint(i), filesOf(c.st, c.tasks), c.st, 0)
 	}
-	var got []string
-	for _, p := range d.merge(nil) {
-		got = append(got, p.Commit+": "+p.Message)
-	}
+	got := commitMessages(d.merge(nil))
 	want := []string{
 		"1: tasks/ does not match what the events produce",
 		"2: tasks/ does not match what the events produce",

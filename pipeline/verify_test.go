@@ -50,10 +50,7 @@ func TestDerivedChecks(t *testing.T) {
 		d.check(fmt.Sprint(i), c.files, st, len(replay))
 	}
 	replay = append(replay, Problem{Pipeline: "p", Message: "after the walk"})
-	var got []string
-	for _, p := range d.merge(replay) {
-		got = append(got, p.Commit+": "+p.Message)
-	}
+	got := commitMessages(d.merge(replay))
 	want := []string{
 		"0: replay 0",
 		"1: state.json does not match what the events produce",
@@ -87,12 +84,18 @@ func TestDerivedLedgerRenderedAgain(t *testing.T) {
 	d.check("2", files(&after, &after), &after, 0)
 	d.check("3", files(before, before), before, 0)
 	d.check("4", files(before, &after), before, 0)
-	var got []string
-	for _, p := range d.merge(nil) {
-		got = append(got, p.Commit+": "+p.Message)
-	}
+	got := commitMessages(d.merge(nil))
 	want := []string{"1: ledger.md does not match what the events produce", "4: ledger.md does not match what the events produce"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("problems:\n%q\nwant\n%q", got, want)
 	}
+}
+
+// commitMessages are problems as "commit: message" lines.
+func commitMessages(problems []Problem) []string {
+	var out []string
+	for _, p := range problems {
+		out = append(out, p.Commit+": "+p.Message)
+	}
+	return out
 }
