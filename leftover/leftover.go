@@ -29,7 +29,7 @@ const (
 	KindBackup   = "backup"
 )
 
-// Slot is a task worktree under taskrun.SlotsDir.
+// Slot is a task worktree under taskdag.SlotsDir.
 type Slot struct {
 	N      int
 	Path   string // absolute
