@@ -1,8 +1,10 @@
 package taskdag
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/git-crucible/git-crucible/agent"
@@ -28,6 +30,21 @@ func TaskAgent(agents *agent.Config, workTree string) (agent.Agent, error) {
 			"give the role an agent that runs by itself: git config crucible.role."+TaskRole+" claude (or codex, or one of yours)")
 	}
 	return a, nil
+}
+
+// Agents checks that the agents a run of m needs are ready before it
+// starts: TaskAgent's, and the critique's (critique.agent names the role
+// its agent plays) when a task of m is critiqued.
+func Agents(agents *agent.Config, m *manifest.Manifest, workTree string) error {
+	if _, err := TaskAgent(agents, workTree); err != nil {
+		return err
+	}
+	if slices.ContainsFunc(m.Tasks, func(t manifest.Task) bool { return NeedsCritique(m, &t) }) {
+		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), workTree); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Approve is the check that a run, which asks no one, may make manifest

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -182,14 +181,12 @@ type collectJSON struct {
 // branch, as a local run would commit them.
 func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, view *manifest.View) error {
 	repo := s.svc.Repo
-	agents, err := taskAgent(c, s)
+	agents, err := agentConfig(c, s)
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(m.Tasks, func(t manifest.Task) bool { return taskdag.NeedsCritique(m, &t) }) {
-		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), repo.WorkTree); err != nil {
-			return err
-		}
+	if err := taskdag.Agents(agents, m, repo.WorkTree); err != nil {
+		return err
 	}
 	templates, err := prompt.Load(repo.WorkTree)
 	if err != nil {

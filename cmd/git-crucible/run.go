@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -256,14 +255,8 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 	if err != nil {
 		return err
 	}
-	if _, err := taskdag.TaskAgent(agents, repo.WorkTree); err != nil {
+	if err := taskdag.Agents(agents, m, repo.WorkTree); err != nil {
 		return err
-	}
-	if slices.ContainsFunc(m.Tasks, func(t manifest.Task) bool { return taskdag.NeedsCritique(m, &t) }) {
-		// critique.agent names the role its agent plays.
-		if _, err := agents.Ready(cmp.Or(m.Critique.Agent, "critique"), repo.WorkTree); err != nil {
-			return err
-		}
 	}
 	templates, err := prompt.Load(repo.WorkTree)
 	if err != nil {
