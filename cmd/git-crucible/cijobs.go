@@ -181,14 +181,7 @@ type collectJSON struct {
 // branch, as a local run would commit them.
 func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, view *manifest.View) error {
 	repo := s.svc.Repo
-	agents, err := agentConfig(c, s)
-	if err != nil {
-		return err
-	}
-	if err := taskdag.Agents(agents, m, repo.WorkTree); err != nil {
-		return err
-	}
-	templates, err := prompt.Load(repo.WorkTree)
+	agents, templates, err := taskRunAgents(c, s, m)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/prompt"
@@ -247,18 +248,25 @@ func runAction(c *cli.Context) error {
 	})
 }
 
+// taskRunAgents are the agents and templates a run of m dispatches with,
+// its agents checked ready (taskdag.Agents) before anything starts.
+func taskRunAgents(c *cli.Context, s *session, m *manifest.Manifest) (*agent.Config, *prompt.Set, error) {
+	agents, err := agentConfig(c, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := taskdag.Agents(agents, m, s.svc.Repo.WorkTree); err != nil {
+		return nil, nil, err
+	}
+	templates, err := prompt.Load(s.svc.Repo.WorkTree)
+	return agents, templates, err
+}
+
 // runTasks runs m's tasks in the branch's open pipeline (a new one when
 // there is none) and says how the run ended.
 func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, view *manifest.View) error {
 	repo := s.svc.Repo
-	agents, err := agentConfig(c, s)
-	if err != nil {
-		return err
-	}
-	if err := taskdag.Agents(agents, m, repo.WorkTree); err != nil {
-		return err
-	}
-	templates, err := prompt.Load(repo.WorkTree)
+	agents, templates, err := taskRunAgents(c, s, m)
 	if err != nil {
 		return err
 	}
