@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -67,8 +68,10 @@ func engineAlone(repo *gitext.Repo) error {
 // pipeline, and leaves commits that replay others (rebase, cherry-pick,
 // revert, merge) alone: they keep the trailers they had. With
 // PreCommitFlag it makes pre-commit's check first, which the shim of a
-// commit that opens no editor leaves to it.
-func commitMsg(ctx context.Context, args []string) error {
+// commit that opens no editor leaves to it. It leaves the commit's
+// provenance note for the post-commit hook file to queue (notes.SetNext),
+// and writes the queued notes once there are flushAt of them.
+func commitMsg(ctx context.Context, args []string, out *Outcome) error {
 	check := len(args) > 0 && args[0] == PreCommitFlag
 	if check {
 		args = args[1:]
@@ -90,11 +93,12 @@ func commitMsg(ctx context.Context, args []string) error {
 		return err
 	}
 	defer p.svc.Close()
+	notes.ClearNext(repo)
 	if p.svc.Repo.Operation() != "" || enforce.EngineCommitting(p.svc.Repo.GitDir) {
 		return nil // the engine writes its commit's trailers itself
 	}
 	trailers := enforce.CommitTrailers(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv))
-	msg, err := os.ReadFile(args[0])
+	msg, err := fsutil.ReadNoPoll(args[0])
 	if err != nil {
 		return err
 	}
@@ -102,19 +106,68 @@ func commitMsg(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, ok, err := enforce.WriteTrailers(ctx, p.svc.Repo, msg, trailers, style)
-	if err != nil || !ok || string(out) == string(msg) {
+	withTrailers, ok, err := enforce.WriteTrailers(ctx, p.svc.Repo, msg, trailers, style)
+	if err != nil || !ok {
 		return err
 	}
-	return fsutil.WriteAtomic(args[0], out, 0o644)
+	if err := rewriteMessage(args[0], msg, withTrailers); err != nil {
+		return err
+	}
+	queueNote(ctx, p, out)
+	return nil
 }
 
-// postCommit writes the new commit's provenance note. It only warns: the
+// rewriteMessage puts to into the message file that held from. Trailers
+// usually go at the end: then they are appended, the message itself never
+// rewritten (and no file renamed over it, which costs a commit more).
+func rewriteMessage(path string, from, to []byte) error {
+	tail, appended := bytes.CutPrefix(to, from)
+	switch {
+	case len(tail) == 0 && appended:
+		return nil
+	case appended && fsutil.AppendInPlace(path, tail) == nil:
+		return nil
+	}
+	return fsutil.WriteAtomic(path, to, 0o644)
+}
+
+// flushAt is how many queued notes commit-msg lets wait: enough that a
+// commit seldom writes them, few enough that plain git soon shows them.
+const flushAt = 32
+
+// queueNote leaves the commit's note for the post-commit hook file, which
+// queues it in the main work tree only (it reads HEAD from .git); in a
+// linked one the post-commit hook writes it.
+func queueNote(ctx context.Context, p *inPipeline, out *Outcome) {
+	repo := p.svc.Repo
+	if repo.GitDir != repo.CommonDir {
+		return
+	}
+	head, err := repo.HeadCommit()
+	var line []byte
+	if err == nil {
+		line, err = provenanceLine(p)
+	}
+	if err == nil {
+		err = notes.SetNext(repo, line, head)
+	}
+	if err == nil && notes.Queued(repo) >= flushAt {
+		refsHere(repo)
+		_, err = notes.Flush(ctx, repo)
+	}
+	if err != nil {
+		out.say("warning: git-crucible: provenance notes: %v", err)
+	}
+}
+
+// postCommit writes the new commit's provenance note, and the queued ones,
+// when the post-commit hook file has not queued it. It only warns: the
 // commit is made whatever happens here.
 func postCommit(ctx context.Context, out *Outcome) {
 	p, err := activePipeline(ctx)
 	if err == nil && p != nil {
 		defer p.svc.Close()
+		notes.ClearNext(p.svc.Repo)
 		if p.svc.Repo.Operation() != "" || enforce.EngineCommitting(p.svc.Repo.GitDir) {
 			return // replayed commits keep their notes through post-rewrite; an engine writes its own
 		}
@@ -133,16 +186,22 @@ func writeProvenance(ctx context.Context, p *inPipeline) error {
 	if err != nil {
 		return err
 	}
-	writer := ""
-	if w, err := pipeline.LoadWriter(repo); err == nil && w != nil {
-		writer = w.ID
-	}
-	rec := enforce.Provenance(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv), p.head, writer)
-	line, err := rec.Encode()
+	line, err := provenanceLine(p)
 	if err != nil {
 		return err
 	}
-	return notes.Append(ctx, repo, notes.ProvenanceRef, commit, line)
+	_, err = notes.Flush(ctx, repo, notes.Lines{Object: commit, Lines: [][]byte{line}})
+	return err
+}
+
+// provenanceLine is the note line of a commit made now in p.
+func provenanceLine(p *inPipeline) ([]byte, error) {
+	writer := ""
+	if w, err := pipeline.LoadWriter(p.svc.Repo); err == nil && w != nil {
+		writer = w.ID
+	}
+	rec := enforce.Provenance(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv), p.head, writer)
+	return rec.Encode()
 }
 
 // postRewrite carries provenance notes from rewritten commits to their
@@ -162,7 +221,11 @@ func postRewrite(ctx context.Context, stdin io.Reader, out *Outcome) {
 		var repo *gitext.Repo
 		if repo, err = gitext.Discover(ctx); err == nil {
 			refsHere(repo)
-			_, err = notes.Copy(ctx, repo, notes.ProvenanceRef, pairs)
+			// An amend's post-commit queued the new commit's note: it is
+			// written first, then the old one's lines join it.
+			if _, err = notes.Flush(ctx, repo); err == nil {
+				_, err = notes.Copy(ctx, repo, notes.ProvenanceRef, pairs)
+			}
 		}
 	}
 	if err != nil {

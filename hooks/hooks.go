@@ -33,8 +33,9 @@ func Beside(binary string) string { return filepath.Join(filepath.Dir(binary), H
 
 // version is the version of the hook file this package writes: 1 ran
 // "git-crucible hook run", which still works; 2 runs git-crucible-hook; 3
-// leaves pre-commit's check to commit-msg when no editor opens.
-const version = 3
+// leaves pre-commit's check to commit-msg when no editor opens; 4 queues
+// post-commit's note without starting git-crucible-hook.
+const version = 4
 
 // markerPrefix starts the line that makes a hook file ours.
 const markerPrefix = "# git-crucible hook v"

@@ -11,6 +11,7 @@ import (
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/outcome"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/remote"
 	"github.com/git-crucible/git-crucible/verifycommits/results"
@@ -28,6 +29,10 @@ func prePush(ctx context.Context, args []string, stdin io.Reader, out *Outcome) 
 	defer svc.Close()
 	if len(args) < 1 {
 		return outcome.Usagef("pre-push takes the remote's name and URL")
+	}
+	// The audit reads the pushed commits' notes, and the sync pushes them.
+	if _, err := notes.Flush(ctx, svc.Repo); err != nil {
+		out.say("warning: git-crucible: queued provenance notes: %v", err)
 	}
 	auditor := enforce.NewAuditor(svc)
 	var pushed []string // pipelines the pushed commits were made in

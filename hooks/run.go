@@ -35,7 +35,7 @@ func Run(ctx context.Context, name string, args []string, stdin io.Reader) (Outc
 	case "pre-commit":
 		err = preCommit(ctx)
 	case "commit-msg":
-		err = commitMsg(ctx, args)
+		err = commitMsg(ctx, args, &out)
 	case "post-commit":
 		postCommit(ctx, &out) // a commit that is made cannot be refused
 	case "post-rewrite":

@@ -61,7 +61,7 @@ const shimTail = `exec "$crucible" @NAME@ "$@"
 // loose file, so sh can look for it with builtins. Anything unusual (a
 // linked worktree, GIT_COMMON_DIR, a reftable repository whose refs are no
 // files) goes to git-crucible-hook, which knows.
-const shimSkip = `gitdir=${GIT_DIR:-.git}
+const shimSkip = `gitdir=${GIT_DIR:-.git} head=
 if [ -z "${GIT_COMMON_DIR-}" ] && [ -d "$gitdir" ] && [ ! -f "$gitdir/commondir" ] && [ ! -d "$gitdir/reftable" ] && read -r head <"$gitdir/HEAD"; then
 	case $head in
 	"ref: refs/heads/"*) [ -f "$gitdir/refs/crucible/active/${head#ref: refs/heads/}" ] || exit 0 ;;
@@ -101,10 +101,26 @@ fi
 // it for pre-commit's check as well (see shimNoEditor).
 const PreCommitFlag = "--pre-commit"
 
+// post-commit queues the note commit-msg left for the commit it checked
+// (notes.SetNext) with builtins, taking it back at once, and exits; the
+// binary starts only when there is none (a --no-verify commit, a replaying
+// command) or where the branch's ref is no loose file here (shimSkip left
+// head empty). Nothing planted is followed: a linked "next" is not read
+// and, with noclobber, the queue file is created new or not at all.
+const shimQueueNote = `q=$gitdir/crucible/notes-queue
+if [ -n "$head" ] && [ -z "${GIT_REFLOG_ACTION-}" ] && [ ! -h "$q/next" ] && [ -f "$q/next" ] && [ -s "$q/next" ] &&
+	{ read -r note && read -r base; } <"$q/next" && : >"$q/next" && read -r commit <"$gitdir/${head#ref: }"; then
+	case $commit in
+	*[!0-9a-f]* | "") ;;
+	*) set -C && printf '%s\n%s\n' "$note" "$base" 2>/dev/null >"$q/$commit" && exit 0 ;;
+	esac
+fi
+`
+
 // pipelineOnly are the hooks that do nothing outside a pipeline, each with
 // its part of the hand-over of pre-commit's check.
 var pipelineOnly = lazy.Value[map[string]string]{New: func() map[string]string {
-	return map[string]string{"pre-commit": shimDeferCheck, "commit-msg": shimTakeCheck, "post-commit": ""}
+	return map[string]string{"pre-commit": shimDeferCheck, "commit-msg": shimTakeCheck, "post-commit": shimQueueNote}
 }}
 
 // Shim is our hook file for name; fallback is the absolute path of the

@@ -13,6 +13,7 @@ import (
 	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
+	"github.com/git-crucible/git-crucible/notes"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 )
@@ -37,8 +38,22 @@ type session struct {
 	markdown bool   // status --markdown
 }
 
+// open opens the session of a command, which may read, push or rewrite
+// commits' notes: the provenance notes the post-commit hook queued are
+// written first (the hot path's ledger check reads none).
 func open(c *cli.Context) (*session, error) {
-	return openSession(c.Context, c.App.Writer, c.App.ErrWriter, c.String("pipeline"), c.Bool("json"))
+	s, err := openSession(c.Context, c.App.Writer, c.App.ErrWriter, c.String("pipeline"), c.Bool("json"))
+	if err == nil {
+		flushNotes(c.Context, s.svc.Repo, s.err())
+	}
+	return s, err
+}
+
+// flushNotes writes the provenance notes the post-commit hook queued.
+func flushNotes(ctx context.Context, repo *gitext.Repo, stderr io.Writer) {
+	if _, err := notes.Flush(ctx, repo); err != nil {
+		cliexit.Warn(stderr, "queued provenance notes were not written: %v", err)
+	}
 }
 
 // A malformed pipeline id on the command line is a usage error (129); a

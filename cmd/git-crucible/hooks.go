@@ -14,6 +14,7 @@ import (
 	"github.com/git-crucible/git-crucible/cmd/internal/cliexit"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/hooks"
+	"github.com/git-crucible/git-crucible/notes"
 )
 
 func hooksCommand() *cli.Command {
@@ -95,6 +96,20 @@ func hooksCommand() *cli.Command {
 					"writes them: 'hooks install --claude' completes them).",
 				Flags:  []cli.Flag{jsonFlag},
 				Action: hooksStatus,
+			},
+			{
+				Name:      "flush",
+				Usage:     "write the provenance notes the post-commit hook queued",
+				ArgsUsage: " ",
+				Description: "Inside a pipeline the post-commit hook does not start git-crucible-hook: it queues the\n" +
+					"commit's provenance note (the line commit-msg left for the commit it checked) in\n" +
+					"crucible/notes-queue/ under the git dir. They are written to " + notes.ProvenanceRef + "\n" +
+					"by the next git-crucible command that opens the repository, the pre-push and post-rewrite\n" +
+					"hooks, and every 32nd commit; flush writes them now, for plain git (git log --notes) to see.\n" +
+					"A queued note is written only on the commit it was checked for.\n\n" +
+					"EXIT STATUS: 0 done; 1 the notes could not be written; 128 not a git repository.",
+				Flags:  []cli.Flag{jsonFlag},
+				Action: hooksFlush,
 			},
 		},
 	}
@@ -515,4 +530,25 @@ func printClaudeStatus(w io.Writer, s *hookSite, claude []claudeStatus) {
 		}
 		fmt.Fprintf(w, "%-13s %s: %s\n", "claude-code", file, what)
 	}
+}
+
+func hooksFlush(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	repo, err := gitext.Discover(c.Context)
+	if err != nil {
+		return err
+	}
+	n, err := notes.Flush(c.Context, repo)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, struct {
+			Written int `json:"written"`
+		}{n}, "  ")
+	}
+	fmt.Fprintf(c.App.Writer, "%d queued provenance note(s) written\n", n)
+	return nil
 }

@@ -121,6 +121,7 @@ func verifyCommitsAction(c *cli.Context) error {
 	if repo.WorkTree == "" {
 		return fmt.Errorf("'git crucible verify-commits' needs a work tree")
 	}
+	flushNotes(ctx, repo, c.App.ErrWriter) // --fix rebases, carrying notes over
 	if err := verifycommits.RefuseDuringBuild(ctx, repo); err != nil {
 		return err
 	}
