@@ -27,7 +27,7 @@ func writerPath(r *gitext.Repo) string { return filepath.Join(r.CrucibleDir(), "
 
 // LoadWriter reads this clone's writer, or returns nil when init has not run.
 func LoadWriter(r *gitext.Repo) (*Writer, error) {
-	b, err := os.ReadFile(writerPath(r))
+	b, err := fsutil.ReadNoPoll(writerPath(r)) // a hook's hot path
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
