@@ -40,6 +40,9 @@ const (
 var (
 	idxMagic  = []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
 	idxHeader = len(idxMagic) + 256*4
+	// errNotHere is a pack's answer for an object it does not hold, made
+	// once: a repository with many packs asks most of them in vain.
+	errNotHere = fmt.Errorf("not in this pack: %w", ErrMissing)
 )
 
 // ReadStored reads object oid in process, loose or packed in the
@@ -87,7 +90,7 @@ func (r *Repo) ReadStored(oid string) (kind string, data []byte, err error) {
 func (r *Repo) readPack(base, oid string, raw []byte) (string, []byte, error) {
 	idx, err := os.Open(base + ".idx")
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", oid, ErrMissing) // removed by a gc since
+		return "", nil, errNotHere // removed by a gc since
 	}
 	defer idx.Close()
 	p := &pack{name: filepath.Base(base), idx: idx, hashLen: r.HashLen()}
@@ -95,15 +98,15 @@ func (r *Repo) readPack(base, oid string, raw []byte) (string, []byte, error) {
 		return "", nil, err
 	}
 	off, found, err := p.find(raw)
-	if err != nil || !found {
-		if err == nil {
-			err = fmt.Errorf("%s: %w", oid, ErrMissing)
-		}
+	if err != nil {
 		return "", nil, err
+	}
+	if !found {
+		return "", nil, errNotHere
 	}
 	data, err := os.Open(base + ".pack")
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", oid, ErrMissing)
+		return "", nil, errNotHere
 	}
 	defer data.Close()
 	p.data = data
