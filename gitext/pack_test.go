@@ -113,6 +113,20 @@ func packEntryTypes(t *testing.T, r *Repo, want map[string]stored) (types map[by
 	return types, depth
 }
 
+// reindex rewrites the index of the repository's one pack with git
+// index-pack --index-version=version, and returns its path.
+func reindex(t testing.TB, r *Repo, dir, version string) string {
+	t.Helper()
+	packs, _ := filepath.Glob(filepath.Join(r.ObjectDir(), "pack", "*.pack"))
+	idx := strings.TrimSuffix(packs[0], ".pack") + ".idx"
+	os.Chmod(idx, 0o644)
+	gittest.Git(t, dir, "index-pack", "--index-version="+version, "-o", idx+".new", packs[0])
+	if err := os.Rename(idx+".new", idx); err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
 // openTestPack reads base.idx and base.pack whole, for tests that poke at them.
 func openTestPack(t testing.TB, r *Repo, base string) *pack {
 	t.Helper()
@@ -157,14 +171,7 @@ func TestReadStoredMatchesGit(t *testing.T) {
 				}
 				if c.name == "64-bit offsets" {
 					// index-pack puts every offset past 0x40 in the 64-bit table.
-					packs, _ := filepath.Glob(filepath.Join(r.ObjectDir(), "pack", "*.pack"))
-					idx := strings.TrimSuffix(packs[0], ".pack") + ".idx"
-					os.Chmod(idx, 0o644)
-					gittest.Git(t, dir, "index-pack", "--index-version=2,0x40", "-o", idx+".new", packs[0])
-					if err := os.Rename(idx+".new", idx); err != nil {
-						t.Fatal(err)
-					}
-					b, _ := os.ReadFile(idx)
+					b, _ := os.ReadFile(reindex(t, r, dir, "2,0x40"))
 					n := int(binary.BigEndian.Uint32(b[idxHeader-4:]))
 					table := b[idxHeader+n*(r.HashLen()+4):]
 					if large := binary.BigEndian.Uint32(table[4*(n-1):]); large&(1<<31) == 0 {
@@ -221,13 +228,7 @@ func TestReadStoredLeavesToGit(t *testing.T) {
 	}
 	gittest.Git(t, other, "cat-file", "-e", head) // which git reads
 
-	packs, _ := filepath.Glob(filepath.Join(r.ObjectDir(), "pack", "*.pack"))
-	idx := strings.TrimSuffix(packs[0], ".pack") + ".idx"
-	os.Chmod(idx, 0o644)
-	gittest.Git(t, dir, "index-pack", "--index-version=1", "-o", idx+".new", packs[0])
-	if err := os.Rename(idx+".new", idx); err != nil {
-		t.Fatal(err)
-	}
+	reindex(t, r, dir, "1")
 	if _, _, err := r.ReadStored(head); !errors.Is(err, ErrMissing) {
 		t.Errorf("an index of version 1: %v", err)
 	}
