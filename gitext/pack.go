@@ -37,13 +37,19 @@ const (
 	maxChainBytes = 1 << 30
 )
 
-var (
-	idxMagic  = []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
+// An idx of version 2 starts with its magic and version, then the fan-out
+// table; constants, as the hook binary's packages allocate nothing at init.
+const (
+	idxMagic  = "\xfftOc\x00\x00\x00\x02"
 	idxHeader = len(idxMagic) + 256*4
-	// errNotHere is a pack's answer for an object it does not hold, made
-	// once: a repository with many packs asks most of them in vain.
-	errNotHere = fmt.Errorf("not in this pack: %w", ErrMissing)
 )
+
+// notHere is a pack's answer for an object it does not hold, an error
+// without allocation: a repository with many packs asks most in vain.
+type notHere struct{}
+
+func (notHere) Error() string { return "not in this pack" }
+func (notHere) Unwrap() error { return ErrMissing }
 
 // ReadStored reads object oid in process, loose or packed in the
 // repository's object directory, and checks that its content hashes to oid.
@@ -90,7 +96,7 @@ func (r *Repo) ReadStored(oid string) (kind string, data []byte, err error) {
 func (r *Repo) readPack(base, oid string, raw []byte) (string, []byte, error) {
 	idx, err := os.Open(base + ".idx")
 	if err != nil {
-		return "", nil, errNotHere // removed by a gc since
+		return "", nil, notHere{} // removed by a gc since
 	}
 	defer idx.Close()
 	p := &pack{name: filepath.Base(base), idx: idx, hashLen: r.HashLen()}
@@ -102,11 +108,11 @@ func (r *Repo) readPack(base, oid string, raw []byte) (string, []byte, error) {
 		return "", nil, err
 	}
 	if !found {
-		return "", nil, errNotHere
+		return "", nil, notHere{}
 	}
 	data, err := os.Open(base + ".pack")
 	if err != nil {
-		return "", nil, errNotHere
+		return "", nil, notHere{}
 	}
 	defer data.Close()
 	p.data = data
@@ -146,7 +152,7 @@ func (p *pack) readIndex() error {
 	if _, err := p.idx.ReadAt(b[:], 0); err != nil {
 		return p.corrupt("short index")
 	}
-	if !bytes.Equal(b[:8], idxMagic) {
+	if string(b[:8]) != idxMagic {
 		return fmt.Errorf("pack %s: index version not read here: %w", p.name, ErrMissing)
 	}
 	for i := range p.fanout {
