@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -263,7 +264,8 @@ func TestBeyondSymlink(t *testing.T) {
 // TestDiffTreesMatchesGit: the in-process comparison of two checkpoints
 // gives git diff-tree's changes, in its order, for every pair of a series
 // of trees with edits, additions, deletions, a mode change, a file turned
-// symbolic link, a file turned directory and back, and an emptied tree.
+// symbolic link, a file turned directory and back, and an emptied tree;
+// with the trees loose, then packed by a gc of the shadow.
 func TestDiffTreesMatchesGit(t *testing.T) {
 	s, dir := openShadow(t)
 	p := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
@@ -300,22 +302,30 @@ func TestDiffTreesMatchesGit(t *testing.T) {
 		step()
 		trees = append(trees, mustCreate(t, s, fmt.Sprint("step-", i)).Tree)
 	}
-	for _, a := range trees {
-		for _, b := range trees {
-			var got []Change
-			if err := s.diffTrees("", a, b, &got); err != nil {
-				t.Fatal(err)
-			}
-			want := gittest.Git(t, dir, "--git-dir="+s.Dir(), "diff-tree", "-r", "--no-renames", "--name-status", a, b)
-			var lines []string
-			for _, c := range got {
-				lines = append(lines, c.Op+"\t"+c.Path)
-			}
-			if strings.Join(lines, "\n") != want {
-				t.Errorf("%s..%s in process:\n%s\ngit:\n%s", a[:7], b[:7], strings.Join(lines, "\n"), want)
+	compare := func(stored string) {
+		for _, a := range trees {
+			for _, b := range trees {
+				var got []Change
+				if err := s.diffTrees("", a, b, &got); err != nil {
+					t.Fatalf("%s: %v", stored, err)
+				}
+				want := gittest.Git(t, dir, "--git-dir="+s.Dir(), "diff-tree", "-r", "--no-renames", "--name-status", a, b)
+				var lines []string
+				for _, c := range got {
+					lines = append(lines, c.Op+"\t"+c.Path)
+				}
+				if strings.Join(lines, "\n") != want {
+					t.Errorf("%s: %s..%s in process:\n%s\ngit:\n%s", stored, a[:7], b[:7], strings.Join(lines, "\n"), want)
+				}
 			}
 		}
 	}
+	compare("loose")
+	gittest.Git(t, dir, "--git-dir="+s.Dir(), "gc", "-q", "--prune=now")
+	if _, _, err := s.repo.ReadLoose(trees[0]); !errors.Is(err, gitext.ErrMissing) {
+		t.Fatalf("a tree is still loose after the gc: %v", err)
+	}
+	compare("packed")
 }
 
 // TestManyChanges: past maxListed changed paths the whole tree is added at

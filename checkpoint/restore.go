@@ -48,8 +48,8 @@ func (s *Shadow) Plan(ctx context.Context, cp *Checkpoint, paths []string) (*Res
 
 // changes lists what differs from tree a to tree b (limited to paths), as
 // git diff-tree -r --name-status does. Without paths the trees are compared
-// in process, subtree by subtree, while their objects are loose: that costs
-// less than starting git.
+// in process, subtree by subtree, loose or packed: that costs less than
+// starting git.
 func (s *Shadow) changes(ctx context.Context, a, b string, paths []string) ([]Change, error) {
 	var changes []Change
 	if len(paths) == 0 {
@@ -140,7 +140,7 @@ func (s *Shadow) readTree(oid string) ([]gitext.TreeEntry, error) {
 	if oid == "" {
 		return nil, nil
 	}
-	k, data, err := s.repo.ReadLoose(oid)
+	k, data, err := s.repo.ReadStored(oid)
 	if err != nil {
 		return nil, err
 	}

@@ -580,9 +580,9 @@ func TestLooseObjectSizes(t *testing.T) {
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling", "--unreachable")
 }
 
-// TestFirstParent: a loose commit's first parent is read in process (no
-// git on PATH), a packed one's by git; a root commit's is ErrMissing; what is
-// not a commit is an error.
+// TestFirstParent: a commit's first parent is read in process (no git on
+// PATH), loose or packed; a root commit's is ErrMissing; what is not a
+// commit is an error.
 func TestFirstParent(t *testing.T) {
 	r, dir := openRepo(t)
 	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "child")
@@ -604,15 +604,20 @@ func TestFirstParent(t *testing.T) {
 			t.Errorf("%s: FirstParent of the root commit = %q, %v; want ErrMissing", what, p, err)
 		}
 	}
-	path := os.Getenv("PATH")
-	t.Setenv("PATH", t.TempDir())
-	for commit, want := range want {
-		if got, err := r.FirstParent(t.Context(), commit); err != nil || got != want {
-			t.Errorf("loose, no git: FirstParent(%s) = %q, %v; want %q", commit[:7], got, err, want)
+	noGit := func(what string) {
+		t.Helper()
+		path := os.Getenv("PATH")
+		t.Setenv("PATH", t.TempDir())
+		for commit, want := range want {
+			if got, err := r.FirstParent(t.Context(), commit); err != nil || got != want {
+				t.Errorf("%s, no git: FirstParent(%s) = %q, %v; want %q", what, commit[:7], got, err, want)
+			}
 		}
+		t.Setenv("PATH", path)
 	}
-	t.Setenv("PATH", path)
+	noGit("loose")
 	check("loose")
 	gittest.Git(t, dir, "gc", "-q", "--prune=now")
+	noGit("packed")
 	check("packed")
 }

@@ -39,12 +39,12 @@ func (r *Repo) ResolveTree(ctx context.Context, rev string) (string, error) {
 }
 
 // FirstParent returns commit's first parent; a commit without one is an
-// error wrapping ErrMissing. A commit stored loose, as one just made is,
+// error wrapping ErrMissing. A commit in the object store, loose or packed,
 // is read in process, without a look at replace refs: it is for commits
-// git-crucible has just made, whose ids nothing can have replaced yet.
-// Another is read by git.
+// git-crucible made, whose ids are the chain's and the engine's, and the
+// answer does not change with a gc. Another (an alternate's) is read by git.
 func (r *Repo) FirstParent(ctx context.Context, commit string) (string, error) {
-	if kind, data, err := r.ReadLoose(commit); err == nil && kind == "commit" {
+	if kind, data, err := r.ReadStored(commit); err == nil && kind == "commit" {
 		c, err := DecodeCommit(data)
 		switch {
 		case err != nil:

@@ -19,8 +19,8 @@ import (
 //     git update-ref, which moves the ref. Every note after the first since a gc has
 //     a loose root; its subtree is loose when an earlier note went there.
 //   - packed: the ref is put back on the packed commit before each
-//     append, so every append starts git cat-file: the first note after
-//     a gc, or one in a subtree untouched since.
+//     append, so every append reads packed trees (in process too): the
+//     first note after a gc, or one in a subtree untouched since.
 //   - git-notes-append: the same note added by git itself.
 //
 // Run with:

@@ -321,26 +321,39 @@ func TestSHA256(t *testing.T) {
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
 }
 
-// TestLooseNeedsNoGit: once the trees on a note's path are loose (the
-// usual case: the previous note wrote them), Append starts only git's ref
-// transaction and Read no git process at all; a packed path falls back to
-// git cat-file.
-func TestLooseNeedsNoGit(t *testing.T) {
+// TestStoredNeedsNoGit: Append starts only git's ref transaction and Read
+// no git process at all, whether the trees on a note's path are loose (the
+// previous note wrote them) or packed by a gc; objects only an alternate
+// holds fall back to git cat-file.
+func TestStoredNeedsNoGit(t *testing.T) {
 	repo, dir := setup(t)
 	mustAppend(t, repo, "refs/notes/x", key(1), "one")
 	for _, k := range crafted()[:40] {
 		mustAppend(t, repo, "refs/notes/x", k, "fanned out")
 	}
 	gittest.Git(t, dir, "gc", "-q", "--prune=now")
-	mustAppend(t, repo, "refs/notes/x", "ab"+key(2)[2:], "warm") // rewrites the root and ab/: loose
+	tip := gittest.Git(t, dir, "rev-parse", "refs/notes/x")
+
+	// A repository borrowing the objects: its notes are git's to read.
+	other := t.TempDir()
+	gittest.Git(t, other, "init", "-q")
+	if err := os.WriteFile(filepath.Join(other, ".git", "objects", "info", "alternates"), []byte(repo.ObjectDir()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, other, "update-ref", "refs/notes/x", tip)
+	borrowing := &gitext.Repo{GitDir: filepath.Join(other, ".git"), CommonDir: filepath.Join(other, ".git"), WorkTree: other, Format: repo.Format}
+
 	onlyUpdateRef(t)
+	if got := mustRead(t, repo, "refs/notes/x", key(1)); got != "one\n" {
+		t.Fatalf("Read of a packed note = %q", got)
+	}
 	mustAppend(t, repo, "refs/notes/x", "ab"+key(3)[2:], "no git")
 	mustAppend(t, repo, "refs/notes/x", "ab"+key(3)[2:], "still no git")
 	if got := mustRead(t, repo, "refs/notes/x", "ab"+key(3)[2:]); got != "no git\nstill no git\n" {
 		t.Fatalf("Read = %q", got)
 	}
-	if _, _, err := Read(ctx, repo, "refs/notes/x", key(1)); err == nil || !strings.Contains(err.Error(), "git cat-file") {
-		t.Fatalf("a packed note was read without git: %v", err)
+	if _, _, err := Read(ctx, borrowing, "refs/notes/x", key(1)); err == nil || !strings.Contains(err.Error(), "git cat-file") {
+		t.Fatalf("a note in an alternate was read without git: %v", err)
 	}
 }
 

@@ -8,8 +8,9 @@ import (
 	"github.com/git-crucible/git-crucible/gitext"
 )
 
-// objects reads a repository's objects for one operation: loose ones in
-// process, the rest through a git cat-file started only when first needed.
+// objects reads a repository's objects for one operation: loose and packed
+// ones in process, the rest (an alternate's) through a git cat-file started
+// only when first needed.
 // Trees are kept decoded by id (a tree's content never changes), so a
 // retried write does not read them twice.
 type objects struct {
@@ -31,7 +32,7 @@ func (o *objects) close() error {
 
 // read returns object oid's content, which must be of type kind.
 func (o *objects) read(ctx context.Context, oid, kind string) ([]byte, error) {
-	k, data, err := o.repo.ReadLoose(oid)
+	k, data, err := o.repo.ReadStored(oid)
 	if errors.Is(err, gitext.ErrMissing) {
 		if o.batch == nil {
 			if o.batch, err = o.repo.NewObjectReader(context.WithoutCancel(ctx)); err != nil {

@@ -89,11 +89,11 @@ func decodeCache(b []byte) *Head {
 // the tree's state.json. The cache is a file that anyone who can write the
 // git dir can write, an agent with a shell among them: a copy that merely
 // names the current commit would let it choose the state a hook judges.
-// The commit is read in process when it is loose, as a chain's tip is
-// until a gc packs it; a packed one is not judged here (false): git reads
-// the head then.
+// The commit is read in process, loose or packed (after a gc); one stored
+// where only git reads it (an alternate) is not judged here (false): git
+// reads the head then.
 func (s *Store) sound(h *Head) bool {
-	kind, data, err := s.repo.ReadLoose(h.Commit) // its content hashes to h.Commit
+	kind, data, err := s.repo.ReadStored(h.Commit) // its content hashes to h.Commit
 	if err != nil || kind != "commit" {
 		return false
 	}

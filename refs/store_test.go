@@ -214,6 +214,51 @@ func TestHeadKeptInMemory(t *testing.T) {
 	}
 }
 
+// TestPackedTipFromCache: after a gc has packed the chain's tip, another
+// store still takes the cached copy, judged against the packed commit, with
+// no git and without rewriting the file; a forged copy is still refused.
+func TestPackedTipFromCache(t *testing.T) {
+	s, dir := openStore(t)
+	if _, err := s.Append(t.Context(), "p1", who, batchOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Append(t.Context(), "p1", who, batchOf("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "gc", "-q", "--prune=now")
+	if _, _, err := s.repo.ReadLoose(h.Commit); !errors.Is(err, gitext.ErrMissing) {
+		t.Fatalf("the tip is still loose after gc: %v", err)
+	}
+	cache := s.cachePath("p1")
+	forged := encodeCache(new(bytes.Buffer), &Head{ID: "p1", Commit: h.Commit, Tree: h.Tree, State: []byte(`{"forged":true}`)})
+	if err := os.WriteFile(cache, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withGit := Open(s.repo)
+	defer withGit.Close()
+	if got, err := withGit.Head(t.Context(), "p1"); err != nil || string(got.State) != string(h.State) {
+		t.Fatalf("with a forged copy, Head = %+v, %v", got, err)
+	}
+	then := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(cache, then, then); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	other := Open(s.repo)
+	defer other.Close()
+	got, err := other.Head(t.Context(), "p1")
+	if err != nil {
+		t.Fatalf("with no git, Head of a packed tip: %v", err)
+	}
+	if string(got.State) != string(h.State) {
+		t.Fatalf("with no git, Head of a packed tip = %q", got.State)
+	}
+	if fi, err := os.Stat(cache); err != nil || !fi.ModTime().Equal(then) {
+		t.Fatalf("the cache of a packed tip was rewritten: %v", err)
+	}
+}
+
 func TestHeadOfMissingPipeline(t *testing.T) {
 	s, _ := openStore(t)
 	if _, err := s.Head(t.Context(), "nope"); !errors.Is(err, ErrNoPipeline) {
