@@ -78,7 +78,7 @@ func TestScriptsSHA256(t *testing.T) {
 var sha256Scenarios = []string{
 	"build", "replay", "run", "verify_commits", "verify_commits_fix", "verify_commits_merges", // engines
 	"sync", "sync_daemon", "push_verify", "push_history", // remotes
-	"hooks_enforce", "hooks_receive", "hooks_processes", "gitcitizen", // hooks (packed tips read in process), worktrees, GIT_DIR
+	"hooks_enforce", "hooks_receive", "hooks_processes", "hooks_note_queue", "gitcitizen", // hooks (packed tips read in process, the notes queue), worktrees, GIT_DIR
 	"import_roundtrip", "export", "dispatch", "walk", // file formats, dispatch records
 	"checkpoint_restore", "checkpoint_faults", "gc_auto", // shadow repository, gc
 	"report", // reads trees, commits and the fast-gate cache by tree
