@@ -18,8 +18,8 @@ import (
 // git-crucible process that flushes the queue (Flush): starting one for
 // every commit, and writing three objects for every note, cost more than
 // git's own commit. commit-msg, having checked the commit, leaves the line
-// the note is to hold in QueueDir/next, with the commit that was HEAD then;
-// post-commit moves it to QueueDir/<new commit> (see hooks.Shim), so a
+// the note is to hold in queuePath/next, with the commit that was HEAD then;
+// post-commit moves it to queuePath/<new commit> (see hooks.Shim), so a
 // commit that no commit-msg checked (--no-verify) finds no line and starts
 // the post-commit hook, which writes its note itself.
 const (
@@ -30,10 +30,10 @@ const (
 	queueLimit = 16 << 10
 )
 
-// QueueDir is where provenance notes wait to be written, in the git dir
+// queuePath is where provenance notes wait to be written, in the git dir
 // the post-commit hook file finds (the common one: the hook files queue
 // only outside linked worktrees).
-func QueueDir(repo *gitext.Repo) string { return filepath.Join(repo.CommonDir, queueDir) }
+func queuePath(repo *gitext.Repo) string { return filepath.Join(repo.CommonDir, queueDir) }
 
 // SetNext leaves line as the note of the commit about to be made on head
 // (its HEAD, "" before the first commit), for the post-commit hook file to
@@ -92,7 +92,7 @@ func Flush(ctx context.Context, repo *gitext.Repo, extra ...Lines) (int, error) 
 	batch := extra
 	var done []string
 	for _, name := range names {
-		path := filepath.Join(QueueDir(repo), name)
+		path := filepath.Join(queuePath(repo), name)
 		data, err := fsutil.ReadRegular(path, queueLimit, errors.New("not a queued note"))
 		if err != nil {
 			continue
@@ -117,7 +117,7 @@ func Flush(ctx context.Context, repo *gitext.Repo, extra ...Lines) (int, error) 
 
 // queueNames lists the queue's entries named by an object id.
 func queueNames(repo *gitext.Repo) ([]string, error) {
-	entries, err := os.ReadDir(QueueDir(repo))
+	entries, err := os.ReadDir(queuePath(repo))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
