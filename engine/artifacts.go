@@ -162,12 +162,34 @@ func (w *walker) readExports(r *gitext.ObjectReader, tip string) error {
 			continue // a report the walk refused when it ran: it exports nothing
 		}
 		for k, v := range t.Exports {
-			if rec.Seq > w.exportFrom[k].Seq {
-				w.exports[k], w.exportFrom[k] = v, rec
+			if rec.Seq <= w.exportFrom[k].Seq {
+				continue
+			}
+			w.exportFrom[k] = rec
+			if k == planExport && !w.takesInput(k) {
+				delete(w.exports, k)
+			} else {
+				w.exports[k] = v
 			}
 		}
 	}
 	return nil
+}
+
+// planExport is the export of a plan's task list, which the handoff leaves
+// out and the tasks step reads again from its report (walker.plan): its
+// value is kept only for a step taking it as an input, as it grows with
+// the plan (0.4 MB of YAML values at 1,000 tasks).
+const planExport = "tasks"
+
+// takesInput reports whether a step of the spec takes input name.
+func (w *walker) takesInput(name string) bool {
+	for _, l := range w.sp.Walk() {
+		if slices.Contains(l.Step.Inputs, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // taskReport reports whether dispatch r writes a task report: a dispatch
@@ -185,10 +207,7 @@ func (w *walker) done(p pipeline.Point) bool { return w.stepStatus(p) == pipelin
 
 // stepStatus is how the step at p (its round ignored) last ended, "" when
 // it has not.
-func (w *walker) stepStatus(p pipeline.Point) string {
-	p.Round = 0
-	return w.view.status[p]
-}
+func (w *walker) stepStatus(p pipeline.Point) string { return w.view.stepStatus(p) }
 
 // artifactPath is the work-tree path of file artifact name, "" when it
 // is not one (an export, or unknown).
@@ -276,7 +295,7 @@ func (w *walker) handoff(from ledger.Phase) pipeline.HandoffData {
 			d.Inputs = append(d.Inputs, pipeline.HandoffInput{Name: name, Value: w.artifactPath(name)})
 		}
 		for _, name := range loc.Step.Exports {
-			if v, ok := w.exports[name]; ok && name != "tasks" {
+			if v, ok := w.exports[name]; ok && name != planExport {
 				d.Inputs = append(d.Inputs, pipeline.HandoffInput{Name: name, Value: exportText(v)})
 			}
 		}

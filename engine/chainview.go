@@ -16,12 +16,20 @@ import (
 // and a refresh costs what the new commits hold, not the whole chain.
 type chainView struct {
 	// status is each point's last step status, keyed by the point
-	// without its round; endPos the position of that step event. result
-	// is its result, kept only for points outside tasks, whose number
-	// does not grow with the plan: the walk reads no task's.
+	// without its round, but for a task's steps done; endPos the position
+	// of that step event. result is its result, kept only for points
+	// outside tasks, whose number does not grow with the plan: the walk
+	// reads no task's.
 	status map[pipeline.Point]string
 	endPos map[pipeline.Point]int
 	result map[pipeline.Point]string
+	// taskDone holds a task's steps done, a bit each (bit i is
+	// taskSteps[i]'s), by task: a plan's tasks are most of a chain's
+	// points, nearly all done, and map entries of whole points took a
+	// megabyte at 1,000 tasks. The walk asks where a step ended only of
+	// steps not done.
+	taskDone  map[string]uint64
+	taskSteps []stepAt
 	// open are the dispatches at points not done, every round, in seq
 	// order, keyed by the point without its round; pointOf finds a seq's.
 	open    map[pipeline.Point][]pipeline.Record
@@ -53,6 +61,12 @@ type chainView struct {
 	baseline *pipeline.BaselineData
 }
 
+// stepAt is a step of a phase.
+type stepAt struct {
+	phase ledger.Phase
+	step  string
+}
+
 // replayedAt is where a dispatch ran: its point and role.
 type replayedAt struct {
 	p    pipeline.Point
@@ -60,7 +74,8 @@ type replayedAt struct {
 }
 
 func newChainView() *chainView {
-	return &chainView{status: map[pipeline.Point]string{}, endPos: map[pipeline.Point]int{}, result: map[pipeline.Point]string{}, open: map[pipeline.Point][]pipeline.Record{}, pointOf: map[int]pipeline.Point{},
+	return &chainView{status: map[pipeline.Point]string{}, endPos: map[pipeline.Point]int{}, result: map[pipeline.Point]string{}, taskDone: map[string]uint64{},
+		open: map[pipeline.Point][]pipeline.Record{}, pointOf: map[int]pipeline.Point{},
 		handedOff: map[ledger.Phase]bool{}, taskBase: map[string]string{}, finishPos: map[int]int{},
 		decisionPos: map[[2]string]int{}}
 }
@@ -83,7 +98,7 @@ func (v *chainView) add(ev pipeline.Event) error {
 			return err
 		}
 		p := pipeline.Point{Phase: d.Phase, Step: d.Step, Task: d.Task}
-		v.status[p], v.endPos[p] = d.Status, v.pos
+		v.setStatus(p, d.Status)
 		if d.Task == "" {
 			v.result[p] = d.Result
 		}
@@ -147,6 +162,60 @@ func (v *chainView) add(ev pipeline.Event) error {
 		v.replay, v.replayed = d.Session, true
 	}
 	return nil
+}
+
+// setStatus records status as the step at p's, ended at the current
+// position.
+func (v *chainView) setStatus(p pipeline.Point, status string) {
+	bit, ok := v.taskBit(p, true)
+	if !ok {
+		v.status[p], v.endPos[p] = status, v.pos
+		return
+	}
+	done := v.taskDone[p.Task]
+	if status == pipeline.StepDone {
+		v.taskDone[p.Task] = done | bit
+		delete(v.status, p)
+		delete(v.endPos, p)
+		return
+	}
+	if done&bit != 0 {
+		if done &^= bit; done == 0 {
+			delete(v.taskDone, p.Task)
+		} else {
+			v.taskDone[p.Task] = done
+		}
+	}
+	v.status[p], v.endPos[p] = status, v.pos
+}
+
+// taskBit is the bit of taskDone for p's step, a task's, given one when
+// it has none and add; false outside tasks, or past 64 steps, which the
+// status map keeps as it does the rest.
+func (v *chainView) taskBit(p pipeline.Point, add bool) (uint64, bool) {
+	if p.Task == "" {
+		return 0, false
+	}
+	at := stepAt{p.Phase, p.Step}
+	i := slices.Index(v.taskSteps, at)
+	if i < 0 {
+		if !add || len(v.taskSteps) == 64 {
+			return 0, false
+		}
+		i = len(v.taskSteps)
+		v.taskSteps = append(v.taskSteps, at)
+	}
+	return 1 << i, true
+}
+
+// stepStatus is how the step at p (its round ignored) last ended, "" when
+// it has not.
+func (v *chainView) stepStatus(p pipeline.Point) string {
+	p.Round = 0
+	if bit, ok := v.taskBit(p, false); ok && v.taskDone[p.Task]&bit != 0 {
+		return pipeline.StepDone
+	}
+	return v.status[p]
 }
 
 // takeFinished returns the dispatches finished since it last ran.

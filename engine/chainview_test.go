@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -54,8 +55,8 @@ func TestChainViewAgreesWithRecords(t *testing.T) {
 		}
 	}
 	for p, d := range steps {
-		if v.status[p] != d.Status {
-			t.Errorf("status of %v: %q, want %q", p, v.status[p], d.Status)
+		if got := v.stepStatus(p); got != d.Status {
+			t.Errorf("status of %v: %q, want %q", p, got, d.Status)
 		}
 	}
 	if got := v.at(pipeline.Point{Phase: 3, Step: "implement", Task: "1"}); got != nil {
@@ -70,6 +71,48 @@ func TestChainViewAgreesWithRecords(t *testing.T) {
 	}
 	if want := []int{1, 2, 4, 5}; !reflect.DeepEqual(finished, want) || v.takeFinished() != nil {
 		t.Errorf("finished %v, then again; want %v once", finished, want)
+	}
+}
+
+// TestChainViewTaskSteps: a task's steps done are bits, not points; a step
+// done again after another end, and steps past the 64 bits, read as the
+// chain last recorded them; where a step not done ended is kept.
+func TestChainViewTaskSteps(t *testing.T) {
+	var many []string
+	for i := range 70 {
+		many = append(many, fmt.Sprintf("s%d", i))
+	}
+	c := chain{}.steps(t, pipeline.StepDone, 3, "1", many...).
+		steps(t, pipeline.StepDone, 3, "2", "s1", "s2").
+		steps(t, pipeline.StepFailed, 3, "2", "s2").
+		steps(t, pipeline.StepFailed, 3, "3", "s3").
+		steps(t, pipeline.StepDone, 3, "3", "s3").
+		steps(t, pipeline.StepDone, 2, "", "plan")
+	v := viewOf(t, c)
+	for _, c := range []struct {
+		p    pipeline.Point
+		want string
+	}{
+		{pipeline.Point{Phase: 3, Step: "s0", Task: "1"}, pipeline.StepDone},
+		{pipeline.Point{Phase: 3, Step: "s69", Task: "1", Round: 2}, pipeline.StepDone},
+		{pipeline.Point{Phase: 3, Step: "s1", Task: "2"}, pipeline.StepDone},
+		{pipeline.Point{Phase: 3, Step: "s2", Task: "2"}, pipeline.StepFailed},
+		{pipeline.Point{Phase: 3, Step: "s3", Task: "3"}, pipeline.StepDone},
+		{pipeline.Point{Phase: 3, Step: "s1", Task: "3"}, ""},
+		{pipeline.Point{Phase: 2, Step: "s1", Task: "1"}, ""},
+		{pipeline.Point{Phase: 3, Step: "s70", Task: "1"}, ""},
+		{pipeline.Point{Phase: 2, Step: "plan"}, pipeline.StepDone},
+	} {
+		if got := v.stepStatus(c.p); got != c.want {
+			t.Errorf("status of %v: %q, want %q", c.p, got, c.want)
+		}
+	}
+	// The 6 steps of task 1 past the bits, task 2's failed one, the plan.
+	if len(v.status) != 8 || len(v.endPos) != 8 {
+		t.Errorf("%d statuses and %d ends kept as points, want 8", len(v.status), len(v.endPos))
+	}
+	if failed := (pipeline.Point{Phase: 3, Step: "s2", Task: "2"}); v.endPos[failed] != 73 {
+		t.Errorf("task 2's failed step ended at %d, want 73", v.endPos[failed])
 	}
 }
 

@@ -34,12 +34,13 @@ type Tasks struct {
 	stop  *stepEnd // where a step stopped the walk
 }
 
-// Levels are the plan's tasks by level: a task's level is one past its
-// deepest dependency's. Each is in Order's order.
-func (ts *Tasks) Levels() [][]report.PlanTask {
+// Levels are the plan's tasks by level, as indexes into Order (not copies
+// of its tasks, which a plan of 1,000 would hold twice): a task's level is
+// one past its deepest dependency's. Each is in Order's order.
+func (ts *Tasks) Levels() [][]int {
 	level := map[string]int{}
-	var out [][]report.PlanTask
-	for _, t := range ts.Order {
+	var out [][]int
+	for i, t := range ts.Order {
 		n := 0
 		for _, d := range t.DependsOn {
 			n = max(n, level[d])
@@ -48,7 +49,7 @@ func (ts *Tasks) Levels() [][]report.PlanTask {
 		for len(out) <= n {
 			out = append(out, nil)
 		}
-		out[n] = append(out[n], t)
+		out[n] = append(out[n], i)
 	}
 	return out
 }
@@ -91,8 +92,8 @@ type Serial struct{}
 // Execute implements Executor.
 func (Serial) Execute(ctx context.Context, ts *Tasks) error {
 	for _, level := range ts.Levels() {
-		for _, t := range level {
-			if stop, err := ts.Walk(ctx, t); err != nil || stop {
+		for _, i := range level {
+			if stop, err := ts.Walk(ctx, ts.Order[i]); err != nil || stop {
 				return err
 			}
 		}

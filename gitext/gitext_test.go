@@ -560,11 +560,17 @@ func TestGitStoppedLeavesNoLock(t *testing.T) {
 }
 
 // TestLooseObjectSizes: objects stored uncompressed (up to storedMax) and
-// compressed read back the same, in process and by git, and pass fsck.
+// compressed (or stored, in blocks, when that is shorter) read back the
+// same, in process and by git, and pass fsck.
 func TestLooseObjectSizes(t *testing.T) {
 	r, dir := openRepo(t)
+	var objects [][]byte
 	for _, n := range []int{0, 1, storedMax - 12, storedMax - 11, storedMax - 10, 3 * storedMax} {
-		data := bytes.Repeat([]byte{'a' + byte(n%26)}, n)
+		objects = append(objects, bytes.Repeat([]byte{'a' + byte(n%26)}, n))
+	}
+	objects = append(objects, rows(150), randomBytes(5*storedMax))
+	for _, data := range objects {
+		n := len(data)
 		oid, err := r.WriteObject("blob", data)
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/adler32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -46,33 +45,11 @@ func (r *Repo) HashObject(kind string, data []byte) string {
 // between SHA-1 and SHA-256 repositories.
 func (r *Repo) EmptyTree() string { return r.HashObject("tree", nil) }
 
-// zlibWriters recycles compressors: each costs ~800 KB to set up.
-var zlibWriters = sync.Pool{New: func() any {
-	// Level 1 is git's own default for loose objects (core.looseCompression);
-	// gc recompresses them into packs anyway.
-	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	return w
-}}
-
 // storedMax is the size up to which a loose object is stored uncompressed
 // (git's core.looseCompression=0): a few hundred bytes more on disk until gc
-// packs it, where a compressor would first cost its ~800 KB of tables — most
-// of what a hook's provenance note spent on its four small objects.
+// packs it, where even zlibFixed's table would cost more than most of a
+// hook's provenance note's four small objects.
 const storedMax = 16 << 10
-
-// zlibStored writes header and data as a zlib stream of one stored (not
-// compressed) deflate block; their length is at most storedMax.
-func zlibStored(buf *bytes.Buffer, header string, data []byte) {
-	n := len(header) + len(data)
-	buf.Grow(n + 11)
-	buf.Write([]byte{0x78, 0x01, 1, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)}) // zlib header; final stored block, LEN, NLEN
-	buf.WriteString(header)
-	buf.Write(data)
-	sum := adler32.New()
-	sum.Write([]byte(header))
-	sum.Write(data)
-	buf.Write(sum.Sum(nil))
-}
 
 // WriteObject stores data as a loose object, as git does: compressed into a
 // temporary file in the fan-out directory, then renamed into place, so a
@@ -88,19 +65,13 @@ func (r *Repo) WriteObject(kind string, data []byte) (string, error) {
 		return oid, nil
 	}
 	// Compress in memory first: one write, and nothing on disk if it fails.
-	var buf bytes.Buffer
-	header := fmt.Sprintf("%s %d\x00", kind, len(data))
-	if len(header)+len(data) <= storedMax {
-		zlibStored(&buf, header, data)
+	in := fmt.Appendf(make([]byte, 0, len(data)+32), "%s %d\x00", kind, len(data))
+	in = append(in, data...)
+	var z []byte
+	if len(in) <= storedMax {
+		z = zlibStored(in)
 	} else {
-		zw := zlibWriters.Get().(*zlib.Writer)
-		defer zlibWriters.Put(zw)
-		zw.Reset(&buf)
-		zw.Write([]byte(header))
-		zw.Write(data)
-		if err := zw.Close(); err != nil {
-			return "", err
-		}
+		z = zlibFixed(in)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -109,7 +80,7 @@ func (r *Repo) WriteObject(kind string, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = tmp.Write(buf.Bytes())
+	_, err = tmp.Write(z)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
