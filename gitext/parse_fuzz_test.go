@@ -66,22 +66,6 @@ func FuzzDecodeTree(f *testing.F) {
 	})
 }
 
-// canonMode is the mode git's tree walk reports for a stored one.
-func canonMode(m uint64) uint64 {
-	switch m & 0o170000 {
-	case 0o100000:
-		if m&0o100 != 0 {
-			return 0o100755
-		}
-		return 0o100644
-	case 0o120000:
-		return 0o120000
-	case 0o40000:
-		return 0o40000
-	}
-	return 0o160000
-}
-
 func inGitOrder(entries []TreeEntry) bool {
 	key := func(e TreeEntry) string {
 		if e.IsTree() {
