@@ -58,6 +58,7 @@ type Runner struct {
 	// objects reads the trees the run compares and edits: each level's
 	// base is read once for all its tasks.
 	objects *gitext.Objects
+	tidy    tidySlots
 }
 
 // SlotsDir is where, in the work tree, the task worktrees are: outside
@@ -161,14 +162,17 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 			return res, err
 		}
 	}
+	tidy := r.tidy.take(n)
 	wt, err := slot.Checkout(ctx, base)
 	if err != nil {
 		return res, err
 	}
 	// What an earlier task left untracked goes; ignored files (build
 	// caches) stay, which is what reusing the slot is for.
-	if err := wt.With(gitext.Exec{Group: true}).Clean(ctx); err != nil {
-		return res, fmt.Errorf("slot %d: %w", n, err)
+	if !tidy {
+		if err := wt.With(gitext.Exec{Group: true}).Clean(ctx); err != nil {
+			return res, fmt.Errorf("slot %d: %w", n, err)
+		}
 	}
 	report, dispatchErr := r.Dispatch(ctx, job, slot.Dir)
 	if ctx.Err() != nil {
@@ -182,6 +186,7 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 	if res.Tree, res.Changed, err = r.snapshot(ctx, wt, base); err != nil {
 		return res, fmt.Errorf("slot %d: %w", n, err)
 	}
+	r.tidy.left(n, wt, res.Changed)
 	if dispatchErr != nil {
 		res.Reason = dispatchErr.Error()
 		return res, nil
