@@ -202,7 +202,7 @@ func (r *Runner) snapshot(ctx context.Context, wt *gitext.Repo, base string) (tr
 	if err := locking.AddAll(ctx, gitext.AddOptions{}); err != nil {
 		return "", nil, err
 	}
-	if tree, err = locking.WriteTree(ctx); err != nil {
+	if tree, err = locking.WriteIndexTree(ctx); err != nil {
 		return "", nil, err
 	}
 	changed, err = r.objects.ChangedPaths(ctx, base, tree)
