@@ -13,15 +13,9 @@ import (
 func TestCommitWriterAsGit(t *testing.T) {
 	for _, format := range []string{"sha1", "sha256"} {
 		t.Run(format, func(t *testing.T) {
-			gittest.Hermetic(t)
-			dir := t.TempDir()
-			gittest.Git(t, dir, "init", "-q", "-b", "main", "--object-format="+format)
+			dir := formatDir(t, format)
 			gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
-			t.Chdir(dir)
-			r, err := Discover(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := discoverIn(t, dir)
 			ctx := context.Background()
 			tree := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")
 			parents := []string{gittest.Git(t, dir, "rev-parse", "HEAD")}

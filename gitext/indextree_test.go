@@ -20,9 +20,7 @@ func TestWriteIndexTreeAsGit(t *testing.T) {
 	for _, format := range []string{"sha1", "sha256"} {
 		for _, version := range []string{"2", "3", "4"} {
 			t.Run(format+"-v"+version, func(t *testing.T) {
-				gittest.Hermetic(t)
-				dir := t.TempDir()
-				gittest.Git(t, dir, "init", "-q", "-b", "main", "--object-format="+format)
+				dir := formatDir(t, format)
 				for _, p := range []string{"a.txt", "a-b", "a/b/c.txt", "a/b.txt", "z/deep/er/f", "exe"} {
 					writeTestFile(t, filepath.Join(dir, p), p+"\n")
 				}
@@ -38,11 +36,7 @@ func TestWriteIndexTreeAsGit(t *testing.T) {
 				gittest.Git(t, dir, "add", "-N", "later.txt")
 				gittest.Git(t, dir, "update-index", "--skip-worktree", "a.txt")
 				gittest.Git(t, dir, "update-index", "--index-version", version)
-				t.Chdir(dir)
-				r, err := Discover(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
+				r := discoverIn(t, dir)
 				data, err := os.ReadFile(filepath.Join(r.GitDir, "index"))
 				if err != nil {
 					t.Fatal(err)
@@ -70,13 +64,7 @@ func TestWriteIndexTreeAsGit(t *testing.T) {
 // and none git refuses, but for its checks of its cache of trees.
 func FuzzIndexTree(f *testing.F) {
 	// Seeds: testdata/fuzz/FuzzIndexTree (indexes git wrote, their checksums cut: versions 2 to 4, both formats, extensions, unmerged).
-	gittest.Hermetic(f)
-	repos := map[bool]string{}
-	for _, sha256 := range []bool{false, true} {
-		dir := f.TempDir()
-		gittest.Git(f, dir, "init", "-q", "--object-format="+map[bool]string{false: "sha1", true: "sha256"}[sha256])
-		repos[sha256] = dir
-	}
+	repos := fuzzRepos(f)
 	f.Fuzz(func(t *testing.T, body []byte, sha256 bool) {
 		r := &Repo{Format: map[bool]string{false: "sha1", true: "sha256"}[sha256]}
 		h := r.newHash()

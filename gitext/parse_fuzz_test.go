@@ -18,13 +18,7 @@ import (
 // order encodes back to its bytes.
 func FuzzDecodeTree(f *testing.F) {
 	// Seeds: testdata/fuzz/FuzzDecodeTree (both hash lengths, every kind of entry, refused ones).
-	gittest.Hermetic(f)
-	repos := map[bool]string{}
-	for _, sha256 := range []bool{false, true} {
-		dir := f.TempDir()
-		gittest.Git(f, dir, "init", "-q", "--object-format="+map[bool]string{false: "sha1", true: "sha256"}[sha256])
-		repos[sha256] = dir
-	}
+	repos := fuzzRepos(f)
 	f.Fuzz(func(t *testing.T, data []byte, sha256 bool) {
 		hashLen := map[bool]int{false: 20, true: 32}[sha256]
 		entries, err := DecodeTree(data, hashLen)
@@ -64,6 +58,19 @@ func FuzzDecodeTree(f *testing.F) {
 			t.Fatalf("git reads\n%q\nwe read\n%q", out, got.String())
 		}
 	})
+}
+
+// fuzzRepos are a hermetic repository of each object format, by whether
+// it is SHA-256's.
+func fuzzRepos(f *testing.F) map[bool]string {
+	gittest.Hermetic(f)
+	repos := map[bool]string{}
+	for _, sha256 := range []bool{false, true} {
+		dir := f.TempDir()
+		gittest.Git(f, dir, "init", "-q", "--object-format="+map[bool]string{false: "sha1", true: "sha256"}[sha256])
+		repos[sha256] = dir
+	}
+	return repos
 }
 
 func inGitOrder(entries []TreeEntry) bool {

@@ -18,9 +18,7 @@ import (
 func TestEditTreeAsGit(t *testing.T) {
 	for _, format := range []string{"sha1", "sha256"} {
 		t.Run(format, func(t *testing.T) {
-			gittest.Hermetic(t)
-			dir := t.TempDir()
-			gittest.Git(t, dir, "init", "-q", "-b", "main", "--object-format="+format)
+			dir := formatDir(t, format)
 			for path, content := range map[string]string{"a.txt": "a\n", "dir/b.txt": "b\n", "dir/sub/c.txt": "c\n", "exe.sh": "#!/bin/sh\n", "z/y/x": "x\n"} {
 				writeTestFile(t, filepath.Join(dir, path), content)
 			}
@@ -34,11 +32,7 @@ func TestEditTreeAsGit(t *testing.T) {
 			gittest.Git(t, dir, "update-index", "--add", "--cacheinfo", "160000,"+gittest.Git(t, dir, "hash-object", "-t", "commit", "--literally", "--stdin")+",mod")
 			gittest.Git(t, dir, "commit", "-q", "-m", "base")
 			base := gittest.Git(t, dir, "rev-parse", "HEAD")
-			t.Chdir(dir)
-			r, err := Discover(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := discoverIn(t, dir)
 			blob := gittest.GitInput(t, dir, "new\n", "hash-object", "-w", "--stdin")
 			file := func(path string) TreeEdit { return TreeEdit{Path: path, Entry: TreeEntry{Mode: "100644", OID: blob}} }
 			gone := func(path string) TreeEdit { return TreeEdit{Path: path} }
@@ -107,4 +101,25 @@ func gitEditTree(t *testing.T, dir string, r *Repo, base string, edits []TreeEdi
 		return "", err
 	}
 	return own.WriteTree(context.Background())
+}
+
+// formatDir makes a hermetic repository in the given object format, with
+// no commit, and returns its directory.
+func formatDir(t *testing.T, format string) string {
+	t.Helper()
+	gittest.Hermetic(t)
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q", "-b", "main", "--object-format="+format)
+	return dir
+}
+
+// discoverIn is the repository at dir, the test's directory from now on.
+func discoverIn(t *testing.T, dir string) *Repo {
+	t.Helper()
+	t.Chdir(dir)
+	r, err := Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
