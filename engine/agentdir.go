@@ -19,6 +19,9 @@ import (
 type AgentDir struct {
 	Dir     string `json:"dir"`     // <Workdir>/.crucible/runs/<pipeline>/<random>
 	Workdir string `json:"workdir"` // the agent's working directory
+	// InSlot: Workdir is a task run's slot, whose next dispatch makes its
+	// directory in the same parents: they stay when it goes.
+	InSlot bool `json:"in_slot,omitempty"`
 }
 
 // Report is the report's path, which the prompt names.
@@ -71,7 +74,7 @@ func NewAgentDir(workdir, owner string) (AgentDir, error) {
 // Remove removes the agent directory and the parents it leaves empty,
 // up to the working directory.
 func (a AgentDir) Remove() error {
-	if err := os.RemoveAll(a.Dir); err != nil {
+	if err := os.RemoveAll(a.Dir); err != nil || a.InSlot {
 		return err
 	}
 	for dir := filepath.Dir(a.Dir); dir != a.Workdir && strings.HasPrefix(dir, a.Workdir+string(filepath.Separator)); dir = filepath.Dir(dir) {

@@ -40,12 +40,13 @@ type rendered struct {
 }
 
 // dispatchRendered dispatches d with the prompt render makes for the
-// report path of a fresh agent directory in d's work tree.
+// report path of a fresh agent directory in d's work tree, a slot.
 func (e *Engine) dispatchRendered(ctx context.Context, d DispatchSpec, render func(report string) (rendered, error)) ([]byte, error) {
 	ad, err := e.NewAgentDir(d.Workdir)
 	if err != nil {
 		return nil, err
 	}
+	ad.InSlot = true
 	r, err := render(ad.Report())
 	if err != nil {
 		return nil, errors.Join(err, ad.Remove())

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -129,4 +131,23 @@ func (r *Repo) RemoveCached(ctx context.Context, paths []string) error {
 func (r *Repo) ResetIndex(ctx context.Context) error {
 	_, err := run(ctx, r, nil, "reset", "-q", "HEAD", "--", ":/")
 	return err
+}
+
+// IndexStamp is the index file as it was when stamped: its file, size and
+// modification time. Git writes an index by renaming a new file over it,
+// so a stamp taken after any git wrote it differs.
+type IndexStamp struct{ info os.FileInfo }
+
+// StampIndex stamps r's index as it is now (not one an Exec names); false
+// when it cannot be read.
+func (r *Repo) StampIndex() (IndexStamp, bool) {
+	info, err := os.Lstat(filepath.Join(r.GitDir, "index"))
+	return IndexStamp{info}, err == nil
+}
+
+// Same reports whether s and t are of the same index file, unwritten
+// between them.
+func (s IndexStamp) Same(t IndexStamp) bool {
+	return s.info != nil && t.info != nil && os.SameFile(s.info, t.info) && s.info.Size() == t.info.Size() &&
+		s.info.ModTime().Equal(t.info.ModTime())
 }

@@ -18,13 +18,7 @@ import (
 // order encodes back to its bytes.
 func FuzzDecodeTree(f *testing.F) {
 	// Seeds: testdata/fuzz/FuzzDecodeTree (both hash lengths, every kind of entry, refused ones).
-	gittest.Hermetic(f)
-	repos := map[bool]string{}
-	for _, sha256 := range []bool{false, true} {
-		dir := f.TempDir()
-		gittest.Git(f, dir, "init", "-q", "--object-format="+map[bool]string{false: "sha1", true: "sha256"}[sha256])
-		repos[sha256] = dir
-	}
+	repos := fuzzRepos(f)
 	f.Fuzz(func(t *testing.T, data []byte, sha256 bool) {
 		hashLen := map[bool]int{false: 20, true: 32}[sha256]
 		entries, err := DecodeTree(data, hashLen)
@@ -66,20 +60,17 @@ func FuzzDecodeTree(f *testing.F) {
 	})
 }
 
-// canonMode is the mode git's tree walk reports for a stored one.
-func canonMode(m uint64) uint64 {
-	switch m & 0o170000 {
-	case 0o100000:
-		if m&0o100 != 0 {
-			return 0o100755
-		}
-		return 0o100644
-	case 0o120000:
-		return 0o120000
-	case 0o40000:
-		return 0o40000
+// fuzzRepos are a hermetic repository of each object format, by whether
+// it is SHA-256's.
+func fuzzRepos(f *testing.F) map[bool]string {
+	gittest.Hermetic(f)
+	repos := map[bool]string{}
+	for _, sha256 := range []bool{false, true} {
+		dir := f.TempDir()
+		gittest.Git(f, dir, "init", "-q", "--object-format="+map[bool]string{false: "sha1", true: "sha256"}[sha256])
+		repos[sha256] = dir
 	}
-	return 0o160000
+	return repos
 }
 
 func inGitOrder(entries []TreeEntry) bool {

@@ -2,8 +2,6 @@ package taskdag
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
@@ -118,27 +116,21 @@ func Group(m *manifest.Manifest) func(string) string {
 // top of the one before, starting at head. A unit's commit is head's tree
 // with each of its tasks' attributed paths as that task's tree has them. A
 // unit with no path makes no commit: its tasks get "". message gives each
-// unit's message, trailers included. Only objects are written: the caller
-// moves the branch (and records head as the level's boundary) once all
-// are made. It returns each task's commit, in the units' order.
-func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, units []Unit, message func(Unit) string) ([]Commit, string, error) {
-	// Outside the repository: a kill -9 leaves the index, and perhaps its
-	// lock, where the system cleans up.
-	tmp, err := os.MkdirTemp("", "crucible-level-index-")
-	if err != nil {
-		return nil, "", err
-	}
-	defer os.RemoveAll(tmp)
-	index := filepath.Join(tmp, "index")
+// unit's message, trailers included. Only objects are written, in
+// process: the caller moves the branch (and records head as the level's
+// boundary) once all are made. It returns each task's commit, in the
+// units' order.
+func (r *Runner) CommitLevel(ctx context.Context, head string, units []Unit, message func(Unit) string) ([]Commit, string, error) {
+	writer := r.Repo.NewCommitWriter()
 	var commits []Commit
 	for _, u := range units {
 		sha := ""
 		if !u.empty() {
-			tree, err := overlay(ctx, repo, index, head, u)
+			tree, err := r.overlay(ctx, head, u)
 			if err != nil {
 				return nil, "", err
 			}
-			if head, err = repo.CommitTree(ctx, tree, []string{head}, message(u)); err != nil {
+			if head, err = writer.Write(ctx, tree, []string{head}, message(u)); err != nil {
 				return nil, "", err
 			}
 			sha = head
@@ -150,40 +142,25 @@ func CommitLevel(ctx context.Context, repo *gitext.Repo, head string, units []Un
 	return commits, head, nil
 }
 
-// overlay is head's tree with each of u's tasks' paths as its tree has
-// them.
-func overlay(ctx context.Context, repo *gitext.Repo, index, head string, u Unit) (string, error) {
-	own := repo.With(gitext.Exec{Index: index})
-	if err := own.ReadTree(ctx, head); err != nil {
-		return "", err
-	}
-	var info []gitext.TreeFile
-	for i, r := range u.Results {
-		if len(u.Paths[i]) == 0 {
-			continue
-		}
-		files, err := repo.ListTree(ctx, r.Tree)
-		if err != nil {
-			return "", err
-		}
-		missing := make(map[string]bool, len(u.Paths[i]))
+// overlay is treeish's tree with each of u's tasks' paths as its tree has
+// them: a path its tree has no file at, it deleted.
+func (r *Runner) overlay(ctx context.Context, treeish string, u Unit) (string, error) {
+	var edits []gitext.TreeEdit
+	for i, res := range u.Results {
+		var gone []gitext.TreeEdit
 		for _, p := range u.Paths[i] {
-			missing[p] = true
-		}
-		for _, f := range files {
-			if missing[f.Path] {
-				info = append(info, f)
-				delete(missing, f.Path)
+			e, ok, err := r.objects.Entry(ctx, res.Tree, p)
+			if err != nil {
+				return "", err
+			}
+			if ok && !e.IsTree() {
+				edits = append(edits, gitext.TreeEdit{Path: p, Entry: e})
+			} else {
+				gone = append(gone, gitext.TreeEdit{Path: p})
 			}
 		}
-		for _, p := range u.Paths[i] {
-			if missing[p] { // not in the task's tree: it deleted it
-				info = append(info, gitext.TreeFile{Mode: "0", Path: p})
-			}
-		}
+		// After its files, as update-index took them from its listing.
+		edits = append(edits, gone...)
 	}
-	if err := own.UpdateIndexInfo(ctx, info); err != nil {
-		return "", err
-	}
-	return own.WriteTree(ctx)
+	return r.objects.EditTree(ctx, treeish, edits)
 }

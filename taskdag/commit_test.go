@@ -40,7 +40,7 @@ func TestCommitLevel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			commits, head, err := CommitLevel(context.Background(), r, base, Units(PerTask, nil, res), func(u Unit) string {
+			commits, head, err := runner.CommitLevel(context.Background(), base, Units(PerTask, nil, res), func(u Unit) string {
 				return "task " + u.Results[0].ID + "\n\nCrucible-Pipeline: p1\n"
 			})
 			if err != nil {
@@ -140,7 +140,7 @@ func TestCommitLevelGrouped(t *testing.T) {
 			}
 			res[3].Changed = []string{"shared.txt"} // late: shared.txt only, so g1 and g2 lose it
 			group := func(id string) string { return map[string]string{"g1": "g", "g2": "g"}[id] }
-			commits, head, err := CommitLevel(context.Background(), r, base, Units(Grouped, group, res), func(u Unit) string {
+			commits, head, err := runner.CommitLevel(context.Background(), base, Units(Grouped, group, res), func(u Unit) string {
 				return strings.Join(u.Tasks(), "+") + "\n"
 			})
 			if err != nil {
@@ -166,7 +166,7 @@ func TestCommitLevelGrouped(t *testing.T) {
 			}
 			// All of the level in one commit, and a level whose only
 			// paths went elsewhere: no commit, "" for its task.
-			_, single, err := CommitLevel(context.Background(), r, base, Units(Single, nil, res), func(u Unit) string { return "level\n" })
+			_, single, err := runner.CommitLevel(context.Background(), base, Units(Single, nil, res), func(u Unit) string { return "level\n" })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestCommitLevelGrouped(t *testing.T) {
 			}
 			empty := Units(PerTask, nil, []Result{res[0], res[3]})
 			empty[0].Paths[0] = nil
-			commits, _, err = CommitLevel(context.Background(), r, base, empty[:1], func(Unit) string { return "none\n" })
+			commits, _, err = runner.CommitLevel(context.Background(), base, empty[:1], func(Unit) string { return "none\n" })
 			if err != nil || len(commits) != 1 || commits[0].SHA != "" {
 				t.Fatalf("empty unit: %+v, %v", commits, err)
 			}

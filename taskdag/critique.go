@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -400,7 +398,7 @@ func (r *Runner) amend(ctx context.Context, p Plan, record func(...Event) error,
 		return head, commits, err
 	}
 	units := Units(p.Manifest.Commits.Strategy, Group(p.Manifest), results)
-	rebuilt, next, err := CommitLevel(ctx, r.Repo, boundary, units, func(u Unit) string {
+	rebuilt, next, err := r.CommitLevel(ctx, boundary, units, func(u Unit) string {
 		// A unit keeps its commit's message, the seed says.
 		if msg, ok := messages[u.Results[0].ID]; ok {
 			return msg
@@ -469,7 +467,7 @@ func (r *Runner) fix(ctx context.Context, p Plan, level int, c Commit, f Fixing,
 				p.Outputs[c.Task] = rep
 			}
 		}
-		tree, _, err := snapshot(ctx, wt, cur)
+		tree, _, err := r.snapshot(ctx, wt, cur)
 		if err != nil {
 			return err
 		}
@@ -491,12 +489,6 @@ func (f Fixing) issuesOf(task string) []report.Issue {
 // rework is each committed task's work, for the rebuild: its commit's
 // changes, then its fix's on top; and the messages of its commit.
 func (r *Runner) rework(ctx context.Context, p Plan, boundary string, commits []Commit) ([]Result, map[string]string, error) {
-	tmp, err := os.MkdirTemp("", "crucible-rework-index-") // outside the repository, as CommitLevel's
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.RemoveAll(tmp)
-	index := filepath.Join(tmp, "index")
 	messages := map[string]string{}
 	var results []Result
 	for _, c := range commits {
@@ -517,7 +509,7 @@ func (r *Runner) rework(ctx context.Context, p Plan, boundary string, commits []
 			if err != nil {
 				return nil, nil, err
 			}
-			if res.Tree, err = overlay(ctx, r.Repo, index, res.Tree, Unit{Results: []Result{{Tree: f.Fix}}, Paths: [][]string{fixed}}); err != nil {
+			if res.Tree, err = r.overlay(ctx, res.Tree, Unit{Results: []Result{{Tree: f.Fix}}, Paths: [][]string{fixed}}); err != nil {
 				return nil, nil, err
 			}
 			for _, path := range fixed {

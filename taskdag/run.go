@@ -134,6 +134,7 @@ type Finished struct {
 // branch is still at the level's boundary it is moved there first;
 // otherwise it runs again.
 func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
+	defer r.objects.Close()
 	m := p.Manifest
 	if p.Amend == nil {
 		p.Amend = &Amendments{}
@@ -229,7 +230,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (string, error) {
 			}
 		}
 		units := Units(m.Commits.Strategy, Group(m), results)
-		commits, next, err := CommitLevel(ctx, r.Repo, head, units, p.Message)
+		commits, next, err := r.CommitLevel(ctx, head, units, p.Message)
 		if err != nil {
 			return head, err
 		}
@@ -435,7 +436,7 @@ func (r *Runner) take(ctx context.Context, t manifest.Task, f Finished, base str
 		return gone("its worktree %s is not on the commit its level starts from, %s", f.Worktree, base)
 	}
 	res := Result{ID: t.ID, Report: f.Report, Slot: slot.N}
-	if res.Tree, res.Changed, err = snapshot(ctx, wt, base); err != nil {
+	if res.Tree, res.Changed, err = r.snapshot(ctx, wt, base); err != nil {
 		return Result{}, "", fmt.Errorf("slot %d: %w", slot.N, err)
 	}
 	res.Passed, res.Reason = check(t, f.Report, res.Changed, slot.Dir)
@@ -554,5 +555,6 @@ func short(oid string) string { return oid[:min(len(oid), 12)] }
 // each (a CI job's task, git crucible run --task): started, when given, is
 // called once the slot is held, before its checkout.
 func (r *Runner) RunOne(ctx context.Context, base string, job Job, started func(Job, string) error) (Result, error) {
+	defer r.objects.Close()
 	return r.runTask(ctx, 1, base, job, started)
 }

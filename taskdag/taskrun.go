@@ -55,6 +55,10 @@ type Runner struct {
 	// run stops with that error (after the level's critique, which is a
 	// dispatch too), resumable by running it again.
 	Halt func() error
+	// objects reads the trees the run compares and edits: each level's
+	// base is read once for all its tasks.
+	objects *gitext.Objects
+	tidy    tidySlots
 }
 
 // SlotsDir is where, in the work tree, the task worktrees are: outside
@@ -70,7 +74,7 @@ func Slots(repo *gitext.Repo) wtpool.Pool {
 // New is a runner whose task worktrees are the slots under SlotsDir of
 // repo's work tree.
 func New(repo *gitext.Repo, maxParallel int, dispatch Dispatcher) *Runner {
-	return &Runner{Repo: repo, Pool: Slots(repo), MaxParallel: max(maxParallel, 1), Dispatch: dispatch}
+	return &Runner{Repo: repo, Pool: Slots(repo), MaxParallel: max(maxParallel, 1), Dispatch: dispatch, objects: repo.NewObjects()}
 }
 
 // Result is how one task of a level went.
@@ -90,6 +94,7 @@ type Result struct {
 // ended, a slot that could not be set up) are errors; a task that fails
 // is a Result.
 func (r *Runner) RunLevel(ctx context.Context, base string, jobs []Job) ([]Result, error) {
+	defer r.objects.Close()
 	return r.runLevel(ctx, base, jobs, nil, nil)
 }
 
@@ -157,14 +162,17 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 			return res, err
 		}
 	}
+	tidy := r.tidy.take(n)
 	wt, err := slot.Checkout(ctx, base)
 	if err != nil {
 		return res, err
 	}
 	// What an earlier task left untracked goes; ignored files (build
 	// caches) stay, which is what reusing the slot is for.
-	if err := wt.With(gitext.Exec{Group: true}).Clean(ctx); err != nil {
-		return res, fmt.Errorf("slot %d: %w", n, err)
+	if !tidy {
+		if err := wt.With(gitext.Exec{Group: true}).Clean(ctx); err != nil {
+			return res, fmt.Errorf("slot %d: %w", n, err)
+		}
 	}
 	report, dispatchErr := r.Dispatch(ctx, job, slot.Dir)
 	if ctx.Err() != nil {
@@ -175,9 +183,10 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 		return res, nil
 	}
 	res.Report = report
-	if res.Tree, res.Changed, err = snapshot(ctx, wt, base); err != nil {
+	if res.Tree, res.Changed, err = r.snapshot(ctx, wt, base); err != nil {
 		return res, fmt.Errorf("slot %d: %w", n, err)
 	}
+	r.tidy.left(n, wt, res.Changed)
 	if dispatchErr != nil {
 		res.Reason = dispatchErr.Error()
 		return res, nil
@@ -188,15 +197,15 @@ func (r *Runner) runTask(ctx context.Context, n int, base string, job Job, start
 
 // snapshot stages everything the agent left in wt and returns the tree
 // and the paths that differ from base.
-func snapshot(ctx context.Context, wt *gitext.Repo, base string) (tree string, changed []string, err error) {
+func (r *Runner) snapshot(ctx context.Context, wt *gitext.Repo, base string) (tree string, changed []string, err error) {
 	locking := wt.With(gitext.Exec{Group: true})
 	if err := locking.AddAll(ctx, gitext.AddOptions{}); err != nil {
 		return "", nil, err
 	}
-	if tree, err = locking.WriteTree(ctx); err != nil {
+	if tree, err = locking.WriteIndexTree(ctx); err != nil {
 		return "", nil, err
 	}
-	changed, err = wt.ChangedPaths(ctx, base, tree)
+	changed, err = r.objects.ChangedPaths(ctx, base, tree)
 	return tree, changed, err
 }
 

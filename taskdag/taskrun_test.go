@@ -152,6 +152,61 @@ func TestRunLevelCleansSlot(t *testing.T) {
 	}
 }
 
+// TestRunLevelTidySlot: a slot whose last task's snapshot staged what its
+// agent left is not cleaned before the next, and its next task starts
+// from the base alone all the same; after a task that changed a
+// .gitignore (a file it made ignored is not staged) or another git's use
+// of the slot, it is cleaned.
+func TestRunLevelTidySlot(t *testing.T) {
+	r, base := repo(t, "sha1")
+	slot := Slots(r).Path(1)
+	runner := New(r, 1, nil)
+	for _, c := range []struct {
+		name  string
+		agent func(dir string) error
+		after func()
+	}{
+		{"made a file", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "made.txt"), []byte("x\n"), 0o644)
+		}, nil},
+		{"made one ignored", func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("hidden.txt\n"), 0o644); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "hidden.txt"), []byte("x\n"), 0o644)
+		}, nil},
+		{"another git used the slot", func(string) error { return nil }, func() {
+			gittest.Git(t, slot, "checkout", "-q", "--detach", base)
+			if err := os.WriteFile(filepath.Join(slot, "stray.txt"), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		runner.Dispatch = func(_ context.Context, _ Job, dir string) ([]byte, error) { return []byte(completed), c.agent(dir) }
+		if _, err := runner.RunLevel(context.Background(), base, jobs("dirty")); err != nil {
+			t.Fatal(err)
+		}
+		if c.after != nil {
+			c.after()
+		}
+		runner.Dispatch = func(_ context.Context, _ Job, dir string) ([]byte, error) {
+			entries, err := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if got := strings.Join(names, " "); got != ".git base.txt" {
+				return nil, errors.Join(err, errors.New("the slot holds "+got))
+			}
+			return []byte(completed), nil
+		}
+		res, err := runner.RunLevel(context.Background(), base, jobs("next"))
+		if err != nil || !res[0].Passed || res[0].Changed != nil {
+			t.Fatalf("%s: the next task: %+v, %v", c.name, res, err)
+		}
+	}
+}
+
 func TestContract(t *testing.T) {
 	r, base := repo(t, "sha1")
 	for _, tc := range []struct {
