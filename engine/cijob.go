@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/remote"
@@ -61,6 +62,24 @@ func (c *CI) Pull(ctx context.Context, id string) error {
 		}
 	}
 	return c.Syncer.Svc.Reguard(id)
+}
+
+// HoldsBranch refuses a collector whose branch does not hold the
+// remote's: the collector builds on it and pushes it, never forced.
+func (c *CI) HoldsBranch(ctx context.Context, repo *gitext.Repo, branch string) error {
+	theirs, err := repo.ReadRef(remote.TrackingRefs(c.Remote, "refs/heads/"+branch))
+	if err != nil {
+		return err
+	}
+	ours, err := repo.HeadCommit()
+	if err != nil {
+		return err
+	}
+	if in, err := repo.IsAncestor(ctx, theirs, ours); err != nil || !in {
+		return outcome.WithHints(&outcome.Refused{Err: fmt.Errorf("branch '%s' does not hold %s's (%s)", branch, c.Remote, short(theirs))},
+			"bring it up to date first: git pull --ff-only "+c.Remote+" "+branch)
+	}
+	return nil
 }
 
 // relay runs append, then pushes; see CI.

@@ -194,18 +194,8 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 		return err
 	}
 	if ci != nil {
-		// The branch here must hold the remote's: a collector builds on it.
-		theirs, err := repo.ReadRef(remote.TrackingRefs(ci.Remote, "refs/heads/"+branch))
-		if err != nil {
+		if err := ci.HoldsBranch(c.Context, repo, branch); err != nil {
 			return err
-		}
-		ours, err := repo.HeadCommit()
-		if err != nil {
-			return err
-		}
-		if in, err := repo.IsAncestor(c.Context, theirs, ours); err != nil || !in {
-			return withHints(&refused{Err: fmt.Errorf("branch '%s' does not hold %s's (%s)", branch, ci.Remote, abbrev(theirs))},
-				"bring it up to date first: git pull --ff-only "+ci.Remote+" "+branch)
 		}
 		ci.Refs = []string{"refs/heads/" + branch}
 	}
