@@ -62,6 +62,7 @@ say git crucible ledger ack plan --confirm "SKIP GATE"
 say git crucible ledger begin execute
 say git commit -q -m "Add get_user_email"
 say git log -1 --format=%B
+say git crucible hooks flush # the note post-commit queued; any git crucible command writes it
 say git notes --ref=crucible/provenance show HEAD
 say git crucible ledger complete execute --tasks 3/3
 say git crucible ledger begin completion
