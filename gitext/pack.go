@@ -10,10 +10,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/git-crucible/git-crucible/internal/fsutil"
 )
 
 // Packed objects are read in process from the repository's own packs, so
@@ -61,7 +62,7 @@ func (r *Repo) ReadStored(oid string) (kind string, data []byte, err error) {
 		return kind, data, err
 	}
 	dir := filepath.Join(r.ObjectDir(), "pack")
-	d, err := os.Open(dir)
+	d, err := fsutil.OpenNoPoll(dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", oid, ErrMissing)
 	}
@@ -94,7 +95,7 @@ func (r *Repo) ReadStored(oid string) (kind string, data []byte, err error) {
 
 // readPack reads oid from the pack whose files are base.idx and base.pack.
 func (r *Repo) readPack(base, oid string, raw []byte) (string, []byte, error) {
-	idx, err := os.Open(base + ".idx")
+	idx, err := fsutil.OpenNoPoll(base + ".idx") // a hook's hot path after a gc
 	if err != nil {
 		return "", nil, notHere{} // removed by a gc since
 	}
@@ -110,7 +111,7 @@ func (r *Repo) readPack(base, oid string, raw []byte) (string, []byte, error) {
 	if !found {
 		return "", nil, notHere{}
 	}
-	data, err := os.Open(base + ".pack")
+	data, err := fsutil.OpenNoPoll(base + ".pack")
 	if err != nil {
 		return "", nil, notHere{}
 	}

@@ -266,6 +266,17 @@ func ignoringEINTR(call func() (int, error)) (int, error) {
 	}
 }
 
+// OpenNoPoll opens path for reading with a plain system call, as an
+// *os.File the runtime's poller is never offered (see ReadNoPoll): for a
+// hot path that reads parts of a file with ReadAt.
+func OpenNoPoll(path string) (*os.File, error) {
+	fd, err := ignoringEINTR(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // AppendInPlace appends data to the regular file at path with plain
 // system calls (see ReadNoPoll), never following a symbolic link there.
 func AppendInPlace(path string, data []byte) error {
