@@ -93,8 +93,8 @@ func commitMsg(ctx context.Context, args []string, out *Outcome) error {
 		return err
 	}
 	defer p.svc.Close()
+	notes.ClearNext(repo) // a line is left below, for this commit only
 	if p.svc.Repo.Operation() != "" || enforce.EngineCommitting(p.svc.Repo.GitDir) {
-		notes.ClearNext(repo)
 		return nil // the engine writes its commit's trailers itself
 	}
 	trailers := enforce.CommitTrailers(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv))
@@ -108,7 +108,6 @@ func commitMsg(ctx context.Context, args []string, out *Outcome) error {
 	}
 	withTrailers, ok, err := enforce.WriteTrailers(ctx, p.svc.Repo, msg, trailers, style)
 	if err != nil || !ok {
-		notes.ClearNext(repo)
 		return err
 	}
 	if err := rewriteMessage(args[0], msg, withTrailers); err != nil {
@@ -151,8 +150,6 @@ func queueNote(ctx context.Context, p *inPipeline, out *Outcome) {
 	}
 	if err == nil {
 		err = notes.SetNext(repo, line, head)
-	} else {
-		notes.ClearNext(repo)
 	}
 	if err == nil && notes.Queued(repo) >= flushAt {
 		refsHere(repo)

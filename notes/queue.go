@@ -58,8 +58,9 @@ func SetNext(repo *gitext.Repo, line []byte, head string) error {
 // ClearNext takes back a line SetNext left, so that a commit no commit-msg
 // checked starts the post-commit hook rather than take the note of one
 // that was. Best effort: Flush drops a line queued on the wrong commit.
+// It costs one stat when there is none (the hook file empties it).
 func ClearNext(repo *gitext.Repo) {
-	if _, err := os.Lstat(nextPath(repo)); err == nil {
+	if fi, err := os.Lstat(nextPath(repo)); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 		fsutil.WriteInPlace(nextPath(repo), nil, 0o644)
 	}
 }
