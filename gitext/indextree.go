@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +17,9 @@ import (
 // WriteIndexTree writes the index as a tree and returns it, as WriteTree
 // does, in process when the index is one indexTree reads (git's own
 // otherwise). Unlike git write-tree it leaves the index as it is: its
-// cache of trees is not brought up to date.
+// cache of trees is not brought up to date; and it refuses an index that
+// holds a path git would not check out (a RefusedPathError), which only
+// an index written by hand can hold: an agent's, in its slot.
 func (r *Repo) WriteIndexTree(ctx context.Context) (string, error) {
 	path := filepath.Join(r.GitDir, "index")
 	if r.via != nil && r.via.Index != "" {
@@ -29,7 +32,41 @@ func (r *Repo) WriteIndexTree(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	return r.WriteTree(ctx)
+	tree, err := r.WriteTree(ctx)
+	if err != nil {
+		return "", err
+	}
+	files, err := r.ListTree(ctx, tree)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		if err := checkoutablePath(f.Path); err != nil {
+			return "", err
+		}
+	}
+	return tree, nil
+}
+
+// RefusedPathError is a path in an index that git refuses to check out:
+// .git in any spelling, "." or "..". git add never stages one, but git
+// write-tree takes one from an index written by hand, and every checkout
+// of its commit would then fail.
+type RefusedPathError struct{ Path string }
+
+func (e *RefusedPathError) Error() string {
+	return fmt.Sprintf("the index holds %q, a path git refuses to check out", e.Path)
+}
+
+// checkoutablePath is a RefusedPathError when a part of path is one
+// indexablePathPart refuses.
+func checkoutablePath(path string) error {
+	for part := range strings.SplitSeq(path, "/") {
+		if !indexablePathPart(part) {
+			return &RefusedPathError{Path: path}
+		}
+	}
+	return nil
 }
 
 // indexEntry is an entry of an index, as a tree takes it.
@@ -40,10 +77,16 @@ type indexEntry struct{ mode, oid, path string }
 // version, split or sparse, with an unmerged entry, an extension it would
 // have to understand, a checksum that does not match, or malformed in any
 // way. Entries added with intent to add are left out, as git leaves them.
+// A path git would not check out is a RefusedPathError.
 func (r *Repo) indexTree(data []byte, write func(kind string, data []byte) (string, error)) (tree string, ok bool, err error) {
 	entries, ok := r.parseIndex(data)
 	if !ok {
 		return "", false, nil
+	}
+	for _, e := range entries {
+		if err := checkoutablePath(e.path); err != nil {
+			return "", false, err
+		}
 	}
 	tree, ok, err = buildTree(entries, write)
 	return tree, ok, err

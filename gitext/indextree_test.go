@@ -3,6 +3,7 @@ package gitext
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,4 +93,47 @@ func FuzzIndexTree(f *testing.F) {
 			t.Fatalf("we make %s, git write-tree %q (%v: %s)", tree, out, gerr, stderr.String())
 		}
 	})
+}
+
+// TestWriteIndexTreeRefusesDotGit: an index written by hand with a path
+// git would not check out makes no tree, whether read in process or left
+// to git write-tree (which takes it).
+func TestWriteIndexTreeRefusesDotGit(t *testing.T) {
+	for _, format := range []string{"sha1", "sha256"} {
+		for _, c := range []struct{ staged, forged string }{
+			{"xgit/hooks/pre-commit", ".git/hooks/pre-commit"},
+			{"d/XGIT/config", "d/.GIT/config"},
+			{"d/xgit. /config", "d/.git. /config"},
+			{"d/xxx/f", "d/../f"},
+		} {
+			t.Run(format+"/"+c.forged, func(t *testing.T) {
+				dir := formatDir(t, format)
+				writeTestFile(t, filepath.Join(dir, c.staged), "x\n")
+				gittest.Git(t, dir, "add", "-A")
+				r := discoverIn(t, dir)
+				index := filepath.Join(r.GitDir, "index")
+				data, err := os.ReadFile(index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := bytes.Replace(data[:len(data)-r.HashLen()], []byte(c.staged), []byte(c.forged), 1)
+				h := r.newHash()
+				h.Write(body)
+				if err := os.WriteFile(index, h.Sum(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if got := gittest.Git(t, dir, "ls-files"); got != c.forged {
+					t.Fatalf("the forged index holds %q", got)
+				}
+				var refused *RefusedPathError
+				if _, err := r.WriteIndexTree(context.Background()); !errors.As(err, &refused) || refused.Path != c.forged {
+					t.Fatalf("in process: %v, want the path %q refused", err, c.forged)
+				}
+				t.Setenv("GIT_INDEX_FILE", index) // left to git write-tree
+				if _, err := r.WriteIndexTree(context.Background()); !errors.As(err, &refused) || refused.Path != c.forged {
+					t.Fatalf("through git: %v, want the path %q refused", err, c.forged)
+				}
+			})
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package taskdag
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha1"
 	"errors"
 	"os"
 	"path/filepath"
@@ -316,5 +318,37 @@ func TestUpstreamContext(t *testing.T) {
 		"\n### Output of task 1b\n\n(no output was kept)\n"
 	if got := j.UpstreamContext(); got != want {
 		t.Fatalf("context\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRunLevelRefusesForgedIndex: an agent that writes its slot's index by
+// hand to stage a path git refuses to check out (here d/.git/x, which git
+// add -A keeps once the index holds it) gets no tree of it: the level
+// stops with the path named.
+func TestRunLevelRefusesForgedIndex(t *testing.T) {
+	r, base := repo(t, "sha1")
+	runner := New(r, 1, func(ctx context.Context, job Job, workdir string) ([]byte, error) {
+		for _, p := range []string{"d/xgit/x", "d/.git/x"} {
+			if err := os.MkdirAll(filepath.Join(workdir, filepath.Dir(p)), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(workdir, p), []byte("x\n"), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		gittest.Git(t, workdir, "add", "d/xgit/x")
+		index := gittest.Git(t, workdir, "rev-parse", "--path-format=absolute", "--git-path", "index")
+		data, err := os.ReadFile(index)
+		if err != nil {
+			return nil, err
+		}
+		body := bytes.Replace(data[:len(data)-20], []byte("d/xgit/x"), []byte("d/.git/x"), 1)
+		sum := sha1.Sum(body)
+		return []byte(completed), os.WriteFile(index, append(body, sum[:]...), 0o644)
+	})
+	_, err := runner.RunLevel(context.Background(), base, jobs("a"))
+	var refused *gitext.RefusedPathError
+	if !errors.As(err, &refused) || refused.Path != "d/.git/x" {
+		t.Fatalf("RunLevel: %v, want d/.git/x refused", err)
 	}
 }
