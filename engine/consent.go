@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/pipespec"
 )
@@ -24,6 +25,12 @@ const DecisionAgentCommand = "agent-command"
 // TrustAgentCommandsKey is the git config that accepts every command
 // agents write without asking.
 const TrustAgentCommandsKey = "crucible.trustAgentCommands"
+
+// TrustsAgentCommands reads TrustAgentCommandsKey as git does: whether
+// repo's configuration accepts every command agents write.
+func TrustsAgentCommands(ctx context.Context, repo *gitext.Repo) (bool, error) {
+	return repo.ConfigBool(ctx, TrustAgentCommandsKey, false)
+}
 
 // AgentCommand is a command an agent wrote that the walk would run.
 type AgentCommand struct {

@@ -232,7 +232,7 @@ func walk(c *cli.Context, s *session, e *engine.Engine, opts engine.WalkOptions)
 	// resumable: its dispatch is finished as cancelled, to run again.
 	ctx, stop := interruptible(c.Context)
 	defer stop()
-	trusted, err := s.svc.Repo.ConfigBool(ctx, engine.TrustAgentCommandsKey, false)
+	trusted, err := engine.TrustsAgentCommands(ctx, s.svc.Repo)
 	if err != nil {
 		return err
 	}

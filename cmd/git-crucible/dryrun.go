@@ -224,7 +224,7 @@ func dryHooks(c *cli.Context, s *session) dryCheck {
 
 // dryConsent says who consents to the commands agents write.
 func dryConsent(c *cli.Context, s *session) dryCheck {
-	trusted, err := s.svc.Repo.ConfigBool(c.Context, engine.TrustAgentCommandsKey, false)
+	trusted, err := engine.TrustsAgentCommands(c.Context, s.svc.Repo)
 	switch {
 	case err != nil:
 		return newCheck("commands", err, "")
