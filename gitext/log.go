@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // ResolveCommit is the commit rev names (rev-parse --verify of
@@ -58,21 +55,52 @@ func (r *Repo) Log(ctx context.Context, tip string, hidden []string, max int) ([
 // DiffStat is what git diff --shortstat counts.
 type DiffStat struct{ Files, Insertions, Deletions int }
 
-var shortstat = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
-	return regexp.MustCompile(`(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
-}}
-
 // ShortStat counts what changes from commit a to commit b.
 func (r *Repo) ShortStat(ctx context.Context, a, b string) (DiffStat, error) {
 	out, err := run(ctx, r, nil, "diff", "--shortstat", "--end-of-options", a, b, "--")
 	if err != nil {
 		return DiffStat{}, err
 	}
+	return parseShortStat(string(out)), nil
+}
+
+// parseShortStat reads git diff --shortstat's line, " 3 files changed, 10
+// insertions(+), 2 deletions(-)", either count after the first left out
+// when it is 0; what follows them is not read. A line that does not start
+// so counts nothing.
+func parseShortStat(line string) DiffStat {
 	var d DiffStat
-	if m := shortstat.Get().FindStringSubmatch(string(out)); m != nil {
-		d.Files, _ = strconv.Atoi(m[1])
-		d.Insertions, _ = strconv.Atoi(m[2])
-		d.Deletions, _ = strconv.Atoi(m[3])
+	s, ok := cutCount(strings.TrimLeft(line, " \t\n\f\r"), &d.Files, "files changed", "file changed")
+	if !ok {
+		return DiffStat{}
 	}
-	return d, nil
+	if rest, ok := strings.CutPrefix(s, ", "); ok {
+		if rest, ok = cutCount(rest, &d.Insertions, "insertions(+)", "insertion(+)"); ok {
+			s = rest
+		}
+	}
+	if rest, ok := strings.CutPrefix(s, ", "); ok {
+		cutCount(rest, &d.Deletions, "deletions(-)", "deletion(-)")
+	}
+	return d
+}
+
+// cutCount cuts "<digits> <word>" from the start of s, one of words, and
+// sets n to the number (0 past an int's range).
+func cutCount(s string, n *int, words ...string) (string, bool) {
+	digits := 0
+	for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
+		digits++
+	}
+	rest, ok := strings.CutPrefix(s[digits:], " ")
+	if digits == 0 || !ok {
+		return s, false
+	}
+	for _, w := range words {
+		if after, ok := strings.CutPrefix(rest, w); ok {
+			*n, _ = strconv.Atoi(s[:digits])
+			return after, true
+		}
+	}
+	return s, false
 }

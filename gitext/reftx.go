@@ -8,13 +8,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/git-crucible/git-crucible/internal/lazy"
 )
 
 // Refs are moved by git: one `git update-ref --stdin` transaction per
@@ -180,34 +177,89 @@ func (t *RefTx) Abort() {
 	<-t.done
 }
 
-// Compiled when first needed, on a failed command, not by every process
-// at start-up (a hook's start-up is most of its cost).
-var (
-	// git's ways of saying a ref was not at the expected value (it has one
-	// where none was expected, another one, or none), in update-ref, fetch,
-	// or a remote's answer to a push.
-	lostRace = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
-		return regexp.MustCompile(`cannot lock ref '[^']*': (reference already exists|is at [0-9a-f]+ but expected [0-9a-f]+|unable to resolve reference '[^']*')`)
-	}}
-	heldLock = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
-		return regexp.MustCompile(`Unable to create '([^']*\.lock)': File exists`)
-	}}
-)
-
 // Is makes any git command's lost compare-and-swap an ErrRefChanged, so
 // that callers retry it whichever command lost. A held lock is not a race.
 func (e *Error) Is(target error) bool {
-	return target == ErrRefChanged && lostRace.Get().MatchString(e.Stderr)
+	return target == ErrRefChanged && lostRace(e.Stderr)
+}
+
+// lostRace reports whether stderr holds one of git's ways of saying a ref
+// was not at the expected value (it has one where none was expected,
+// another one, or none), in update-ref, fetch, or a remote's answer to a
+// push: "cannot lock ref '<ref>': " and then "reference already exists",
+// "is at <oid> but expected <oid>" or "unable to resolve reference '<ref>'".
+// Read by hand, not by a regexp: the hook binary links no regexp package,
+// whose start-up every commit would pay.
+func lostRace(stderr string) bool {
+	const lead = "cannot lock ref '"
+	for rest := stderr; ; {
+		i := strings.Index(rest, lead)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(lead):]
+		_, after, ok := strings.Cut(rest, "'") // the ref, up to its closing quote (never one inside)
+		if !ok {
+			return false
+		}
+		if why, ok := strings.CutPrefix(after, ": "); ok && raceReason(why) {
+			return true
+		}
+	}
+}
+
+// raceReason is lostRace's reading of what follows "cannot lock ref '<ref>': ".
+func raceReason(s string) bool {
+	if strings.HasPrefix(s, "reference already exists") {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(s, "unable to resolve reference '"); ok {
+		return strings.Contains(rest, "'") // the ref, up to its closing quote (never one inside)
+	}
+	rest, ok := strings.CutPrefix(s, "is at ")
+	if !ok {
+		return false
+	}
+	rest, ok = cutHex(rest)
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, " but expected "); !ok {
+		return false
+	}
+	_, ok = cutHex(rest)
+	return ok
+}
+
+// cutHex cuts the lower-case hex digits s starts with; ok when there is one.
+func cutHex(s string) (rest string, ok bool) {
+	n := 0
+	for n < len(s) && (s[n] >= '0' && s[n] <= '9' || s[n] >= 'a' && s[n] <= 'f') {
+		n++
+	}
+	return s[n:], n > 0
 }
 
 // HeldLock is the lock file that git gave up waiting for, another process
 // holding it, when that made the command fail; "" otherwise. In a push's
 // error it is the remote's (its own core.filesRefLockTimeout ran out).
+// git says: Unable to create '<path>.lock': File exists.
 func (e *Error) HeldLock() string {
-	if m := heldLock.Get().FindStringSubmatch(e.Stderr); m != nil {
-		return m[1]
+	const lead = "Unable to create '"
+	for rest := e.Stderr; ; {
+		i := strings.Index(rest, lead)
+		if i < 0 {
+			return ""
+		}
+		rest = rest[i+len(lead):]
+		path, after, ok := strings.Cut(rest, "'")
+		if !ok {
+			return ""
+		}
+		if strings.HasSuffix(path, ".lock") && strings.HasPrefix(after, ": File exists") {
+			return path
+		}
 	}
-	return ""
 }
 
 // refTxError gives update-ref's failure its type: a held lock, or git's

@@ -2,8 +2,6 @@ package notes
 
 import (
 	"context"
-	"regexp"
-	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -46,9 +44,26 @@ func RewriteConfigOf(entries []gitext.ConfigEntry) RewriteConfig {
 // notes.rewriteRef: a * matches across slashes too (refs/notes/* covers
 // refs/notes/crucible/provenance).
 func refGlobMatch(glob, ref string) bool {
-	re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(glob))
-	ok, _ := regexp.MatchString("^"+re+"$", ref)
-	return ok
+	// The classic matcher: on a mismatch, the last * takes one more byte.
+	g, r, star, from := 0, 0, -1, 0
+	for r < len(ref) {
+		switch {
+		case g < len(glob) && (glob[g] == '?' || glob[g] == ref[r]) && glob[g] != '*':
+			g, r = g+1, r+1
+		case g < len(glob) && glob[g] == '*':
+			star, from = g, r
+			g++
+		case star >= 0:
+			from++
+			g, r = star+1, from
+		default:
+			return false
+		}
+	}
+	for g < len(glob) && glob[g] == '*' {
+		g++
+	}
+	return g == len(glob)
 }
 
 // Configured is what Configure did.

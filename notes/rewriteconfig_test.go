@@ -1,6 +1,8 @@
 package notes
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/git-crucible/git-crucible/gitext"
@@ -19,11 +21,45 @@ func TestRefGlobMatch(t *testing.T) {
 		{"refs/notes/commits", false},
 		{"refs/notes/crucible", false},
 		{"refs/notes/crucible.*", false},
+		{"*", true},
+		{"**provenance", true},
+		{"refs/*/*/provenance", true},
+		{"refs/*/provenance*", true},
+		{"*/crucible/*x", false},
+		{"", false},
+		{"?efs/notes/crucible/provenance?", false},
 	} {
 		if got := refGlobMatch(c.glob, ProvenanceRef); got != c.want {
 			t.Errorf("refGlobMatch(%q) = %v", c.glob, got)
 		}
 	}
+}
+
+// FuzzRefGlobMatch: the matcher agrees with the regexp it replaced (* any
+// run of characters, slashes too; ? any one; all else literal).
+func FuzzRefGlobMatch(f *testing.F) {
+	for _, s := range [][2]string{{"refs/notes/*", ProvenanceRef}, {"a*b*c", "aXbYbZc"}, {"*?*", "x"}, {"a**", "a"}, {"[a].(b)+", "[a].(b)+"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, glob, ref string) {
+		if strings.ContainsRune(ref, '\n') || !utf8ASCII(glob+ref) {
+			return // refs are ASCII with no newline, where a byte is a character
+		}
+		re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(glob))
+		want := regexp.MustCompile("^(?s:" + re + ")$").MatchString(ref)
+		if got := refGlobMatch(glob, ref); got != want {
+			t.Fatalf("refGlobMatch(%q, %q) = %v, the regexp says %v", glob, ref, got, want)
+		}
+	})
+}
+
+func utf8ASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func TestRewriteConfigOf(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,9 +24,24 @@ var forbidden = []string{
 	"go.yaml.in/yaml",
 }
 
+// forbiddenStd are standard packages the hook binary must not link either:
+// regexp/syntax's init builds tables, about a tenth of the binary's
+// start-up, on every commit (git's messages are read by hand instead).
+var forbiddenStd = []string{"regexp", "regexp/syntax"}
+
 // TestLeanDependencies: git-crucible-hook is built from the standard
-// library and git-crucible's own packages only.
+// library and git-crucible's own packages only, and not from the standard
+// packages forbiddenStd names.
 func TestLeanDependencies(t *testing.T) {
+	std, err := exec.Command("go", "list", "-deps", "-f", "{{if .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(std)) {
+		if slices.Contains(forbiddenStd, dep) {
+			t.Errorf("git-crucible-hook links %s", dep)
+		}
+	}
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
