@@ -78,11 +78,12 @@ func cleanRun(t *testing.T, dir string, args ...string) (walk time.Duration, eve
 // pace with the run's progress (its chain's length): a run ahead of that
 // pace is killed before it gets far, so that kill k lands about k/kills of
 // the way through, whatever pace a loaded machine sets. It returns the
-// number of kills.
-func killSpread(t *testing.T, dir string, kills int, walk time.Duration, events int, args func() []string) int {
+// number of kills, and whether a run got to its end meanwhile: on a machine
+// whose load fell after the clean run, one may outrun the kills left, which
+// is a soak all the same once half of them landed (fewer fail the test).
+func killSpread(t *testing.T, dir string, kills int, walk time.Duration, events int, args func() []string) (killed int, finished bool) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(21, 22))
-	killed := 0
 	for killed < kills {
 		window := 3 * walk / (2 * time.Duration(kills))
 		if float64(chainLength(t, dir))/float64(events) > float64(killed+1)/float64(kills+3) {
@@ -93,13 +94,17 @@ func killSpread(t *testing.T, dir string, kills int, walk time.Duration, events 
 		case -1:
 			killed++
 		case 0:
-			t.Fatalf("the run finished after %d kills (of a %v run): the kills came too late\n%s", killed, walk, out)
+			if killed < kills/2 {
+				t.Fatalf("the run finished after %d kills (of a %v run): the kills came too late\n%s", killed, walk, out)
+			}
+			t.Logf("the run finished after %d of %d kills: the machine ran it faster than the clean run (%v)", killed, kills, walk)
+			return killed, true
 		default:
 			t.Fatalf("after %d kills, git crucible %s exited %d:\n%s", killed, strings.Join(a, " "), code, out)
 		}
 		settled(t, dir)
 	}
-	return killed
+	return killed, false
 }
 
 // settled waits, a little, for a git that a killed run left moving
@@ -139,14 +144,16 @@ func killBuild(t *testing.T, scenario string, kills int, flags ...string) buildS
 	walk, events, _ := cleanRun(t, clean, start...)
 
 	dir, log := sampleProjectPlaying(t, scenario)
-	killed := killSpread(t, dir, kills, walk, events, func() []string {
+	killed, finished := killSpread(t, dir, kills, walk, events, func() []string {
 		if pipelineID(t, dir) == "" {
 			return start
 		}
 		return resume
 	})
-	if code, out := runCrucibleUntil(t, dir, time.After(time.Minute), resume...); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
-		t.Fatalf("the last resume exited %d:\n%s", code, out)
+	if !finished {
+		if code, out := runCrucibleUntil(t, dir, time.After(time.Minute), resume...); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
+			t.Fatalf("the last resume exited %d:\n%s", code, out)
+		}
 	}
 	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+pipelineID(t, dir)) {
 		t.Errorf("verify: %s", v)
