@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-crucible/git-crucible/fastgate"
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/report"
@@ -72,17 +73,10 @@ func (w *walker) verifyPhase(ctx context.Context, p pipeline.Point, tasks []repo
 // phase), with suggestion when a commit fails.
 func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggestion string) (*verifycommits.Report, error) {
 	o := verifycommits.Options{Base: base, Gate: verifycommits.Gate{Name: "fast-gate", Command: command}, Spec: fastgate.Identity(command, "")}
-	store := verifycommits.Open(w.e.Service.Repo)
-	// An engine killed in the middle of one leaves its rebase under way:
-	// put back, the branch as it was, what it tested kept.
-	if killed, err := store.Interrupted(); err != nil {
-		return nil, err
-	} else if killed {
-		if _, err := store.Recover(ctx); err != nil {
-			return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
-		}
+	if _, err := SettleVerifyCommits(ctx, w.e.Service.Repo); err != nil {
+		return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
 	}
-	rep, err := store.Verify(ctx, o)
+	rep, err := verifycommits.Open(w.e.Service.Repo).Verify(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
 	}
@@ -106,4 +100,20 @@ func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggest
 		return nil, err
 	}
 	return rep, w.refresh(ctx)
+}
+
+// SettleVerifyCommits puts back a verify-commits run that an engine killed
+// in its middle left in repo's worktree — its rebase under way, HEAD
+// detached on it, the rebase's own process group maybe still running —
+// and reports whether there was one: the branch as it was, what it tested
+// kept. The walk does so before it verifies again; a resume first, as the
+// branch HEAD is on names the pipeline to go on with. A live run's lock
+// makes it a refusal.
+func SettleVerifyCommits(ctx context.Context, repo *gitext.Repo) (bool, error) {
+	store := verifycommits.Open(repo)
+	if killed, err := store.Interrupted(); err != nil || !killed {
+		return false, err
+	}
+	_, err := store.Recover(ctx)
+	return err == nil, err
 }

@@ -301,6 +301,13 @@ func buildSpec(s *session, file string) (*pipespec.Spec, error) {
 // --resume, else a new one (--fresh abandons the unfinished one).
 func buildPipeline(c *cli.Context, s *session, resume, fresh bool) (string, error) {
 	if resume {
+		// A build killed while it verified commits may have left HEAD
+		// detached on that rebase, and HEAD's branch names the pipeline.
+		if settled, err := engine.SettleVerifyCommits(c.Context, s.svc.Repo); err != nil {
+			return "", err
+		} else if settled {
+			fmt.Fprintln(s.err(), "Put back the verify-commits run a stopped build left under way")
+		}
 		id, err := s.pipelineID(c.Context)
 		var none *pipeline.NoActiveError
 		if errors.As(err, &none) {

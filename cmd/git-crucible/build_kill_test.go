@@ -341,3 +341,48 @@ func TestKilledBuildMidCommit(t *testing.T) {
 	assertPhasesCommittedOnce(t, dir)
 	assertUserFiles(t, dir)
 }
+
+// TestKilledBuildMidVerify kills git-crucible build while the rebase of
+// its verify-commits runs, HEAD detached on it, and then that rebase too
+// (it runs in a process group of its own): the resume puts the rebase
+// back — HEAD on its branch again, which names the pipeline — and
+// finishes the walk.
+func TestKilledBuildMidVerify(t *testing.T) {
+	dir, _ := sampleProject(t)
+	marker := filepath.Join(t.TempDir(), "verifying")
+	// git runs the reference-transaction hook as the rebase detaches HEAD
+	// (HEAD's line on its input): the first time, the rebase holds there
+	// while the build is killed, and is then killed itself.
+	slow := fmt.Sprintf(`#!/bin/sh
+if [ "$1" = committed ] && [ -d %q ] && [ ! -e %q ] && grep -q ' HEAD$'; then : >%[2]q; sleep 1; kill -9 $PPID; fi
+exit 0
+`, filepath.Join(dir, ".git", "rebase-merge"), marker)
+	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "reference-transaction"), []byte(slow), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	verifying := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				verifying <- time.Now()
+				return
+			}
+		}
+	}()
+	if code, out := runBuildUntil(t, dir, verifying, "--yes", killGoal); code != -1 {
+		t.Fatalf("build was to be killed while it verified commits; it exited %d:\n%s", code, out)
+	}
+	if head := gittest.Git(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); head != "HEAD" {
+		t.Fatalf("HEAD is on %s after the kill: the rebase was not under way", head)
+	}
+	code, out := runBuild(t, dir, time.Minute, "--resume", "--yes")
+	if code != 0 || !strings.Contains(out, "Put back the verify-commits run a stopped build left under way\n") || !strings.Contains(out, ": the four phases are closed\n") {
+		t.Fatalf("the resume exited %d:\n%s", code, out)
+	}
+	if head := gittest.Git(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); head != "main" {
+		t.Errorf("HEAD is on %s after the resume", head)
+	}
+	assertTasksCommittedOnce(t, dir)
+	assertPhasesCommittedOnce(t, dir)
+	assertUserFiles(t, dir)
+}
