@@ -313,7 +313,7 @@ func (l *taskLog) end(ctx context.Context, at taskRunAt, res TaskRunResult, err 
 		res.Status, res.Reason = "escalated", escalated.Error()
 	case errors.As(err, &res.Budget):
 		res.Status, res.Reason = "escalated", res.Budget.Error()
-		drafts = budgetDrafts(res.Budget, "in the task run")
+		drafts = []pipeline.Draft{pipeline.CostCapEscalation("in the task run", res.Budget.Error(), res.Budget.Suggestion())}
 	case errors.As(err, &res.Critique):
 		res.Status, res.Reason = "failed", res.Critique.Error()
 	case errors.As(err, &res.NotReady):
@@ -605,7 +605,7 @@ func (e *Engine) unitMessage(tr TaskRun, u taskdag.Unit, number map[string]int, 
 // top is the work tree's top.
 func taskText(tr TaskRun, top string, r taskdag.Result) string {
 	if title := tr.Titles[r.ID]; title != "" {
-		return taskSubject(title, r.ID)
+		return taskdag.CommitSubject(title, r.ID)
 	}
 	if tr.Manifest.Commits.MessageSource == "notes" {
 		t, err := report.ParseTask(r.Report)
@@ -667,7 +667,7 @@ func (e *Engine) taskPrompts(tr TaskRun) (
 		if err != nil {
 			return rendered{}, fmt.Errorf("the %s prompt: %w", template, err)
 		}
-		return rendered{Text: []byte(text), Commands: commands(d.TestCommand, d.Task)}, nil
+		return rendered{Text: []byte(text), Commands: prompt.Commands(d.TestCommand, d.Task)}, nil
 	}
 	renderTask = func(job taskdag.Job, report string) (rendered, error) {
 		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
