@@ -16,13 +16,13 @@ import (
 	"github.com/git-crucible/git-crucible/taskdag/record"
 )
 
-// Parallel runs the plan as a task DAG (RunTasks): level by level, the
-// implementers (the tasks step's first dispatch step) of a level's tasks
-// at once, at most MaxParallel, each in its own worktree, their work
-// committed per task on the branch at the fan-in; then, before the next
-// level, each task's steps after it (its fast gate, its review, their
-// fixes in the work tree) one task after another. The steps before it (a
-// checkpoint) run for each task of a level before the level starts.
+// Parallel runs the plan as a task DAG (TaskEngine's RunTasks): level by
+// level, the implementers (the tasks step's first dispatch step) of a
+// level's tasks at once, at most MaxParallel, each in its own worktree,
+// their work committed per task on the branch at the fan-in; then, before
+// the next level, each task's steps after it (its fast gate, its review,
+// their fixes in the work tree) one task after another. The steps before
+// it (a checkpoint) run for each task of a level before the level starts.
 type Parallel struct{ MaxParallel int }
 
 // errStopped ends a task run at a step that stops the walk (Tasks.stop).
