@@ -15,7 +15,7 @@ import (
 // their task runs through it, and so does Phase 3 (Parallel).
 func (e *Engine) TaskEngine() *record.Engine {
 	return &record.Engine{Service: e.Service, ID: e.ID, Dispatch: e.dispatchTask, Interrupt: e.interrupt,
-		Append: e.record, Halt: e.halt, GoOnPastCap: e.goOnPastBudget}
+		Append: e.appendDrafts, Halt: e.halt, GoOnPastCap: e.goOnPastBudget}
 }
 
 // dispatchTask dispatches c with the prompt render makes for the report
@@ -55,9 +55,9 @@ func (e *Engine) interrupt(ctx context.Context, seq int, why string) error {
 	return e.finish(ctx, Outcome{Seq: seq, Status: "error", Summary: why, Recovered: Interrupted})
 }
 
-// record appends events in one append, serialised with the dispatches'
+// appendDrafts appends ds in one append, serialised with the dispatches'
 // records.
-func (e *Engine) record(ctx context.Context, ds ...pipeline.Draft) error {
+func (e *Engine) appendDrafts(ctx context.Context, ds ...pipeline.Draft) error {
 	e.chain.Lock()
 	defer e.chain.Unlock()
 	_, _, err := e.Service.Record(ctx, e.ID, ds...)

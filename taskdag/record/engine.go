@@ -14,9 +14,9 @@ import (
 )
 
 // Engine runs task DAGs in one pipeline. It stands on the pipeline
-// engine's primitives, which that engine gives it (engine.(*Engine).
-// TaskEngine), so that a task run's dispatches and appends go through the
-// engine that holds the pipeline's lock, as the walk's do.
+// engine's primitives, which that engine gives it (its TaskEngine method),
+// so that a task run's dispatches and appends go through the engine that
+// holds the pipeline's lock, as the walk's do.
 type Engine struct {
 	Service *pipeline.Service
 	ID      string // the pipeline
@@ -34,8 +34,8 @@ type Engine struct {
 	// dispatches' records.
 	Append func(ctx context.Context, drafts ...pipeline.Draft) error
 	// Halt is asked before each task's agent starts: the pipeline's stop
-	// at its cost cap (a CostCap, which wraps taskdag.ErrHalted), nil when
-	// the agent may start.
+	// at its cost cap (a CostCap that is taskdag.ErrHalted), nil when the
+	// agent may start.
 	Halt func(ctx context.Context) error
 	// GoOnPastCap records that the pipeline goes on past the cost cap it
 	// stopped at, now that the cap allows it; nothing when it did not

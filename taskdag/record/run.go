@@ -85,8 +85,8 @@ func WorkRef(id string) string { return "refs/crucible/work/" + id }
 // agent dispatched durably in its own worktree, each change a dag.task or
 // dag.level event in the chain before the run goes on. It picks up where
 // the chain's events leave the run: a killed run resumes, never
-// recreating the backup branch. Recover must have settled the pipeline's
-// dispatches first.
+// recreating the backup branch. The engine's Recover must have settled the
+// pipeline's dispatches first.
 func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error) {
 	at, err := e.taskRunAt(ctx, tr)
 	if err != nil {
