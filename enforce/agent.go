@@ -4,7 +4,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/notes"
+	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // The dispatcher names the agent making a commit through these variables;
@@ -53,4 +55,16 @@ func CommitTrailers(id string, phase int, a Agent) []Trailer {
 func Provenance(id string, phase int, a Agent, ledgerHead, writer string) notes.Provenance {
 	return notes.Provenance{Pipeline: id, Phase: phase, Task: a.Task, Seq: a.Seq, Role: a.Role,
 		LedgerHead: ledgerHead, Writer: writer}
+}
+
+// ProvenanceLine is the note line of a commit agent a made for pipeline
+// id in phase, its chain at ledgerHead: the engine's commits and a task
+// run's, which the post-commit hook never sees. The writer is this
+// clone's, none before init.
+func ProvenanceLine(repo *gitext.Repo, id string, phase int, a Agent, ledgerHead string) ([]byte, error) {
+	writer := ""
+	if w, err := pipeline.LoadWriter(repo); err == nil && w != nil {
+		writer = w.ID
+	}
+	return Provenance(id, phase, a, ledgerHead, writer).Encode()
 }

@@ -88,14 +88,6 @@ func (e *Engine) halt(ctx context.Context) error {
 	return err
 }
 
-// budgetDrafts are what a stop at the cost cap records with the stop
-// itself (a step's end, a task run's): an escalation, which turns health
-// RED with the hint as its action. at says where ("before design-gate").
-func budgetDrafts(b *BudgetError, at string) []pipeline.Draft {
-	return []pipeline.Draft{{Type: pipeline.TypeDecision, Data: pipeline.DecisionData{Type: "escalation",
-		Choice: pipeline.CostCapReached + " " + at, Reason: b.Error(), Suggestion: b.Suggestion()}}}
-}
-
 // goOnPastBudget records that the pipeline goes on past the cost cap it
 // stopped at (its health says so), now that the cap allows it: a budget
 // decision, which ends the escalation's RED health. Nothing when the

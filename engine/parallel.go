@@ -13,15 +13,16 @@ import (
 	"github.com/git-crucible/git-crucible/report"
 	"github.com/git-crucible/git-crucible/taskdag"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
+	"github.com/git-crucible/git-crucible/taskdag/record"
 )
 
-// Parallel runs the plan as a task DAG (RunTasks): level by level, the
-// implementers (the tasks step's first dispatch step) of a level's tasks
-// at once, at most MaxParallel, each in its own worktree, their work
-// committed per task on the branch at the fan-in; then, before the next
-// level, each task's steps after it (its fast gate, its review, their
-// fixes in the work tree) one task after another. The steps before it (a
-// checkpoint) run for each task of a level before the level starts.
+// Parallel runs the plan as a task DAG (TaskEngine's RunTasks): level by
+// level, the implementers (the tasks step's first dispatch step) of a
+// level's tasks at once, at most MaxParallel, each in its own worktree,
+// their work committed per task on the branch at the fan-in; then, before
+// the next level, each task's steps after it (its fast gate, its review,
+// their fixes in the work tree) one task after another. The steps before
+// it (a checkpoint) run for each task of a level before the level starts.
 type Parallel struct{ MaxParallel int }
 
 // errStopped ends a task run at a step that stops the walk (Tasks.stop).
@@ -66,7 +67,7 @@ func (x Parallel) Execute(ctx context.Context, ts *Tasks) error {
 		d.Report = prompt.Report{Format: prompt.ReportTask} // its path is its dispatch's
 		prompts[t.ID] = d
 	}
-	res, err := w.e.RunTasks(ctx, TaskRun{Manifest: m, MaxParallel: x.MaxParallel, Templates: w.opts.Templates,
+	res, err := w.e.TaskEngine().RunTasks(ctx, record.TaskRun{Manifest: m, MaxParallel: x.MaxParallel, Templates: w.opts.Templates,
 		Template: impl.Template, Role: impl.Role, Step: impl.ID, Test: w.opts.Test, Retry: true, Titles: titles,
 		Prompt:  func(job taskdag.Job) prompt.Data { return prompts[job.Task.ID] },
 		Between: func(head string) (string, error) { return ts.between(ctx, m, k, head) }})

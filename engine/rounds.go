@@ -183,7 +183,7 @@ func (w *walker) escalate(ctx context.Context, p pipeline.Point, stop WalkResult
 func (w *walker) budgetStop(ctx context.Context, p pipeline.Point, b *BudgetError) (stepEnd, error) {
 	end := stopped(p, pipeline.StepEscalated, WalkEscalated, b.Error())
 	end.stop.Suggestion = b.Suggestion()
-	if _, _, err := w.e.Service.Record(ctx, w.e.ID, budgetDrafts(b, budgetAt(p.Step, p.Task))...); err != nil {
+	if _, _, err := w.e.Service.Record(ctx, w.e.ID, pipeline.CostCapEscalation(budgetAt(p.Step, p.Task), b.Error(), b.Suggestion())); err != nil {
 		return stepEnd{}, err
 	}
 	return end, w.refresh(ctx)

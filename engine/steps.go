@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/git-crucible/git-crucible/agent"
@@ -191,7 +190,7 @@ func (w *walker) dispatch(ctx context.Context, p pipeline.Point, role, template 
 			return out, nil, errors.Join(err, ad.Remove())
 		}
 		ds := DispatchSpec{Point: p, Role: role, Template: template, TemplateSHA256: w.opts.Templates.Digest(template),
-			Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format, AgentDir: ad, Commands: commands(w.opts.Test, d.Task),
+			Prompt: []byte(text), RetryOf: retry, Report: d.Report.Format, AgentDir: ad, Commands: prompt.Commands(w.opts.Test, d.Task),
 			ReplayOf: w.view.replayOf(p, role), ReplaySession: w.view.replay, Mutation: w.opts.Mutations[template]}
 		if d.Task != nil {
 			ds.Title = d.Task.Title
@@ -239,16 +238,6 @@ func (w *walker) failedAt(p pipeline.Point, r pipeline.Record) bool {
 	}
 	recs := w.view.at(p)
 	return recs[len(recs)-1].Seq == r.Seq
-}
-
-// commands are what an agent of a dispatch may run: the project's test
-// command and the task's fast gate, when there are.
-func commands(test string, task *report.PlanTask) []string {
-	out := []string{test}
-	if task != nil {
-		out = append(out, task.FastGate)
-	}
-	return slices.DeleteFunc(out, func(c string) bool { return strings.TrimSpace(c) == "" })
 }
 
 // adopt is the outcome of a finished dispatch, its output read from the chain.

@@ -9,6 +9,7 @@ import (
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/taskdag"
 )
 
 // FailedRef is where a task that escalated keeps its failing work,
@@ -35,7 +36,7 @@ func (w *walker) commitFix(ctx context.Context, task *report.PlanTask, seq int, 
 	if base == "" || head == base {
 		return w.commitTask(ctx, task, seq, role)
 	}
-	return w.commitWork(ctx, fmt.Sprintf("%s\n\n%s dispatch %d of pipeline %s.", taskSubject(task.Title, task.ID), role, seq, w.e.ID),
+	return w.commitWork(ctx, fmt.Sprintf("%s\n\n%s dispatch %d of pipeline %s.", taskdag.CommitSubject(task.Title, task.ID), role, seq, w.e.ID),
 		enforce.Agent{Task: w.taskNumbers[task.ID], Seq: seq, Role: role}, true)
 }
 
@@ -58,16 +59,10 @@ func (w *walker) taskCommit(ctx context.Context, task *report.PlanTask) (base, h
 		return "", "", err
 	}
 	parents, subject, _ := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\n")
-	if parents == base && subject == taskSubject(task.Title, task.ID) {
+	if parents == base && subject == taskdag.CommitSubject(task.Title, task.ID) {
 		return base, head, nil
 	}
 	return "", "", nil
-}
-
-// taskSubject is the subject of the commit of the task with title and
-// id, the serial walk's and the task run's alike.
-func taskSubject(title, id string) string {
-	return fmt.Sprintf("%s (task %s)", title, id)
 }
 
 // setAside takes task's failing commit off the branch: in one ref

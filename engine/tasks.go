@@ -14,6 +14,7 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/report"
+	"github.com/git-crucible/git-crucible/taskdag"
 )
 
 // Executor runs Phase 3's plan: its tasks through the tasks step's
@@ -199,7 +200,7 @@ func (w *walker) plan(ctx context.Context, st *pipespec.Step) (report.Plan, erro
 // positive integer, as the hooks' are). Nothing to commit (its agent
 // changed nothing) is fine.
 func (w *walker) commitTask(ctx context.Context, task *report.PlanTask, seq int, role string) error {
-	msg := fmt.Sprintf("%s\n\n%s dispatch %d of pipeline %s.", taskSubject(task.Title, task.ID), role, seq, w.e.ID)
+	msg := fmt.Sprintf("%s\n\n%s dispatch %d of pipeline %s.", taskdag.CommitSubject(task.Title, task.ID), role, seq, w.e.ID)
 	return w.commitWork(ctx, msg, enforce.Agent{Task: w.taskNumbers[task.ID], Seq: seq, Role: role}, false)
 }
 
@@ -262,7 +263,7 @@ func (w *walker) commitPending(ctx context.Context, message func(paths []string)
 	if err != nil {
 		return err
 	}
-	line, err := w.e.provenance(phase, a, w.tip)
+	line, err := enforce.ProvenanceLine(repo, w.e.ID, phase, a, w.tip)
 	if err != nil {
 		return err
 	}

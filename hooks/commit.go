@@ -16,7 +16,6 @@ import (
 	"github.com/git-crucible/git-crucible/internal/fsutil"
 	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/notes"
-	"github.com/git-crucible/git-crucible/pipeline"
 )
 
 // preCommit refuses a commit while an engine dispatches in the work tree,
@@ -196,12 +195,7 @@ func writeProvenance(ctx context.Context, p *inPipeline) error {
 
 // provenanceLine is the note line of a commit made now in p.
 func provenanceLine(p *inPipeline) ([]byte, error) {
-	writer := ""
-	if w, err := pipeline.LoadWriter(p.svc.Repo); err == nil && w != nil {
-		writer = w.ID
-	}
-	rec := enforce.Provenance(p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv), p.head, writer)
-	return rec.Encode()
+	return enforce.ProvenanceLine(p.svc.Repo, p.id, int(p.gates.Ledger.Current()), enforce.AgentFromEnv(os.Getenv), p.head)
 }
 
 // postRewrite carries provenance notes from rewritten commits to their

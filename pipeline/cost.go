@@ -71,6 +71,15 @@ const (
 	DecisionBudget = "budget"
 )
 
+// CostCapEscalation is what a stop at the cost cap records with the stop
+// itself (a step's end, a task run's): an escalation, which turns health
+// RED with the hint (suggestion) as its action. at says where ("before
+// design-gate"), reason why.
+func CostCapEscalation(at, reason, suggestion string) Draft {
+	return Draft{Type: TypeDecision, Data: DecisionData{Type: "escalation",
+		Choice: CostCapReached + " " + at, Reason: reason, Suggestion: suggestion}}
+}
+
 // costCapHealth is the reason of the health a stop at the cost cap gives.
 const costCapHealth = "escalation pending: " + CostCapReached
 

@@ -1,6 +1,11 @@
 package prompt
 
-import "github.com/git-crucible/git-crucible/report"
+import (
+	"slices"
+	"strings"
+
+	"github.com/git-crucible/git-crucible/report"
+)
 
 // Report formats: what an agent writes at $CRUCIBLE_OUTPUT (THE AGENT
 // PROTOCOL; crucible's own output.yaml and findings formats).
@@ -92,4 +97,14 @@ type Artifact struct {
 type Report struct {
 	Path   string // the value of $CRUCIBLE_OUTPUT
 	Format string // ReportTask or ReportFindings
+}
+
+// Commands are what an agent of a dispatch may run: the project's test
+// command and the task's fast gate, when there are.
+func Commands(test string, task *report.PlanTask) []string {
+	out := []string{test}
+	if task != nil {
+		out = append(out, task.FastGate)
+	}
+	return slices.DeleteFunc(out, func(c string) bool { return strings.TrimSpace(c) == "" })
 }

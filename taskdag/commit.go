@@ -2,6 +2,7 @@ package taskdag
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
@@ -163,4 +164,10 @@ func (r *Runner) overlay(ctx context.Context, treeish string, u Unit) (string, e
 		edits = append(edits, gone...)
 	}
 	return r.objects.EditTree(ctx, treeish, edits)
+}
+
+// CommitSubject is the subject of the commit of the task with title and
+// id, the serial walk's and the task run's alike.
+func CommitSubject(title, id string) string {
+	return fmt.Sprintf("%s (task %s)", title, id)
 }

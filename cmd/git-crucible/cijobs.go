@@ -16,6 +16,7 @@ import (
 	"github.com/git-crucible/git-crucible/remote"
 	"github.com/git-crucible/git-crucible/taskdag"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
+	"github.com/git-crucible/git-crucible/taskdag/record"
 )
 
 // defaultLease is how long a CI job's lease on its task lasts.
@@ -25,7 +26,7 @@ const defaultLease = time.Hour
 // pipeline history is fetched and taken in (verified), and the branch
 // checked out fetched to its tracking ref: its commits are the levels'
 // bases.
-func ciRemote(c *cli.Context, s *session) (*engine.CI, error) {
+func ciRemote(c *cli.Context, s *session) (*record.CI, error) {
 	name := c.String("push")
 	if name == "" {
 		return nil, nil
@@ -34,7 +35,7 @@ func ciRemote(c *cli.Context, s *session) (*engine.CI, error) {
 		return nil, usageErrorf("--push %s: %v", name, err)
 	}
 	x := &remote.Syncer{Svc: s.svc}
-	ci := &engine.CI{Syncer: x, Remote: name}
+	ci := &record.CI{Syncer: x, Remote: name}
 	if err := ci.Pull(c.Context, ""); err != nil {
 		return nil, remoteError(s, err, name)
 	}
@@ -107,19 +108,20 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 		return err
 	}
 	defer e.Close()
+	tasks := e.TaskEngine()
 	if ci != nil {
-		e.UseCI(ci)
+		tasks.UseCI(ci)
 	}
 	ctx, stop := interruptible(c.Context)
 	defer stop()
-	res, err := e.RunTaskJob(ctx, engine.TaskJob{TaskRun: engine.TaskRun{Manifest: m, Path: name, Templates: templates,
+	res, err := tasks.RunTaskJob(ctx, record.TaskJob{TaskRun: record.TaskRun{Manifest: m, Path: name, Templates: templates,
 		Template: "task", Role: taskdag.TaskRole, Step: "task", Test: agents.Test}, Task: task, Job: job,
 		Lease: cmp.Or(c.Duration("lease"), defaultLease), CI: ci})
 	if ci != nil {
 		res.Pushes, res.Lost = ci.Pushes, ci.Lost
 	}
-	var noRun *engine.NoRunError
-	var notReady *engine.NotReadyError
+	var noRun *record.NoRunError
+	var notReady *record.NotReadyError
 	switch {
 	case errors.As(err, &noRun):
 		return withHints(&refused{Err: err}, "a collector begins it: git crucible run --collect "+pushArg(c)+shellQuote(name))
@@ -139,21 +141,21 @@ func runTaskJob(c *cli.Context, s *session, m *manifest.Manifest, name string) e
 		}
 	}
 	switch res.Outcome {
-	case engine.JobRan:
+	case record.JobRan:
 		if res.Status == string(manifest.Failed) {
 			s.error("task %s failed: %s", task, res.Reason)
 			return &silentExit{Code: exitRefused}
 		}
 		say("ran as job %s, its work at %s (%s)", job, res.Ref, abbrev(res.Commit))
-	case engine.JobDone:
+	case record.JobDone:
 		say("job %s ran it already (%s); nothing to do", res.Holder, abbrev(res.Commit))
-	case engine.JobHeld:
+	case record.JobHeld:
 		say("job %s holds it until %s; nothing to do", res.Holder, res.Until)
-	case engine.JobTaken:
+	case record.JobTaken:
 		say("taken onto the branch already; nothing to do")
-	case engine.JobLost:
+	case record.JobLost:
 		say("job %s took it over when this job's lease ran out; this job's work is dropped", res.Holder)
-	case engine.JobFailed:
+	case record.JobFailed:
 		s.error("task %s failed before: a job does not run it again", task)
 		return &silentExit{Code: exitRefused}
 	}
@@ -211,9 +213,10 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 		return err
 	}
 	defer e.Close()
+	tasks := e.TaskEngine()
 	if ci != nil {
-		e.UseCI(ci)
-		if _, err := ci.Syncer.FetchRefs(c.Context, ci.Remote, engine.TaskRefs(id)); err != nil {
+		tasks.UseCI(ci)
+		if _, err := ci.Syncer.FetchRefs(c.Context, ci.Remote, record.TaskRefs(id)); err != nil {
 			return err
 		}
 	}
@@ -222,7 +225,7 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 	if _, err := e.RecoverLocal(ctx); err != nil {
 		return err
 	}
-	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: 1, Templates: templates,
+	res, err := tasks.RunTasks(ctx, record.TaskRun{Manifest: m, Path: name, MaxParallel: 1, Templates: templates,
 		Template: "task", Role: taskdag.TaskRole, Step: "task", Test: agents.Test, Collect: true,
 		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *manifest.Manifest) {
@@ -279,7 +282,7 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 		return &silentExit{Code: exitEscalated}
 	case res.Critique != nil:
 		s.error("task run stopped: %s", res.Reason)
-		s.hint("the branch has not moved: the level's commits wait on %s", engine.WorkRef(id))
+		s.hint("the branch has not moved: the level's commits wait on %s", record.WorkRef(id))
 		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
 		s.error("task run escalated: %s", res.Reason)

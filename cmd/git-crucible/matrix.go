@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-crucible/git-crucible/engine"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
+	"github.com/git-crucible/git-crucible/taskdag/record"
 )
 
 // matrixFormats are run --matrix's --format values.
@@ -45,7 +45,7 @@ func nextLevel(s *session, c *cli.Context, id string, m *manifest.Manifest) (mat
 		if err != nil {
 			return p, err
 		}
-		if err := engine.TaskRunState(events, m); err != nil {
+		if err := record.TaskRunState(events, m); err != nil {
 			return p, err
 		}
 	} else {

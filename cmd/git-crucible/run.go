@@ -15,6 +15,7 @@ import (
 	"github.com/git-crucible/git-crucible/prompt"
 	"github.com/git-crucible/git-crucible/taskdag"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
+	"github.com/git-crucible/git-crucible/taskdag/record"
 )
 
 func runCommand() *cli.Command {
@@ -298,7 +299,7 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 	if _, err := e.Recover(ctx); err != nil {
 		return err
 	}
-	res, err := e.RunTasks(ctx, engine.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
+	res, err := e.TaskEngine().RunTasks(ctx, record.TaskRun{Manifest: m, Path: name, MaxParallel: m.MaxParallel, Templates: templates,
 		Template: "task", Role: taskdag.TaskRole, Step: "task", Test: agents.Test,
 		Approve: approve, Progress: func(ev taskdag.Event) { printTaskEvent(s, ev) },
 		Saw: func(m *manifest.Manifest) {
@@ -324,12 +325,12 @@ func runTasks(c *cli.Context, s *session, m *manifest.Manifest, name string, vie
 		return &silentExit{Code: exitEscalated}
 	case res.Critique != nil:
 		s.error("task run stopped: %s", res.Reason)
-		s.hint("the branch has not moved: the level's commits wait on %s", engine.WorkRef(id))
+		s.hint("the branch has not moved: the level's commits wait on %s", record.WorkRef(id))
 		s.hint("once the critique's agent is fixed, run the critique again with: git crucible run %s", shellQuote(name))
 		return &silentExit{Code: exitRefused}
 	case res.Status == "escalated":
 		s.error("task run escalated: %s", res.Reason)
-		s.hint("the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json", engine.WorkRef(id))
+		s.hint("the level's commits as the last round rebuilt them are on %s; the critique's issues are in git crucible log --json", record.WorkRef(id))
 		s.hint("once decided (a task's critique can be turned off in the manifest), go on with: git crucible run %s", name)
 		return &silentExit{Code: exitEscalated}
 	case res.Status != "completed":
@@ -364,7 +365,7 @@ type runTask struct {
 	Commit string `json:"commit"` // "" when it made none (or has not committed)
 }
 
-func runJSON(id string, res engine.TaskRunResult, m *manifest.Manifest) runResult {
+func runJSON(id string, res record.TaskRunResult, m *manifest.Manifest) runResult {
 	out := runResult{Pipeline: id, Status: res.Status, Done: res.Done, Reason: res.Reason, Head: res.Head,
 		Backup: strings.TrimPrefix(res.Backup, "refs/heads/"), Tasks: []runTask{}}
 	for _, t := range m.Tasks {

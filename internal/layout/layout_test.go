@@ -31,7 +31,7 @@ func TestPurePackagesLinkNoGit(t *testing.T) {
 var readers = []string{"replay", "runpage", "pipeline", "interop", "hooks", "enforce"}
 
 // engines are the packages that dispatch agents or rewrite history.
-var engines = []string{"engine", "taskdag", "verifycommits"}
+var engines = []string{"engine", "taskdag", "taskdag/record", "verifycommits"}
 
 func TestReadersLinkNoEngine(t *testing.T) {
 	for _, p := range readers {

@@ -1,11 +1,10 @@
-package engine
+package record
 
 import (
 	"context"
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/notes"
-	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/taskdag"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
 )
@@ -42,7 +41,7 @@ func (p *provenance) saw(ctx context.Context, ev taskdag.Event) error {
 	for sha, tasks := range p.made {
 		b := notes.Lines{Object: sha}
 		for _, n := range tasks {
-			line, err := p.e.provenance(p.phase, enforce.Agent{Task: n, Role: p.role}, h.Commit)
+			line, err := enforce.ProvenanceLine(p.e.Service.Repo, p.e.ID, p.phase, enforce.Agent{Task: n, Role: p.role}, h.Commit)
 			if err != nil {
 				return err
 			}
@@ -52,14 +51,4 @@ func (p *provenance) saw(ctx context.Context, ev taskdag.Event) error {
 	}
 	clear(p.made)
 	return notes.AppendEach(ctx, p.e.Service.Repo, notes.ProvenanceRef, batch)
-}
-
-// provenance is the note line of a commit agent a made for the engine in
-// phase, the pipeline's chain at ledgerHead.
-func (e *Engine) provenance(phase int, a enforce.Agent, ledgerHead string) ([]byte, error) {
-	writer := ""
-	if w, err := pipeline.LoadWriter(e.Service.Repo); err == nil && w != nil {
-		writer = w.ID
-	}
-	return enforce.Provenance(e.ID, phase, a, ledgerHead, writer).Encode()
 }

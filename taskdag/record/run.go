@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"cmp"
@@ -71,7 +71,7 @@ type TaskRunResult struct {
 	Done    bool // the chain had the run completed already: nothing ran, nothing was recorded
 	// Budget is the stop at the cost cap that escalated the run, nil when
 	// none did; Critique the critique that did not judge and failed it.
-	Budget   *BudgetError
+	Budget   CostCap
 	Critique *taskdag.CritiqueError
 	// NotReady, for a collector, is the level whose jobs have not all
 	// left their work: the run goes on (Status in-progress).
@@ -85,8 +85,8 @@ func WorkRef(id string) string { return "refs/crucible/work/" + id }
 // agent dispatched durably in its own worktree, each change a dag.task or
 // dag.level event in the chain before the run goes on. It picks up where
 // the chain's events leave the run: a killed run resumes, never
-// recreating the backup branch. Recover must have settled the pipeline's
-// dispatches first.
+// recreating the backup branch. The engine's Recover must have settled the
+// pipeline's dispatches first.
 func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error) {
 	at, err := e.taskRunAt(ctx, tr)
 	if err != nil {
@@ -106,7 +106,7 @@ func (e *Engine) RunTasks(ctx context.Context, tr TaskRun) (TaskRunResult, error
 			return TaskRunResult{}, err
 		}
 	}
-	if err := e.goOnPastBudget(ctx); err != nil {
+	if err := e.GoOnPastCap(ctx); err != nil {
 		return TaskRunResult{}, err
 	}
 	log, err := e.openTaskLog(ctx, tr, at, &res)
@@ -239,7 +239,7 @@ func (l *taskLog) record(ctx context.Context, evs ...taskdag.Event) error {
 		}
 		drafts[i] = taskDraft(ev)
 	}
-	if err := l.e.record(ctx, drafts...); err != nil {
+	if err := l.e.Append(ctx, drafts...); err != nil {
 		return err
 	}
 	for _, ev := range evs {
@@ -264,13 +264,13 @@ func (l *taskLog) record(ctx context.Context, evs ...taskdag.Event) error {
 func (l *taskLog) runner(ctx context.Context, at taskRunAt) (*taskdag.Runner, taskdag.Plan, error) {
 	e, tr := l.e, l.tr
 	data, render, renderTask := e.taskPrompts(tr)
-	renderFix := func(f taskdag.FixJob, report string) (rendered, error) {
+	renderFix := func(f taskdag.FixJob, report string) (Prompt, error) {
 		d := data(fixStep, tr.Role, &f.Task, prompt.ReportTask)
 		d.Round, d.MaxRounds, d.Issues = f.Round, taskdag.WarnRound, f.Issues
 		return render(tr.Template, d, report)
 	}
 	critic := cmp.Or(tr.Manifest.Critique.Agent, critiqueStep)
-	renderCritique := func(rv taskdag.Review, report string) (rendered, error) {
+	renderCritique := func(rv taskdag.Review, report string) (Prompt, error) {
 		d := data(critiqueStep, critic, nil, prompt.ReportCritique)
 		d.Round, d.MaxRounds = rv.Round+1, taskdag.WarnRound
 		for _, t := range rv.Tasks {
@@ -283,14 +283,14 @@ func (l *taskLog) runner(ctx context.Context, at taskRunAt) (*taskdag.Runner, ta
 		}
 		return render(critiqueStep, d, report)
 	}
-	runner := taskdag.New(e.Service.Repo, tr.MaxParallel, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
+	runner := taskdag.New(e.Service.Repo, tr.MaxParallel, e.TaskDispatcher(Call{Point: pipeline.Point{Step: tr.Step}, Role: tr.Role, Template: tr.Template,
 		TemplateSHA256: tr.Templates.Digest(tr.Template)}, tr.Titles, renderTask, l.left.retry))
 	records, err := pipeline.Records(at.events)
 	if err != nil {
 		return nil, taskdag.Plan{}, err
 	}
 	runner.Gate = e.Gate(tr, critic, lastCritique(records), renderCritique, renderFix)
-	runner.Halt = func() error { return e.halt(ctx) }
+	runner.Halt = func() error { return e.Halt(ctx) }
 	plan := taskdag.Plan{Manifest: tr.Manifest, Head: at.head, Branch: at.branch, WorkRef: WorkRef(e.ID), Outputs: l.outputs,
 		FastGate: tr.Manifest.CommitGate(), Amend: at.amend, Record: func(evs ...taskdag.Event) error { return l.record(ctx, evs...) },
 		Between: tr.Between, Finished: e.finished(ctx, l.left, records), Collect: tr.Collect,
@@ -313,7 +313,7 @@ func (l *taskLog) end(ctx context.Context, at taskRunAt, res TaskRunResult, err 
 		res.Status, res.Reason = "escalated", escalated.Error()
 	case errors.As(err, &res.Budget):
 		res.Status, res.Reason = "escalated", res.Budget.Error()
-		drafts = budgetDrafts(res.Budget, "in the task run")
+		drafts = []pipeline.Draft{pipeline.CostCapEscalation("in the task run", res.Budget.Error(), res.Budget.Suggestion())}
 	case errors.As(err, &res.Critique):
 		res.Status, res.Reason = "failed", res.Critique.Error()
 	case errors.As(err, &res.NotReady):
@@ -337,7 +337,7 @@ func (l *taskLog) end(ctx context.Context, at taskRunAt, res TaskRunResult, err 
 		return res, err
 	}
 	drafts = append(drafts, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: res.Status, Reason: res.Reason}})
-	if err := e.record(ctx, drafts...); err != nil {
+	if err := e.Append(ctx, drafts...); err != nil {
 		return res, err
 	}
 	tr.Manifest.Status = manifest.RunStatus(res.Status)
@@ -461,18 +461,9 @@ func (e *Engine) begin(ctx context.Context, tr TaskRun, branch, head, backup str
 			return err
 		}
 	}
-	return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: "in-progress",
+	return e.Append(ctx, pipeline.Draft{Type: pipeline.TypeDAGRun, Data: pipeline.DAGRunData{Status: "in-progress",
 		Manifest: tr.Path, Branch: strings.TrimPrefix(branch, "refs/heads/"), Backup: backup, Start: head,
 		MaxParallel: tr.MaxParallel, Tasks: len(tr.Manifest.Tasks)}})
-}
-
-// record appends events in one append, serialised with the dispatches'
-// records.
-func (e *Engine) record(ctx context.Context, ds ...pipeline.Draft) error {
-	e.chain.Lock()
-	defer e.chain.Unlock()
-	_, _, err := e.Service.Record(ctx, e.ID, ds...)
-	return err
 }
 
 // taskDraft is a task run's event as the chain records it.
@@ -605,7 +596,7 @@ func (e *Engine) unitMessage(tr TaskRun, u taskdag.Unit, number map[string]int, 
 // top is the work tree's top.
 func taskText(tr TaskRun, top string, r taskdag.Result) string {
 	if title := tr.Titles[r.ID]; title != "" {
-		return taskSubject(title, r.ID)
+		return taskdag.CommitSubject(title, r.ID)
 	}
 	if tr.Manifest.Commits.MessageSource == "notes" {
 		t, err := report.ParseTask(r.Report)
@@ -644,8 +635,8 @@ func TaskRunState(events []pipeline.Event, m *manifest.Manifest) error {
 // data, render renders a template with it, renderTask a task's prompt.
 func (e *Engine) taskPrompts(tr TaskRun) (
 	data func(step, role string, t *manifest.Task, format string) prompt.Data,
-	render func(template string, d prompt.Data, report string) (rendered, error),
-	renderTask func(job taskdag.Job, report string) (rendered, error),
+	render func(template string, d prompt.Data, report string) (Prompt, error),
+	renderTask func(job taskdag.Job, report string) (Prompt, error),
 ) {
 	data = func(step, role string, t *manifest.Task, format string) prompt.Data {
 		d := prompt.Data{Goal: tr.Manifest.Goal, Mode: "feature", Pipeline: e.ID, Phase: int(ledger.Execute), PhaseName: "Execute",
@@ -661,15 +652,15 @@ func (e *Engine) taskPrompts(tr TaskRun) (
 	}
 	// A prompt that does not render fails its dispatch, which is never
 	// recorded: an agent is not sent an error message for a prompt.
-	render = func(template string, d prompt.Data, report string) (rendered, error) {
+	render = func(template string, d prompt.Data, report string) (Prompt, error) {
 		d.Report.Path = report
 		text, err := tr.Templates.Render(template, d)
 		if err != nil {
-			return rendered{}, fmt.Errorf("the %s prompt: %w", template, err)
+			return Prompt{}, fmt.Errorf("the %s prompt: %w", template, err)
 		}
-		return rendered{Text: []byte(text), Commands: commands(d.TestCommand, d.Task)}, nil
+		return Prompt{Text: []byte(text), Commands: prompt.Commands(d.TestCommand, d.Task)}, nil
 	}
-	renderTask = func(job taskdag.Job, report string) (rendered, error) {
+	renderTask = func(job taskdag.Job, report string) (Prompt, error) {
 		d := data(tr.Step, tr.Role, &job.Task, prompt.ReportTask)
 		if tr.Prompt != nil {
 			d = tr.Prompt(job)

@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // group's tasks named and each one's text; the trailers once, with a
 // Crucible-Task per task.
 func TestUnitMessage(t *testing.T) {
-	e := newEngine(t, shAgent("exit 0"))
+	e := newEngine(t)
 	m := &manifest.Manifest{Goal: "greet", Commits: manifest.Commits{MessageSource: "notes"}}
 	tr := TaskRun{Manifest: m, Role: "implementer"}
 	notes := func(id, text string) taskdag.Result {

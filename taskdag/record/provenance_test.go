@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // level again, as a resumed run would, changes nothing.
 func TestTaskProvenance(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, shAgent("exit 0"))
+	e := newEngine(t)
 	repo := e.Service.Repo
 	group := gittest.Git(t, ".", "commit-tree", "-p", "HEAD", "-m", "group", "HEAD^{tree}")
 	solo := gittest.Git(t, ".", "commit-tree", "-p", group, "-m", "solo", "HEAD^{tree}")

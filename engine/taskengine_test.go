@@ -12,9 +12,10 @@ import (
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/taskdag"
 	"github.com/git-crucible/git-crucible/taskdag/manifest"
+	"github.com/git-crucible/git-crucible/taskdag/record"
 )
 
-// A level's tasks go through Dispatch at once, each agent in its own
+// A level's tasks go through the task engine's Dispatch at once, each agent in its own
 // worktree: every dispatch is recorded and finished in the chain, with
 // distinct seqs, and each task's tree holds its own file only.
 func TestTaskDispatcher(t *testing.T) {
@@ -23,11 +24,11 @@ if [ "$CRUCIBLE_TASK" = bad ]; then exit 3; fi
 printf 'status: completed\nfiles-modified: [%s.txt]\ndeviations: []\n' "$CRUCIBLE_TASK" > "$CRUCIBLE_OUTPUT"`))
 	repo := e.Service.Repo
 	base := gittest.Git(t, ".", "rev-parse", "HEAD")
-	runner := taskdag.New(repo, 2, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskdag.Job, report string) (rendered, error) {
+	runner := taskdag.New(repo, 2, e.TaskEngine().TaskDispatcher(record.Call{Point: pipeline.Point{Step: "run"}, Role: "implementer", Template: "task"}, nil, func(j taskdag.Job, report string) (record.Prompt, error) {
 		if j.Task.ID == "noprompt" {
-			return rendered{}, errors.New("the task prompt: no such key")
+			return record.Prompt{}, errors.New("the task prompt: no such key")
 		}
-		return rendered{Text: []byte("Do task " + j.Task.ID + ". Report at " + report + ".\n")}, nil
+		return record.Prompt{Text: []byte("Do task " + j.Task.ID + ". Report at " + report + ".\n")}, nil
 	}, nil))
 	var jobs []taskdag.Job
 	for _, id := range []string{"a", "b", "bad", "noprompt"} {

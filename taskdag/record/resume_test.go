@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"testing"
@@ -32,7 +32,7 @@ func TestLeftOf(t *testing.T) {
 	// before its dispatch: the resume makes it pending again with no reason.
 	c = c.add(t, pipeline.TypeDAGTask, dispatched("b", "/s/slot-2"))
 	c = c.add(t, pipeline.TypeDAGTask, pipeline.DAGTaskData{Task: "b", Status: "pending"})
-	l, err := leftOf(c, "task")
+	l, err := leftOf(c.events(t), "task")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"context"
@@ -345,18 +345,18 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 			why := fmt.Sprintf("dispatch %d ended %s", r.Seq, r.Status)
 			if !r.Finished() {
 				why = fmt.Sprintf("interrupted: job %s's lease on task %s ran out at %s", l.job, j.Task, l.until)
-				if err := e.finish(ctx, Outcome{Seq: r.Seq, Status: "error", Summary: why, Recovered: Interrupted}); err != nil {
+				if err := e.Interrupt(ctx, r.Seq, why); err != nil {
 					return err
 				}
 			}
 			seq := r.Seq
 			retryOf, retryWhy = &seq, why
 		}
-		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: j.Task,
+		return e.Append(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: pipeline.DAGTaskData{Task: j.Task,
 			Status: string(manifest.Dispatched), Level: res.Level, Job: j.Job, Lease: now.Add(j.Lease).UTC().Format(time.RFC3339)}})
 	}
 	_, _, renderTask := e.taskPrompts(j.TaskRun)
-	runner := taskdag.New(repo, 1, e.TaskDispatcher(DispatchSpec{Point: pipeline.Point{Step: j.Step}, Role: j.Role, Template: j.Template,
+	runner := taskdag.New(repo, 1, e.TaskDispatcher(Call{Point: pipeline.Point{Step: j.Step}, Role: j.Role, Template: j.Template,
 		TemplateSHA256: j.Templates.Digest(j.Template)}, j.Titles, renderTask, func(string) (*int, string) { return retryOf, retryWhy }))
 	// The claim finds the level's base, and what the task receives.
 	if err := e.Service.Relayed(ctx, e.ID, claim); err != nil {
@@ -415,10 +415,12 @@ func (e *Engine) RunTaskJob(ctx context.Context, j TaskJob) (TaskJobResult, erro
 		if !out.Passed {
 			d = pipeline.DAGTaskData{Task: j.Task, Status: string(manifest.Failed), Level: res.Level, Reason: out.Reason}
 		}
-		return e.record(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: d})
+		return e.Append(ctx, pipeline.Draft{Type: pipeline.TypeDAGTask, Data: d})
 	}
 	if err := e.Service.Relayed(ctx, e.ID, result); err != nil && !errors.Is(err, errStop) {
 		return res, err
 	}
 	return res, nil
 }
+
+func short(oid string) string { return oid[:min(len(oid), 12)] }

@@ -1,8 +1,7 @@
-package engine
+package record
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/git-crucible/git-crucible/ledger"
@@ -21,7 +20,7 @@ import (
 // agent, which would wait for a person, is refused. titles are the
 // tasks' titles, for status; a task without one is its id. retry, when
 // given, is the finished dispatch a task's dispatch runs again, and why.
-func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, render func(job taskdag.Job, report string) (rendered, error), retry func(task string) (*int, string)) taskdag.Dispatcher {
+func (e *Engine) TaskDispatcher(as Call, titles map[string]string, render func(job taskdag.Job, report string) (Prompt, error), retry func(task string) (*int, string)) taskdag.Dispatcher {
 	return func(ctx context.Context, job taskdag.Job, workdir string) ([]byte, error) {
 		d := as
 		d.Point = pipeline.Point{Phase: ledger.Execute, Step: as.Point.Step, Task: job.Task.ID}
@@ -29,43 +28,8 @@ func (e *Engine) TaskDispatcher(as DispatchSpec, titles map[string]string, rende
 		if retry != nil {
 			d.RetryOf, d.RetryReason = retry(job.Task.ID)
 		}
-		return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return render(job, report) })
+		return e.Dispatch(ctx, d, func(report string) (Prompt, error) { return render(job, report) })
 	}
-}
-
-// rendered is a prompt, and what its agent may run.
-type rendered struct {
-	Text     []byte
-	Commands []string
-}
-
-// dispatchRendered dispatches d with the prompt render makes for the
-// report path of a fresh agent directory in d's work tree, a slot.
-func (e *Engine) dispatchRendered(ctx context.Context, d DispatchSpec, render func(report string) (rendered, error)) ([]byte, error) {
-	ad, err := e.NewAgentDir(d.Workdir)
-	if err != nil {
-		return nil, err
-	}
-	ad.InSlot = true
-	r, err := render(ad.Report())
-	if err != nil {
-		return nil, errors.Join(err, ad.Remove())
-	}
-	d.Prompt, d.Commands, d.AgentDir = r.Text, r.Commands, ad
-	return taskOutcome(e.Dispatch(ctx, d))
-}
-
-// taskOutcome is a dispatch of a task run as its dispatchers return it.
-func taskOutcome(out Outcome, err error) ([]byte, error) {
-	switch {
-	case err != nil:
-		return nil, err
-	case out.Status == StatusWaiting:
-		return nil, fmt.Errorf("dispatch %d waits for a person: a manual agent cannot run a task of a parallel level", out.Seq)
-	case out.Status != "completed":
-		return out.Report, fmt.Errorf("dispatch %d %s: %s", out.Seq, out.Status, out.Summary)
-	}
-	return out.Report, nil
 }
 
 // critiqueStep and fixStep are the steps of a task run's critique and
@@ -83,10 +47,10 @@ const (
 // same critique asked for again is not paid for twice: a completed one's
 // report is taken (what its agent changed is discarded anyway); one that
 // did not complete is retried, the retry saying how it ended.
-func (e *Engine) Gate(tr TaskRun, critic string, last *pipeline.Record, renderCritique func(taskdag.Review, string) (rendered, error), renderFix func(taskdag.FixJob, string) (rendered, error)) *taskdag.Gate {
+func (e *Engine) Gate(tr TaskRun, critic string, last *pipeline.Record, renderCritique func(taskdag.Review, string) (Prompt, error), renderFix func(taskdag.FixJob, string) (Prompt, error)) *taskdag.Gate {
 	return &taskdag.Gate{
 		Critic: func(ctx context.Context, rv taskdag.Review, workdir string) ([]byte, error) {
-			d := DispatchSpec{Point: pipeline.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
+			d := Call{Point: pipeline.Point{Phase: ledger.Execute, Step: critiqueStep, Round: rv.Round + 1},
 				Role: critic, Template: critiqueStep, Title: fmt.Sprintf("critique of level %d", rv.Level),
 				Report: prompt.ReportCritique, Workdir: workdir}
 			prev := last
@@ -97,12 +61,12 @@ func (e *Engine) Gate(tr TaskRun, critic string, last *pipeline.Record, renderCr
 				}
 				d.RetryOf, d.RetryReason = &prev.Seq, fmt.Sprintf("dispatch %d ended %s: %s", prev.Seq, prev.Status, prev.Summary)
 			}
-			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderCritique(rv, report) })
+			return e.Dispatch(ctx, d, func(report string) (Prompt, error) { return renderCritique(rv, report) })
 		},
 		Fix: func(ctx context.Context, f taskdag.FixJob, workdir string) ([]byte, error) {
-			d := DispatchSpec{Point: pipeline.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
+			d := Call{Point: pipeline.Point{Phase: ledger.Execute, Step: fixStep, Task: f.Task.ID, Round: f.Round},
 				Role: tr.Role, Template: tr.Template, Title: f.Task.ID, Report: prompt.ReportTask, Workdir: workdir}
-			return e.dispatchRendered(ctx, d, func(report string) (rendered, error) { return renderFix(f, report) })
+			return e.Dispatch(ctx, d, func(report string) (Prompt, error) { return renderFix(f, report) })
 		},
 	}
 }
