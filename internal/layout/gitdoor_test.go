@@ -22,7 +22,6 @@ var rawGit = []string{"Git", "GitInput"}
 // leave it (the test fails for one that no longer needs to be here).
 var notThroughTheDoor = []string{
 	"enforce", "hooks", // rev-list and log of a push's revisions, which hold --not and --remotes=: options --end-of-options would turn into revisions
-	"pipeline", "refs", // var GIT_COMMITTER_IDENT, rev-list --stdin --not, rev-list --format=%T: verbs to come
 }
 
 // ownGit are the packages that run git themselves for good: gitext, the
