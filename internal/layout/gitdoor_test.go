@@ -20,9 +20,7 @@ var rawGit = []string{"Git", "GitInput"}
 // notThroughTheDoor are the packages that still run git with argument
 // lists of their own: a shrinking list, each to take gitext's verbs and
 // leave it (the test fails for one that no longer needs to be here).
-var notThroughTheDoor = []string{
-	"enforce", "hooks", // rev-list and log of a push's revisions, which hold --not and --remotes=: options --end-of-options would turn into revisions
-}
+var notThroughTheDoor = []string{}
 
 // ownGit are the packages that run git themselves for good: gitext, the
 // one door, and the tests' hermetic git.
