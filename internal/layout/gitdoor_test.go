@@ -15,7 +15,7 @@ import (
 
 // rawGit are gitext.Repo's methods that take git's arguments as they are:
 // outside gitext, git runs through its typed verbs instead (issue 24).
-var rawGit = []string{"Git", "GitInput"}
+var rawGit = []string{"Git"}
 
 // notThroughTheDoor are the packages that still run git with argument
 // lists of their own: a shrinking list, each to take gitext's verbs and
