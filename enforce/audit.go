@@ -105,9 +105,9 @@ type commitInfo struct {
 	note         string
 }
 
-// Audit checks the commits a rev-list of revs names (e.g. "A..B", or a
-// new tip and "^old", or "--not --remotes=origin").
-func (a *Auditor) Audit(ctx context.Context, revs []string, rules Rules) (*Report, error) {
+// Audit checks the commits of revs (e.g. "A..B", or a new tip without the
+// old one's, or without those on origin's remote-tracking branches).
+func (a *Auditor) Audit(ctx context.Context, revs gitext.RevSet, rules Rules) (*Report, error) {
 	commits, err := a.commits(ctx, revs)
 	if err != nil {
 		return nil, err
@@ -135,15 +135,14 @@ func (a *Auditor) Audit(ctx context.Context, revs []string, rules Rules) (*Repor
 	return report, nil
 }
 
-// commits reads what the audit needs of each commit a rev-list names. The
-// list comes from rev-list (ids only) and each message from the object
-// itself: no text a committer wrote can shift one record into another.
-func (a *Auditor) commits(ctx context.Context, revs []string) ([]commitInfo, error) {
-	out, err := a.svc.Repo.Git(ctx, append(append([]string{"rev-list"}, revs...), "--")...)
+// commits reads what the audit needs of each commit of revs. The list
+// comes from rev-list (ids only) and each message from the object itself:
+// no text a committer wrote can shift one record into another.
+func (a *Auditor) commits(ctx context.Context, revs gitext.RevSet) ([]commitInfo, error) {
+	oids, err := a.svc.Repo.RevListIDs(ctx, revs, gitext.NewestFirst)
 	if err != nil {
 		return nil, err
 	}
-	oids := strings.Fields(string(out))
 	if len(oids) == 0 {
 		return nil, nil
 	}

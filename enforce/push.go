@@ -1,6 +1,10 @@
 package enforce
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/git-crucible/git-crucible/gitext"
+)
 
 // PushRef is one ref update a push brings, from pre-push input ("<local
 // ref> <local oid> <remote ref> <remote oid>") or pre-receive input ("<old>
@@ -44,22 +48,20 @@ func (r PushRef) Range() string {
 	return r.Remote + ".." + r.Local
 }
 
-// PushRevs names, as rev-list arguments, the commits a push brings: those
-// the remote lacks, or, perBranch (a protected branch), those the branch
-// lacks — commits already on the remote's other branches still need their
-// pipelines complete to land. remoteKnown says whether the remote ref's
-// old commit is in this repository.
-func PushRevs(r PushRef, remoteName string, perBranch, remoteKnown bool) []string {
-	known := remoteKnown && !r.New()
-	switch {
-	case perBranch && known:
-		return []string{r.Local, "^" + r.Remote}
-	case perBranch:
-		return []string{r.Local} // a new protected branch: all it holds
-	case known:
-		return []string{r.Local, "--not", "--remotes=" + remoteName, r.Remote}
+// PushRevs names the commits a push brings: those the remote lacks, or,
+// perBranch (a protected branch), those the branch lacks — commits already
+// on the remote's other branches still need their pipelines complete to
+// land. remoteKnown says whether the remote ref's old commit is in this
+// repository.
+func PushRevs(r PushRef, remoteName string, perBranch, remoteKnown bool) gitext.RevSet {
+	revs := gitext.RevSet{Include: []string{r.Local}} // a new protected branch: all it holds
+	if remoteKnown && !r.New() {
+		revs.Exclude = []string{r.Remote}
 	}
-	return []string{r.Local, "--not", "--remotes=" + remoteName}
+	if !perBranch {
+		revs.ExcludeRemote = remoteName
+	}
+	return revs
 }
 
 // ReceiveRevs names the commits a protected branch gains on the server:
@@ -67,13 +69,9 @@ func PushRevs(r PushRef, remoteName string, perBranch, remoteKnown bool) []strin
 // protected branch (otherTips: their commits). Commits on the server's
 // other branches still count: landing on a protected branch is what needs
 // their pipelines complete.
-func ReceiveRevs(r PushRef, otherTips []string) []string {
-	revs := []string{r.Local}
+func ReceiveRevs(r PushRef, otherTips []string) gitext.RevSet {
 	if !r.New() {
-		return append(revs, "^"+r.Remote)
+		return gitext.RevSet{Include: []string{r.Local}, Exclude: []string{r.Remote}}
 	}
-	for _, oid := range otherTips {
-		revs = append(revs, "^"+oid)
-	}
-	return revs
+	return gitext.RevSet{Include: []string{r.Local}, Exclude: otherTips}
 }

@@ -1,8 +1,11 @@
 package enforce
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/git-crucible/git-crucible/gitext"
 )
 
 func TestParsePushInput(t *testing.T) {
@@ -43,31 +46,36 @@ func TestPushRevs(t *testing.T) {
 		name             string
 		ref              PushRef
 		perBranch, known bool
-		want             string
+		want             gitext.RevSet
 	}{
-		{"protected, known", moved, true, true, l + " ^" + r},
-		{"protected, unknown old commit", moved, true, false, l},
-		{"protected, new branch", created, true, true, l},
-		{"known", moved, false, true, l + " --not --remotes=origin " + r},
-		{"unknown old commit", moved, false, false, l + " --not --remotes=origin"},
-		{"new branch", created, false, true, l + " --not --remotes=origin"},
+		{"protected, known", moved, true, true, gitext.RevSet{Include: []string{l}, Exclude: []string{r}}},
+		{"protected, unknown old commit", moved, true, false, gitext.RevSet{Include: []string{l}}},
+		{"protected, new branch", created, true, true, gitext.RevSet{Include: []string{l}}},
+		{"known", moved, false, true, gitext.RevSet{Include: []string{l}, Exclude: []string{r}, ExcludeRemote: "origin"}},
+		{"unknown old commit", moved, false, false, gitext.RevSet{Include: []string{l}, ExcludeRemote: "origin"}},
+		{"new branch", created, false, true, gitext.RevSet{Include: []string{l}, ExcludeRemote: "origin"}},
 	} {
-		if got := strings.Join(PushRevs(c.ref, "origin", c.perBranch, c.known), " "); got != c.want {
-			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		if got := PushRevs(c.ref, "origin", c.perBranch, c.known); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
 }
 
 func TestReceiveRevs(t *testing.T) {
 	z, l, r, o := strings.Repeat("0", 40), strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
-	if got := strings.Join(ReceiveRevs(PushRef{Local: l, RemoteRef: "refs/heads/main", Remote: r}, []string{o}), " "); got != l+" ^"+r {
-		t.Errorf("moved: %s", got)
-	}
-	if got := strings.Join(ReceiveRevs(PushRef{Local: l, RemoteRef: "refs/heads/main", Remote: z}, []string{o, r}), " "); got != l+" ^"+o+" ^"+r {
-		t.Errorf("created: %s", got)
-	}
-	if got := strings.Join(ReceiveRevs(PushRef{Local: l, RemoteRef: "refs/heads/main", Remote: z}, nil), " "); got != l {
-		t.Errorf("created, no other protected branch: %s", got)
+	for _, c := range []struct {
+		name   string
+		remote string
+		others []string
+		want   gitext.RevSet
+	}{
+		{"moved", r, []string{o}, gitext.RevSet{Include: []string{l}, Exclude: []string{r}}},
+		{"created", z, []string{o, r}, gitext.RevSet{Include: []string{l}, Exclude: []string{o, r}}},
+		{"created, no other protected branch", z, nil, gitext.RevSet{Include: []string{l}}},
+	} {
+		if got := ReceiveRevs(PushRef{Local: l, RemoteRef: "refs/heads/main", Remote: c.remote}, c.others); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
 	}
 }
 

@@ -46,3 +46,16 @@ func (r *Repo) ident(ctx context.Context, name string) (string, error) {
 	out, err := run(ctx, r, nil, "var", name)
 	return strings.TrimRight(string(out), "\n"), err
 }
+
+// Committer is who git would name as the committer of a commit made now
+// (git var GIT_COMMITTER_IDENT): user.name and user.email, or the
+// GIT_COMMITTER_* variables that override them.
+func (r *Repo) Committer(ctx context.Context) (name, email string, err error) {
+	ident, err := r.ident(ctx, "GIT_COMMITTER_IDENT")
+	if err != nil {
+		return "", "", err
+	}
+	name, rest, _ := strings.Cut(ident, " <")
+	email, _, _ = strings.Cut(rest, ">")
+	return strings.TrimSpace(name), email, nil
+}

@@ -184,8 +184,8 @@ func runWith(ctx context.Context, r *Repo, x Exec, stdin []byte, args ...string)
 }
 
 // Git runs a git command against r as r's Exec says and returns its
-// stdout: git's arguments as they are, for the packages that do not run
-// git through the verbs yet (internal/layout lists them).
+// stdout: git's arguments as they are, for tests; the packages above
+// gitext run git through its verbs alone (internal/layout checks it).
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return run(ctx, r, nil, args...)
 }
@@ -196,9 +196,4 @@ func InitBare(ctx context.Context, dir, format string) error {
 	// Private: a shadow created inside a push quarantine still gets its own objects.
 	_, err := run(ctx, &Repo{GitDir: dir, Private: true}, nil, "init", "-q", "--bare", "--template=", "--object-format="+format, dir)
 	return err
-}
-
-// GitInput is Git with stdin on git's standard input.
-func (r *Repo) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	return run(ctx, r, stdin, args...)
 }

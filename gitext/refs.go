@@ -223,7 +223,7 @@ func (r *Repo) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
 	if refs, ok := r.listRefsFiles(prefix); ok {
 		return refs, nil
 	}
-	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	out, err := run(ctx, r, nil, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	if err != nil {
 		return nil, err
 	}

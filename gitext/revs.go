@@ -1,6 +1,7 @@
 package gitext
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,24 +72,100 @@ func (r *Repo) Parents(ctx context.Context, rev string) ([]string, error) {
 	return ids[1:], nil
 }
 
-// RevCommit is a commit and its parents, as git rev-list --parents lists it.
+// RevSet names commits as git rev-list takes them: those reachable from
+// Include and from none of Exclude, nor from ExcludeRemote's
+// remote-tracking branches. Its revisions reach git on its standard input
+// (--stdin), one a line, however many there are: one that would read as
+// an option ("-" first), or as more or fewer lines than one, is refused.
+type RevSet struct {
+	Include       []string // revisions whose commits are in it: "A", "A..B"; "^A" for one whose are not
+	Exclude       []string // revisions whose commits are not
+	ExcludeRemote string   // a remote whose remote-tracking branches' commits are not ("": none), as git's --remotes= takes it
+}
+
+// RevOrder is the order a rev-list gives commits in.
+type RevOrder int
+
+const (
+	NewestFirst   RevOrder = iota // by commit date, git's own order
+	ChildrenFirst                 // every commit before its parents (--topo-order)
+	ParentsFirst                  // every commit after its parents (--topo-order --reverse)
+)
+
+// revList is git rev-list's arguments and input for the commits of s in
+// order, with format's lines for each commit ("": its id alone).
+func (s RevSet) revList(order RevOrder, format ...string) (args []string, stdin []byte, err error) {
+	var in bytes.Buffer
+	for i, list := range [][]string{s.Include, s.Exclude} {
+		for _, rev := range list {
+			// git takes "-..." as an option (git 2.42 also on --stdin), ends
+			// its input at an empty line and reads a line end as two lines.
+			if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, "\n\r") {
+				return nil, nil, fmt.Errorf("%q is not a revision", rev)
+			}
+			if i == 1 {
+				in.WriteByte('^')
+			}
+			in.WriteString(rev)
+			in.WriteByte('\n')
+		}
+	}
+	args = append([]string{"rev-list"}, format...)
+	switch order {
+	case ChildrenFirst:
+		args = append(args, "--topo-order")
+	case ParentsFirst:
+		args = append(args, "--topo-order", "--reverse")
+	}
+	args = append(args, "--stdin")
+	if s.ExcludeRemote != "" {
+		args = append(args, "--not", "--remotes="+s.ExcludeRemote)
+	}
+	return append(args, "--"), in.Bytes(), nil
+}
+
+// RevListIDs lists the commits of s in order, by id.
+func (r *Repo) RevListIDs(ctx context.Context, s RevSet, order RevOrder) ([]string, error) {
+	args, stdin, err := s.revList(order)
+	if err != nil {
+		return nil, err
+	}
+	out, err := run(ctx, r, stdin, args...)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// RevCommit is a commit as git rev-list --parents lists it, with its tree
+// and subject.
 type RevCommit struct {
 	ID      string
 	Parents []string
+	Tree    string
+	Subject string
 }
 
-// RevList lists the commits of base..head as git rev-list does, in
-// topological order, parents first, each with its parents.
-func (r *Repo) RevList(ctx context.Context, base, head string) ([]RevCommit, error) {
-	out, err := run(ctx, r, nil, "rev-list", "--reverse", "--topo-order", "--parents", "--end-of-options", base+".."+head, "--")
+// RevList lists the commits of s in order, each with its parents, tree
+// and subject.
+func (r *Repo) RevList(ctx context.Context, s RevSet, order RevOrder) ([]RevCommit, error) {
+	args, stdin, err := s.revList(order, "--parents", "--format=%T %s")
+	if err != nil {
+		return nil, err
+	}
+	out, err := run(ctx, r, stdin, args...)
 	if err != nil {
 		return nil, err
 	}
 	var commits []RevCommit
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if ids := strings.Fields(line); len(ids) > 0 {
-			commits = append(commits, RevCommit{ID: ids[0], Parents: ids[1:]})
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	for i := 0; i+1 < len(lines); i += 2 { // "commit <id> <parents>", then the format's line
+		ids := strings.Fields(lines[i])
+		if len(ids) < 2 || ids[0] != "commit" {
+			return nil, fmt.Errorf("git rev-list: unexpected line %q", lines[i])
 		}
+		tree, subject, _ := strings.Cut(lines[i+1], " ")
+		commits = append(commits, RevCommit{ID: ids[1], Parents: ids[2:], Tree: tree, Subject: subject})
 	}
 	return commits, nil
 }

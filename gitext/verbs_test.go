@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,15 @@ import (
 // commit tagged t, and returns the commits by name.
 func history(t *testing.T) (*Repo, string, map[string]string) {
 	t.Helper()
-	r, dir := openRepo(t)
+	return historyIn(t, "sha1")
+}
+
+// historyIn is history in a repository of the object format given.
+func historyIn(t *testing.T, format string) (*Repo, string, map[string]string) {
+	t.Helper()
+	dir := formatDir(t, format)
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	r := discoverIn(t, dir)
 	ids := map[string]string{"base": gittest.Git(t, dir, "rev-parse", "HEAD")}
 	commit := func(name, file, content string) {
 		writeTestFile(t, filepath.Join(dir, file), content)
@@ -97,7 +106,7 @@ func TestHistoryVerbs(t *testing.T) {
 	if _, err := r.Parents(ctx, r.EmptyTree()); err == nil {
 		t.Error("Parents of a tree: no error")
 	}
-	list, err := r.RevList(ctx, ids["base"], "HEAD")
+	list, err := r.RevList(ctx, RevSet{Include: []string{ids["base"] + "..HEAD"}}, ParentsFirst)
 	eq("err", err, nil)
 	var order []string
 	for _, c := range list {
@@ -106,7 +115,7 @@ func TestHistoryVerbs(t *testing.T) {
 	if len(order) != 4 || order[3] != ids["three"] || order[2] != ids["merge"] || !reflect.DeepEqual(list[2].Parents, []string{ids["one"], ids["two"]}) {
 		t.Errorf("RevList(base..HEAD) = %+v", list)
 	}
-	list, err = r.RevList(ctx, "HEAD", "HEAD")
+	list, err = r.RevList(ctx, RevSet{Include: []string{"HEAD..HEAD"}}, ParentsFirst)
 	eq("RevList(HEAD..HEAD)", len(list), 0)
 	eq("err", err, nil)
 
@@ -160,6 +169,111 @@ func TestHistoryVerbs(t *testing.T) {
 	}
 }
 
+// TestRevSets: the commits a RevSet names, in each order, as git lists
+// them, in both object formats; a revision that would reach git as an
+// option, or as other lines than its own, is refused.
+func TestRevSets(t *testing.T) {
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			r, dir, ids := historyIn(t, format)
+			ctx := context.Background()
+			gittest.Git(t, dir, "update-ref", "refs/remotes/origin/main", ids["one"])
+			gittest.Git(t, dir, "update-ref", "refs/remotes/originals/main", ids["two"]) // not origin's
+			all := []string{"base", "one", "two", "merge", "three"}
+			for _, c := range []struct {
+				name string
+				set  RevSet
+				want []string // by name
+			}{
+				{"a tip", RevSet{Include: []string{"HEAD"}}, all},
+				{"a range", RevSet{Include: []string{ids["base"] + "..HEAD"}}, all[1:]},
+				{"a commit excluded", RevSet{Include: []string{"HEAD"}, Exclude: []string{ids["merge"]}}, []string{"three"}},
+				{"a revision of the caller's own excluded", RevSet{Include: []string{"HEAD", "^" + ids["one"]}}, []string{"two", "merge", "three"}},
+				{"several tips, one excluded", RevSet{Include: []string{ids["three"], ids["two"]}, Exclude: []string{ids["merge"]}}, []string{"three"}},
+				{"a remote's branches excluded", RevSet{Include: []string{"t"}, ExcludeRemote: "origin"}, []string{"two"}},
+				{"a remote's branches and a commit excluded", RevSet{Include: []string{"HEAD"}, Exclude: []string{ids["two"]}, ExcludeRemote: "origin"}, []string{"merge", "three"}},
+				{"nothing", RevSet{}, nil},
+			} {
+				for _, order := range []RevOrder{NewestFirst, ChildrenFirst, ParentsFirst} {
+					got, err := r.RevListIDs(ctx, c.set, order)
+					if err != nil {
+						t.Fatalf("%s, order %d: %v", c.name, order, err)
+					}
+					var want []string
+					for _, name := range c.want {
+						want = append(want, ids[name])
+					}
+					if !reflect.DeepEqual(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+						t.Errorf("%s, order %d: %q, want %q", c.name, order, got, c.want)
+					}
+					commits, err := r.RevList(ctx, c.set, order)
+					if err != nil || len(commits) != len(got) {
+						t.Fatalf("%s, order %d: RevList = %+v, %v; RevListIDs %q", c.name, order, commits, err, got)
+					}
+					at := map[string]int{}
+					for i, c := range commits {
+						at[c.ID] = i
+					}
+					for i, commit := range commits {
+						if commit.ID != got[i] {
+							t.Errorf("%s, order %d: RevList's %s where RevListIDs has %s", c.name, order, commit.ID, got[i])
+						}
+						if want := gittest.Git(t, dir, "rev-parse", commit.ID+"^{tree}"); commit.Tree != want {
+							t.Errorf("%s: tree %s, git says %s", commit.ID, commit.Tree, want)
+						}
+						if want := gittest.Git(t, dir, "log", "-1", "--format=%s", commit.ID); commit.Subject != want {
+							t.Errorf("%s: subject %q, git says %q", commit.ID, commit.Subject, want)
+						}
+						if want := strings.Fields(gittest.Git(t, dir, "rev-list", "--parents", "-n1", commit.ID))[1:]; !reflect.DeepEqual(commit.Parents, want) {
+							t.Errorf("%s: parents %q, git says %q", commit.ID, commit.Parents, want)
+						}
+						for _, p := range commit.Parents {
+							if j, listed := at[p]; listed && (order == ChildrenFirst && j < i || order == ParentsFirst && j > i) {
+								t.Errorf("%s, order %d: %s listed on the wrong side of its parent %s", c.name, order, commit.ID, p)
+							}
+						}
+					}
+				}
+			}
+			for _, set := range []RevSet{
+				{Include: []string{"--all"}},
+				{Include: []string{"-n1"}},
+				{Include: []string{"HEAD", ""}, Exclude: []string{ids["three"]}}, // an empty line would end git's input
+				{Include: []string{"HEAD\n--all"}},
+				{Include: []string{"HEAD\r"}},
+				{Include: []string{"HEAD"}, Exclude: []string{"--all"}},
+				{Include: []string{"HEAD"}, Exclude: []string{"-" + ids["one"]}},
+			} {
+				if got, err := r.RevListIDs(ctx, set, NewestFirst); err == nil {
+					t.Errorf("RevListIDs(%q) = %q: no error", set, got)
+				}
+				if got, err := r.RevList(ctx, set, NewestFirst); err == nil {
+					t.Errorf("RevList(%q) = %+v: no error", set, got)
+				}
+			}
+		})
+	}
+}
+
+// TestCommitter: who git names as committer, from the environment or
+// from the config.
+func TestCommitter(t *testing.T) {
+	r, dir := openRepo(t)
+	ctx := context.Background()
+	if name, email, err := r.Committer(ctx); err != nil || name != "Ada Tester" || email != "ada@example.com" {
+		t.Errorf("Committer = %q, %q, %v; want GIT_COMMITTER_NAME's and _EMAIL's", name, email, err)
+	}
+	t.Setenv("GIT_COMMITTER_NAME", "")
+	t.Setenv("GIT_COMMITTER_EMAIL", "")
+	os.Unsetenv("GIT_COMMITTER_NAME")
+	os.Unsetenv("GIT_COMMITTER_EMAIL")
+	gittest.Git(t, dir, "config", "user.name", "Bo Config")
+	gittest.Git(t, dir, "config", "user.email", "bo@example.org")
+	if name, email, err := r.Committer(ctx); err != nil || name != "Bo Config" || email != "bo@example.org" {
+		t.Errorf("Committer = %q, %q, %v; want user.name's and user.email's", name, email, err)
+	}
+}
+
 // TestRevisionsAreNeverOptions: a revision (or remote, or path) that
 // reads as an option reaches git as a name, after --end-of-options, or
 // is refused: every verb fails, and none writes the file the option
@@ -170,9 +284,13 @@ func TestRevisionsAreNeverOptions(t *testing.T) {
 	pwned := filepath.Join(t.TempDir(), "pwned")
 	bad := "--output=" + pwned
 	verbs := map[string]func() error{
-		"Resolve":          func() error { _, err := r.Resolve(ctx, bad); return err },
-		"Parents":          func() error { _, err := r.Parents(ctx, bad); return err },
-		"RevList":          func() error { _, err := r.RevList(ctx, bad, "HEAD"); return err },
+		"Resolve": func() error { _, err := r.Resolve(ctx, bad); return err },
+		"Parents": func() error { _, err := r.Parents(ctx, bad); return err },
+		"RevList": func() error { _, err := r.RevList(ctx, RevSet{Include: []string{bad}}, ParentsFirst); return err },
+		"RevListIDs": func() error {
+			_, err := r.RevListIDs(ctx, RevSet{Include: []string{"HEAD"}, Exclude: []string{bad}}, NewestFirst)
+			return err
+		},
 		"IsAncestor":       func() error { _, err := r.IsAncestor(ctx, bad, "HEAD"); return err },
 		"MergeBase":        func() error { _, err := r.MergeBase(ctx, "HEAD", bad); return err },
 		"RefsContaining":   func() error { _, err := r.RefsContaining(ctx, bad); return err },

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/git-crucible/git-crucible/enforce"
 	"github.com/git-crucible/git-crucible/gitext"
@@ -43,7 +42,7 @@ func prePush(ctx context.Context, args []string, stdin io.Reader, out *Outcome) 
 		rules := policy.RulesFor(r.RemoteRef)
 		known := false
 		if !r.New() {
-			_, err := svc.Repo.Git(ctx, "cat-file", "-e", r.Remote+"^{commit}")
+			_, err := svc.Repo.ResolveCommit(ctx, r.Remote)
 			known = err == nil
 		}
 		report, err := auditor.Audit(ctx, enforce.PushRevs(r, args[0], rules.Complete, known), rules)
@@ -156,19 +155,14 @@ func (r *Outcome) findings(findings []enforce.Finding) {
 // known-good in the gate cache: the newest result of the local index
 // (verify-commits') must be a pass. Nothing runs: a tree not tested is
 // refused, for verify-commits to test.
-func checkVerified(ctx context.Context, repo *gitext.Repo, revs []string, r enforce.PushRef, out *Outcome) error {
-	list, err := repo.Git(ctx, append(append([]string{"log", "--format=%H %T %s"}, revs...), "--")...)
+func checkVerified(ctx context.Context, repo *gitext.Repo, revs gitext.RevSet, r enforce.PushRef, out *Outcome) error {
+	commits, err := repo.RevList(ctx, revs, gitext.NewestFirst)
 	if err != nil {
 		return err
 	}
-	type commit struct{ id, tree, subject string }
-	var commits []commit
-	var trees []string
-	for _, line := range strings.Split(strings.TrimRight(string(list), "\n"), "\n") {
-		if f := strings.SplitN(line, " ", 3); len(f) >= 2 {
-			commits = append(commits, commit{f[0], f[1], strings.Join(f[2:], "")})
-			trees = append(trees, f[1])
-		}
+	trees := make([]string, len(commits))
+	for i, c := range commits {
+		trees[i] = c.Tree
 	}
 	known, err := results.Newest(results.IndexDir(repo.CrucibleDir()), trees)
 	if err != nil {
@@ -176,11 +170,11 @@ func checkVerified(ctx context.Context, repo *gitext.Repo, revs []string, r enfo
 	}
 	bad := 0
 	for _, c := range commits {
-		switch res, ok := known[c.tree]; {
+		switch res, ok := known[c.Tree]; {
 		case !ok:
-			out.say("  %s %s: not tested by the fast gate", c.id[:12], c.subject)
+			out.say("  %s %s: not tested by the fast gate", c.ID[:12], c.Subject)
 		case res.Status != results.Pass:
-			out.say("  %s %s: the fast gate's last run says %s (exit %d)", c.id[:12], c.subject, res.Status, res.Exit)
+			out.say("  %s %s: the fast gate's last run says %s (exit %d)", c.ID[:12], c.Subject, res.Status, res.Exit)
 		default:
 			continue
 		}

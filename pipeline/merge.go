@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/refs"
@@ -410,7 +411,7 @@ func (s *Service) mergeBatch(ctx context.Context, ours, theirs *refs.Head) (*ref
 // from base.
 func (s *Service) eventsSince(ctx context.Context, base, tip string) ([]Event, error) {
 	var all []Event
-	err := s.Store.Events(ctx, []string{tip, "^" + base}, func(commit string, blob []byte) (bool, error) {
+	err := s.Store.Events(ctx, gitext.RevSet{Include: []string{tip}, Exclude: []string{base}}, func(commit string, blob []byte) (bool, error) {
 		events, err := DecodeEvents(blob)
 		if err != nil {
 			return false, fmt.Errorf("commit %s: %w", short(commit), err)

@@ -77,25 +77,25 @@ func (s *Service) Verify(ctx context.Context, id string) ([]Problem, error) {
 // took away again is not git-crucible's to miss.
 func (s *Service) rewound(ctx context.Context, id, tip string) (*Problem, error) {
 	ref := refs.PipelineRef(id)
-	out, err := s.Repo.Git(ctx, "reflog", "show", "--format=%H %gs", ref, "--")
+	moves, err := s.Repo.Reflog(ctx, ref, 0)
 	if err != nil {
 		return nil, nil // no reflog: nothing to say
 	}
 	var logged []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if c, reason, _ := strings.Cut(line, " "); strings.HasPrefix(reason, "crucible: ") {
-			logged = append(logged, c)
+	for _, m := range moves {
+		if strings.HasPrefix(m.Subject, "crucible: ") {
+			logged = append(logged, m.OID)
 		}
 	}
 	if len(logged) == 0 {
 		return nil, nil
 	}
-	gone, err := s.Repo.GitInput(ctx, []byte(strings.Join(logged, "\n")+"\n"), "rev-list", "--stdin", "--not", tip, "--")
+	gone, err := s.Repo.RevListIDs(ctx, gitext.RevSet{Include: logged, Exclude: []string{tip}}, gitext.NewestFirst)
 	if err != nil {
 		return nil, err
 	}
 	lost := map[string]bool{}
-	for _, c := range strings.Fields(string(gone)) {
+	for _, c := range gone {
 		lost[c] = true
 	}
 	for _, c := range logged { // newest first
@@ -179,7 +179,7 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 	}
 	var header string // pipeline.toml blob of the root, which no commit may change
 	roots := 0
-	var exclude []string
+	chain := gitext.RevSet{Include: []string{tip}}
 	if trusted != "" {
 		h, err := s.Store.HeadAt(ctx, id, trusted)
 		if err != nil {
@@ -190,11 +190,11 @@ func (s *Service) VerifySince(ctx context.Context, id, trusted, tip string) ([]P
 				header = e.OID
 			}
 		}
-		roots, exclude = 1, []string{"^" + trusted}
+		roots, chain.Exclude = 1, []string{trusted}
 	}
 	checker := newDerivedChecker(id, s.Repo)
 	read := []string{refs.FormatFile, refs.EventsFile}
-	err := s.Store.WalkFrom(ctx, append([]string{tip}, exclude...), read, func(c *refs.ChainCommit) (bool, error) {
+	err := s.Store.WalkFrom(ctx, chain, read, func(c *refs.ChainCommit) (bool, error) {
 		files := make(map[string]gitext.TreeEntry, len(c.Entries))
 		for _, e := range c.Entries {
 			files[e.Name] = e

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/internal/fsutil"
@@ -53,13 +52,9 @@ func Init(ctx context.Context, r *gitext.Repo) (w *Writer, created bool, err err
 		// Distinct per clone is all that is needed; see refs.NewID.
 		w, created = &Writer{ID: fmt.Sprintf("w-%08x", rand.Uint32())}, true
 	}
-	out, err := r.Git(ctx, "var", "GIT_COMMITTER_IDENT")
-	if err != nil {
+	if w.Name, w.Email, err = r.Committer(ctx); err != nil {
 		return nil, false, err
 	}
-	name, rest, _ := strings.Cut(string(out), " <")
-	email, _, _ := strings.Cut(rest, ">")
-	w.Name, w.Email = strings.TrimSpace(name), email
 	b, err := json.MarshalIndent(w, "", "  ")
 	if err != nil {
 		return nil, false, err

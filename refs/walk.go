@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/git-crucible/git-crucible/gitext"
 )
@@ -43,18 +42,18 @@ func (s *Store) Walk(ctx context.Context, id string, fn func(*ChainCommit) (bool
 	if err != nil {
 		return err
 	}
-	return s.WalkFrom(ctx, []string{tip}, nil, fn)
+	return s.WalkFrom(ctx, gitext.RevSet{Include: []string{tip}}, nil, fn)
 }
 
-// WalkFrom is Walk of the commits a rev-list of revs names: from any commit
-// (a chain fetched from a remote), and not into excluded ones ("^commit").
-// The blobs of the top-level files named in read come with each commit
-// (ChainCommit.File). Objects are requested many at a time, ahead of their
-// answers, and a blob the commit before had is not read again.
-func (s *Store) WalkFrom(ctx context.Context, revs, read []string, fn func(*ChainCommit) (bool, error)) error {
-	// %T: each commit's tree comes with it, so that cat-file is asked for
+// WalkFrom is Walk of the commits of set: from any commit (a chain fetched
+// from a remote), and not into excluded ones. The blobs of the top-level
+// files named in read come with each commit (ChainCommit.File). Objects
+// are requested many at a time, ahead of their answers, and a blob the
+// commit before had is not read again.
+func (s *Store) WalkFrom(ctx context.Context, set gitext.RevSet, read []string, fn func(*ChainCommit) (bool, error)) error {
+	// Each commit's tree comes with it, so that cat-file is asked for
 	// object ids only and does not parse every commit again to peel it.
-	out, err := s.repo.Git(ctx, append([]string{"rev-list", "--topo-order", "--reverse", "--parents", "--format=%T"}, append(revs, "--")...)...)
+	list, err := s.repo.RevList(ctx, set, gitext.ParentsFirst)
 	if err != nil {
 		return err
 	}
@@ -62,17 +61,11 @@ func (s *Store) WalkFrom(ctx context.Context, revs, read []string, fn func(*Chai
 	if err != nil {
 		return err
 	}
-	var oids, trees []string
+	oids, trees := make([]string, len(list)), make([]string, len(list))
 	children := map[string]int{}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	for i := 0; i+1 < len(lines); i += 2 {
-		fields := strings.Fields(lines[i])
-		if len(fields) < 2 || fields[0] != "commit" {
-			return fmt.Errorf("git rev-list: unexpected line %q", lines[i])
-		}
-		oids = append(oids, fields[1])
-		trees = append(trees, lines[i+1])
-		for _, p := range fields[2:] {
+	for i, c := range list {
+		oids[i], trees[i] = c.ID, c.Tree
+		for _, p := range c.Parents {
 			children[p]++
 		}
 	}
@@ -274,9 +267,8 @@ func (s *Store) EventLog(ctx context.Context, id string, fn func(commit string, 
 			next = c.Parents[0]
 		}
 		if len(c.Parents) > 1 {
-			sides := []string{"rev-list", "--topo-order"}
-			sides = append(append(sides, c.Parents[1:]...), "^"+c.Parents[0], "--")
-			if more, err := s.eventLog(ctx, sides, fn); err != nil || !more {
+			sides := gitext.RevSet{Include: c.Parents[1:], Exclude: c.Parents[:1]}
+			if more, err := s.eventLog(ctx, sides, gitext.ChildrenFirst, fn); err != nil || !more {
 				return err
 			}
 		}
@@ -291,10 +283,10 @@ func blobOf(rev, kind string, data []byte) ([]byte, error) {
 	return data, nil
 }
 
-// eventLog runs a rev-list and reads each listed commit's events.jsonl; it
+// eventLog reads the events.jsonl of each commit of set, in order; it
 // reports whether fn asked for more.
-func (s *Store) eventLog(ctx context.Context, revList []string, fn func(commit string, events []byte) (bool, error)) (bool, error) {
-	out, err := s.repo.Git(ctx, revList...)
+func (s *Store) eventLog(ctx context.Context, set gitext.RevSet, order gitext.RevOrder, fn func(commit string, events []byte) (bool, error)) (bool, error) {
+	commits, err := s.repo.RevListIDs(ctx, set, order)
 	if err != nil {
 		return false, err
 	}
@@ -302,7 +294,6 @@ func (s *Store) eventLog(ctx context.Context, revList []string, fn func(commit s
 	if err != nil {
 		return false, err
 	}
-	commits := strings.Fields(string(out))
 	revs := make([]string, len(commits))
 	for i, c := range commits {
 		revs[i] = c + ":" + EventsFile
@@ -321,11 +312,11 @@ func (s *Store) eventLog(ctx context.Context, revList []string, fn func(commit s
 	return more, err
 }
 
-// Events yields the events.jsonl of every commit a rev-list of revs names
-// (e.g. tip and ^base), in no particular order, until fn returns false or
-// an error. Merge commits record none and yield an empty blob.
-func (s *Store) Events(ctx context.Context, revs []string, fn func(commit string, events []byte) (bool, error)) error {
-	_, err := s.eventLog(ctx, append([]string{"rev-list"}, revs...), fn)
+// Events yields the events.jsonl of every commit of set (e.g. tip, without
+// base's), in no particular order, until fn returns false or an error.
+// Merge commits record none and yield an empty blob.
+func (s *Store) Events(ctx context.Context, set gitext.RevSet, fn func(commit string, events []byte) (bool, error)) error {
+	_, err := s.eventLog(ctx, set, gitext.NewestFirst, fn)
 	return err
 }
 

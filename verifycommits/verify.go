@@ -235,7 +235,7 @@ func (s *Store) commits(ctx context.Context, base, head string) ([]Commit, error
 	if err := s.checkAncestor(ctx, base, head); err != nil {
 		return nil, err
 	}
-	revs, err := s.repo.RevList(ctx, base, head)
+	revs, err := s.repo.RevList(ctx, gitext.RevSet{Include: []string{base + ".." + head}}, gitext.ParentsFirst)
 	if err != nil || len(revs) == 0 {
 		return []Commit{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/enforce"
+	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
 )
@@ -164,7 +165,7 @@ func auditRange(c *cli.Context) error {
 		return usageErrorf("invalid range %q", rev)
 	}
 	return withRepo(c, func(s *session) error {
-		report, err := enforce.NewAuditor(s.svc).Audit(c.Context, []string{rev}, rules)
+		report, err := enforce.NewAuditor(s.svc).Audit(c.Context, gitext.RevSet{Include: []string{rev}}, rules)
 		if err != nil {
 			return err
 		}

@@ -15,15 +15,12 @@ import (
 
 // rawGit are gitext.Repo's methods that take git's arguments as they are:
 // outside gitext, git runs through its typed verbs instead (issue 24).
-var rawGit = []string{"Git", "GitInput"}
+var rawGit = []string{"Git"}
 
 // notThroughTheDoor are the packages that still run git with argument
 // lists of their own: a shrinking list, each to take gitext's verbs and
 // leave it (the test fails for one that no longer needs to be here).
-var notThroughTheDoor = []string{
-	"enforce", "hooks", // rev-list and log of a push's revisions, which hold --not and --remotes=: options --end-of-options would turn into revisions
-	"pipeline", "refs", // var GIT_COMMITTER_IDENT, rev-list --stdin --not, rev-list --format=%T: verbs to come
-}
+var notThroughTheDoor = []string{}
 
 // ownGit are the packages that run git themselves for good: gitext, the
 // one door, and the tests' hermetic git.
