@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
@@ -152,7 +153,8 @@ func killBuild(t *testing.T, scenario string, kills int, flags ...string) buildS
 	})
 	if !finished {
 		if code, out := runCrucibleUntil(t, dir, time.After(time.Minute), resume...); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
-			t.Fatalf("the last resume exited %d:\n%s", code, out)
+			t.Fatalf("the last resume exited %d:\n%s\ngit status:\n%s\nthe chain's last events:\n%s", code, out,
+				gittest.Git(t, dir, "status", "--short"), lastEvents(t, dir, 8))
 		}
 	}
 	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+pipelineID(t, dir)) {
@@ -166,6 +168,18 @@ func killBuild(t *testing.T, scenario string, kills int, flags ...string) buildS
 		}
 	}
 	return buildSoak{dir: dir, log: log, cleanLog: cleanLog, killed: killed, walk: walk, events: events, starts: starts, finishes: finishes}
+}
+
+// lastEvents are the last n events of dir's pipeline, one a line, for a
+// failure to show where the run was.
+func lastEvents(t *testing.T, dir string, n int) string {
+	t.Helper()
+	var b strings.Builder
+	events := chainEvents(t, dir)
+	for _, e := range events[max(0, len(events)-n):] {
+		fmt.Fprintf(&b, "%s %s\n", e.Type, e.Data)
+	}
+	return b.String()
 }
 
 // pipelineID is the id of dir's pipeline, "" before one starts.
