@@ -153,8 +153,8 @@ func killBuild(t *testing.T, scenario string, kills int, flags ...string) buildS
 	})
 	if !finished {
 		if code, out := runCrucibleUntil(t, dir, time.After(time.Minute), resume...); code != 0 || !strings.Contains(out, ": the four phases are closed\n") {
-			t.Fatalf("the last resume exited %d:\n%s\ngit status:\n%s\nthe chain's last events:\n%s", code, out,
-				gittest.Git(t, dir, "status", "--short"), lastEvents(t, dir, 8))
+			t.Fatalf("the last resume exited %d:\n%s\ngit status:\n%s\nHEAD's reflog:\n%s\nthe chain's last events:\n%s", code, out,
+				gittest.Git(t, dir, "status", "--short"), gittest.Git(t, dir, "reflog", "-n", "12", "--format=%h %gs"), lastEvents(t, dir, 8))
 		}
 	}
 	if v := gitCrucible(t, dir, "verify"); !strings.Contains(v, "ok "+pipelineID(t, dir)) {
