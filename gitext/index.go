@@ -33,8 +33,13 @@ func (r *Repo) AddAll(ctx context.Context, o AddOptions) error {
 }
 
 // AddPaths stages paths (from the top) as the work tree has them,
-// deletions included, each a path and never a pattern.
+// deletions included, each a path and never a pattern. No paths stage
+// nothing: git add --all given an empty pathspec file would stage the
+// whole work tree, untracked files too.
 func (r *Repo) AddPaths(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
 	_, err := run(ctx, r, nulTerminated(paths), "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
 }

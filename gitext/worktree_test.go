@@ -13,7 +13,7 @@ import (
 )
 
 // TestIndexVerbs: the whole tree staged but what is excluded, paths staged
-// as paths (never patterns), the index listed, entries taken out, and the
+// as paths (never patterns, none staging nothing), the index listed, entries taken out, and the
 // index put back at HEAD, as git status then shows them.
 func TestIndexVerbs(t *testing.T) {
 	r, dir, _ := history(t)
@@ -31,6 +31,14 @@ func TestIndexVerbs(t *testing.T) {
 	}
 	if err := r.ResetIndex(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// No paths stage nothing (git add --all of an empty pathspec file
+	// would stage everything).
+	if err := r.AddPaths(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := status(), "D s.txt\n?? *.txt\n?? big\n?? keep/y.txt\n?? x.txt"; got != want { // git status's first space trimmed
+		t.Fatalf("after AddPaths of none:\n%s\nwant:\n%s", got, want)
 	}
 	if err := r.AddPaths(ctx, []string{"*.txt", "s.txt"}); err != nil {
 		t.Fatal(err)
