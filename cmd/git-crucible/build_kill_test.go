@@ -311,16 +311,7 @@ func TestKilledBuildMidCommit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "reference-transaction"), []byte(slow), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	committing := make(chan time.Time, 1)
-	go func() {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(marker); err == nil {
-				committing <- time.Now()
-				return
-			}
-		}
-	}()
-	if code, out := runBuildUntil(t, dir, committing, "--yes", killGoal); code != -1 {
+	if code, out := runBuildUntil(t, dir, appears(marker), "--yes", killGoal); code != -1 {
 		t.Fatalf("build was to be killed while git committed; it exited %d:\n%s", code, out)
 	}
 	for _, lock := range []string{"HEAD.lock", filepath.Join("refs", "heads", "main.lock")} {
@@ -360,16 +351,7 @@ exit 0
 	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "reference-transaction"), []byte(slow), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	verifying := make(chan time.Time, 1)
-	go func() {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(marker); err == nil {
-				verifying <- time.Now()
-				return
-			}
-		}
-	}()
-	if code, out := runBuildUntil(t, dir, verifying, "--yes", killGoal); code != -1 {
+	if code, out := runBuildUntil(t, dir, appears(marker), "--yes", killGoal); code != -1 {
 		t.Fatalf("build was to be killed while it verified commits; it exited %d:\n%s", code, out)
 	}
 	if head := gittest.Git(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); head != "HEAD" {
@@ -385,4 +367,18 @@ exit 0
 	assertTasksCommittedOnce(t, dir)
 	assertPhasesCommittedOnce(t, dir)
 	assertUserFiles(t, dir)
+}
+
+// appears fires once path exists, looked for every 5 ms for a minute.
+func appears(path string) <-chan time.Time {
+	fired := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(path); err == nil {
+				fired <- time.Now()
+				return
+			}
+		}
+	}()
+	return fired
 }
