@@ -78,6 +78,35 @@ func TestExec(t *testing.T) {
 	}
 }
 
+// TestStdinWhole: git's input is a regular file holding all of it before
+// git starts, not a pipe a killed caller leaves half written: git add
+// --all --pathspec-from-file=- reading none of its paths stages the whole
+// work tree.
+func TestStdinWhole(t *testing.T) {
+	r, _ := openRepo(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var ran *exec.Cmd
+	spy := r.With(Exec{Run: func(cmd *exec.Cmd) error {
+		ran = cmd
+		f, ok := cmd.Stdin.(*os.File)
+		if !ok {
+			t.Fatalf("git's input is a %T, not a file", cmd.Stdin)
+		}
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len("a\x00b\x00")) {
+			t.Fatalf("git's input: %v, %v", fi, err)
+		}
+		return cmd.Run()
+	}})
+	if err := spy.AddPaths(context.Background(), []string{"a", "b"}); err == nil || ran == nil {
+		t.Fatal("AddPaths of paths that are not there: no error") // git read both
+	}
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
+		t.Errorf("the temporary directory holds %v (%v): git's input file is to be unlinked at once", entries, err)
+	}
+}
+
 // TestRemoteVerbs: a push says what it did of each ref, also when it is
 // refused; a fetch copies refspecs atomically and prunes what the remote
 // no longer has.

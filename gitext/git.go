@@ -162,7 +162,12 @@ func runWith(ctx context.Context, r *Repo, x Exec, stdin []byte, args ...string)
 		cmd.Env = Env(r, extra...)
 	}
 	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+		f, err := stdinFile(stdin)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -181,6 +186,29 @@ func runWith(ctx context.Context, r *Repo, x Exec, stdin []byte, args ...string)
 		return nil, fmt.Errorf("cannot run git: %w", err)
 	}
 	return stdout.Bytes(), nil
+}
+
+// stdinFile is data in an unlinked temporary file, at its start, for git
+// to read as its standard input: all of it is there before git starts.
+// Through a pipe, a git that outlives its caller — git-crucible killed
+// alone, or a git in a process group of its own (Exec.Group) — reads only
+// what was written before the caller died, and git add --all
+// --pathspec-from-file=- that finds no paths stages the whole work tree,
+// the user's untracked files too (seen in a kill soak).
+func stdinFile(data []byte) (*os.File, error) {
+	f, err := os.CreateTemp("", "git-crucible-stdin-")
+	if err != nil {
+		return nil, fmt.Errorf("git's input: %w", err)
+	}
+	os.Remove(f.Name())
+	if _, err = f.Write(data); err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("git's input: %w", err)
+	}
+	return f, nil
 }
 
 // Git runs a git command against r as r's Exec says and returns its
