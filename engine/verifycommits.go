@@ -73,9 +73,7 @@ func (w *walker) verifyPhase(ctx context.Context, p pipeline.Point, tasks []repo
 // phase), with suggestion when a commit fails.
 func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggestion string) (*verifycommits.Report, error) {
 	o := verifycommits.Options{Base: base, Gate: verifycommits.Gate{Name: "fast-gate", Command: command}, Spec: fastgate.Identity(command, "")}
-	if _, err := SettleVerifyCommits(ctx, w.e.Service.Repo); err != nil {
-		return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
-	}
+	// Verify puts back a run an engine killed in its middle first.
 	rep, err := verifycommits.Open(w.e.Service.Repo).Verify(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("verify-commits for %s: %w", what, err)
@@ -106,9 +104,9 @@ func (w *walker) verifyCommits(ctx context.Context, base, command, what, suggest
 // in its middle left in repo's worktree — its rebase under way, HEAD
 // detached on it, the rebase's own process group maybe still running —
 // and reports whether there was one: the branch as it was, what it tested
-// kept. The walk does so before it verifies again; a resume first, as the
-// branch HEAD is on names the pipeline to go on with. A live run's lock
-// makes it a refusal.
+// kept. Verify does so itself before it runs; a resume does it before
+// anything, as the branch HEAD is on names the pipeline to go on with. A
+// live run's lock makes it a refusal.
 func SettleVerifyCommits(ctx context.Context, repo *gitext.Repo) (bool, error) {
 	store := verifycommits.Open(repo)
 	if killed, err := store.Interrupted(); err != nil || !killed {
