@@ -25,17 +25,21 @@ func (r *Repo) WriteIndexTree(ctx context.Context) (string, error) {
 	if r.via != nil && r.via.Index != "" {
 		path = r.via.Index
 	}
+	checked := false
 	if os.Getenv("GIT_INDEX_FILE") == "" {
 		if data, err := fsutil.ReadNoPoll(path); err == nil {
-			if tree, ok, err := r.indexTree(data, r.WriteObject); ok || err != nil {
+			var tree string
+			var ok bool
+			if tree, ok, checked, err = r.indexTree(data, r.WriteObject); ok || err != nil {
 				return tree, err
 			}
 		}
 	}
 	tree, err := r.WriteTree(ctx)
-	if err != nil {
-		return "", err
+	if err != nil || checked {
+		return tree, err
 	}
+	// An index not read here (split, sparse, ...): its paths from the tree.
 	files, err := r.ListTree(ctx, tree)
 	if err != nil {
 		return "", err
@@ -76,26 +80,38 @@ type indexEntry struct{ mode, oid, path string }
 // the top one. ok is false for an index it leaves to git: one of another
 // version, split or sparse, with an unmerged entry, an extension it would
 // have to understand, a checksum that does not match, or malformed in any
-// way. Entries added with intent to add are left out, as git leaves them.
-// A path git would not check out is a RefusedPathError.
-func (r *Repo) indexTree(data []byte, write func(kind string, data []byte) (string, error)) (tree string, ok bool, err error) {
+// way — or one of more than indexTreeMax entries. Entries added with intent
+// to add are left out, as git leaves them. A path git would not check out
+// is a RefusedPathError; checked says the index's paths were read and
+// checked, as they are in every index but one that cannot be read here.
+func (r *Repo) indexTree(data []byte, write func(kind string, data []byte) (string, error)) (tree string, ok, checked bool, err error) {
 	entries, ok := r.parseIndex(data)
 	if !ok {
-		return "", false, nil
+		return "", false, false, nil
 	}
 	for _, e := range entries {
 		if err := checkoutablePath(e.path); err != nil {
-			return "", false, err
+			return "", false, true, err
 		}
 	}
+	if len(entries) > indexTreeMax {
+		return "", false, true, nil
+	}
 	tree, ok, err = buildTree(entries, write)
-	return tree, ok, err
+	return tree, ok, true, err
 }
 
-// indexTreeMax is the most entries indexTree takes: it hashes every tree
-// of the index, where git write-tree reuses those its cache of trees
-// holds, which in a larger one costs more than a process.
+// indexTreeMax is the most entries indexTree makes trees of: it hashes
+// every tree of the index, where git write-tree reuses those its cache of
+// trees holds, which in a larger one costs more than a process. It reads
+// the paths of a larger one all the same: a check of its paths costs less
+// than git ls-tree of the tree git writes.
 const indexTreeMax = 2000
+
+// minIndexEntry is the fewest bytes an index entry takes (stat data, a
+// SHA-1 id, flags, a name and its end): a header's count of entries
+// that could not fit is no index read here.
+const minIndexEntry = 62
 
 // parseIndex reads the entries of index file data (see indexTree).
 func (r *Repo) parseIndex(data []byte) ([]indexEntry, bool) {
@@ -110,7 +126,7 @@ func (r *Repo) parseIndex(data []byte) ([]indexEntry, bool) {
 		return nil, false
 	}
 	version, count := binary.BigEndian.Uint32(body[4:]), binary.BigEndian.Uint32(body[8:])
-	if version < 2 || version > 4 || count > indexTreeMax {
+	if version < 2 || version > 4 || uint64(count) > uint64(len(body)/minIndexEntry) {
 		return nil, false
 	}
 	entries := make([]indexEntry, 0, count)

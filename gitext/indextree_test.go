@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func FuzzIndexTree(f *testing.F) {
 		h := r.newHash()
 		h.Write(body)
 		data := h.Sum(bytes.Clone(body))
-		tree, ok, err := r.indexTree(data, func(kind string, data []byte) (string, error) { return r.HashObject(kind, data), nil })
+		tree, ok, _, err := r.indexTree(data, func(kind string, data []byte) (string, error) { return r.HashObject(kind, data), nil })
 		if !ok || err != nil {
 			return
 		}
@@ -128,6 +129,23 @@ func TestWriteIndexTreeRefusesDotGit(t *testing.T) {
 				var refused *RefusedPathError
 				if _, err := r.WriteIndexTree(context.Background()); !errors.As(err, &refused) || refused.Path != c.forged {
 					t.Fatalf("in process: %v, want the path %q refused", err, c.forged)
+				}
+				if c.forged == ".git/hooks/pre-commit" {
+					// Past indexTreeMax git writes the tree; the paths are read here all the same.
+					for i := range indexTreeMax {
+						writeTestFile(t, filepath.Join(dir, "many", strconv.Itoa(i)), "")
+					}
+					gittest.Git(t, dir, "add", "many")
+					data, err := os.ReadFile(index)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, ok, checked, _ := r.indexTree(data, r.WriteObject); ok || !checked {
+						t.Fatalf("an index of %d entries: built %v, checked %v", indexTreeMax+1, ok, checked)
+					}
+					if _, err := r.WriteIndexTree(context.Background()); !errors.As(err, &refused) || refused.Path != c.forged {
+						t.Fatalf("past indexTreeMax: %v, want the path %q refused", err, c.forged)
+					}
 				}
 				t.Setenv("GIT_INDEX_FILE", index) // left to git write-tree
 				if _, err := r.WriteIndexTree(context.Background()); !errors.As(err, &refused) || refused.Path != c.forged {
