@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/git-crucible/git-crucible/agent"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/pipespec"
 	"github.com/git-crucible/git-crucible/replay"
@@ -68,4 +69,27 @@ func (e *Engine) BeginReplay(ctx context.Context, rp Replay) (ReplayBegun, error
 		return ReplayBegun{}, err
 	}
 	return begun, nil
+}
+
+// OpenReplay opens pipeline id's engine for a replay from f once
+// replay.CheckBegin lets it begin on HEAD's branch (current: on the work
+// tree as it is), then settles what the crashed run left: an agent of it
+// still running ends, or is ended, before the tree is restored under it.
+// What it settled is recorded whatever the answer to the restore, so it is
+// returned to be said before BeginReplay asks.
+func OpenReplay(ctx context.Context, svc *pipeline.Service, id string, agents *agent.Config, f *replay.Found, current bool) (*Engine, []Recovered, error) {
+	branch, _ := svc.Repo.HeadBranch()
+	if err := replay.CheckBegin(f.Source, f.State, f.Resume, branch, current); err != nil {
+		return nil, nil, err
+	}
+	e, err := Open(svc, id, agents, svc.Repo.WorkTree)
+	if err != nil {
+		return nil, nil, err
+	}
+	recovered, err := e.Recover(ctx)
+	if err != nil {
+		e.Close()
+		return nil, nil, err
+	}
+	return e, recovered, nil
 }

@@ -79,3 +79,19 @@ func Templates(ctx context.Context, svc *pipeline.Service, id, workTree string) 
 	set, err := prompt.LoadWith(base, overrides)
 	return set, mutations, err
 }
+
+// RevisionError is a --template-ref that names no commit.
+type RevisionError struct{ Rev string }
+
+func (e *RevisionError) Error() string { return "--template-ref " + e.Rev + ": not a commit" }
+
+// TemplatesAtRevision resolves rev (--template-ref's) to its commit and
+// reads the template overrides it holds, each named in errors as rev:path.
+func TemplatesAtRevision(ctx context.Context, repo *gitext.Repo, rev string) (string, map[string]prompt.Override, error) {
+	commit, err := repo.ResolveCommit(ctx, rev)
+	if err != nil {
+		return "", nil, &RevisionError{Rev: rev}
+	}
+	overrides, err := TemplatesAt(ctx, repo, commit, rev)
+	return commit, overrides, err
+}

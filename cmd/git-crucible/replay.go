@@ -8,13 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-crucible/git-crucible/checkpoint"
 	"github.com/git-crucible/git-crucible/engine"
-	"github.com/git-crucible/git-crucible/gitext"
 	"github.com/git-crucible/git-crucible/interop"
 	"github.com/git-crucible/git-crucible/ledger"
 	"github.com/git-crucible/git-crucible/pipeline"
@@ -23,12 +21,6 @@ import (
 	"github.com/git-crucible/git-crucible/refs"
 	"github.com/git-crucible/git-crucible/replay"
 )
-
-// staleAfter is how old a pipeline's start may be before a replay warns.
-const staleAfter = 7 * 24 * time.Hour
-
-// manyReplays is the resume count from which a replay advises smaller tasks.
-const manyReplays = 3
 
 func replayCommand() *cli.Command {
 	return &cli.Command{
@@ -114,33 +106,13 @@ func replayDiff(c *cli.Context, s *session, id, a, b string) error {
 }
 
 // compareSessions is the Replay Diff of sessions a and b of pipeline id,
-// with the artifact diff between the commits each ended with.
+// under the spec this work tree trusts.
 func compareSessions(ctx context.Context, s *session, id string, events []pipeline.Event, a, b string) (*replay.Diff, error) {
 	sp, err := buildSpec(s, "")
 	if err != nil {
 		return nil, err
 	}
-	d, err := replay.Compare(id, events, sp, a, b, func(path string) ([]byte, error) { return s.svc.ReadKept(ctx, id, path) })
-	var bad *replay.OverrideError
-	if errors.As(err, &bad) {
-		return nil, withHints(&refused{Err: err}, "a session is the pipeline's id (its first run) or replay-N")
-	}
-	if err != nil {
-		return nil, err
-	}
-	from, to := d.A.Session.Final, d.B.Session.Final
-	if to == "" {
-		to = "HEAD"
-	}
-	if from != "" {
-		stat, err := s.svc.Repo.ShortStat(ctx, from, to)
-		if err != nil {
-			return nil, err
-		}
-		d.Files, d.Insertions, d.Deletions = stat.Files, stat.Insertions, stat.Deletions
-		d.Range = from[:min(12, len(from))] + ".." + to[:min(12, len(to))]
-	}
-	return d, nil
+	return replay.CompareSessions(ctx, s.svc, id, events, sp, a, b)
 }
 
 func replayAction(c *cli.Context) error {
@@ -213,12 +185,13 @@ func replayTemplates(c *cli.Context, s *session) (*templates, error) {
 	t := &templates{mutations: map[string]string{}, swapped: map[string][]byte{}}
 	overrides := map[string]prompt.Override{}
 	if rev := c.String("template-ref"); rev != "" {
-		ref, err := s.svc.Repo.ResolveCommit(c.Context, rev)
-		if err != nil {
-			return nil, withHints(usageErrorf("--template-ref %s: not a commit", rev), "name a revision: a commit, a branch or a tag")
+		var err error
+		t.ref, overrides, err = replay.TemplatesAtRevision(c.Context, s.svc.Repo, rev)
+		var bad *replay.RevisionError
+		if errors.As(err, &bad) {
+			return nil, withHints(usageErrorf("%v", err), "name a revision: a commit, a branch or a tag")
 		}
-		t.ref = ref
-		if overrides, err = replay.TemplatesAt(c.Context, s.svc.Repo, t.ref, rev); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -307,31 +280,6 @@ func replaySource(c *cli.Context, s *session) (id, manifest string, err error) {
 	return id, "", err
 }
 
-// readSource reads pipeline id, or the manifest without importing it.
-func readSource(c *cli.Context, s *session, sp *pipespec.Spec, id, manifest string) (*replay.Source, *pipeline.State, error) {
-	if manifest != "" {
-		src, err := replay.FromManifest(manifest)
-		return src, nil, sourceError(flagFileError(manifest, err))
-	}
-	st, _, err := s.svc.Load(c.Context, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if replay.TaskRunOnly(st) {
-		hint := "a task run goes on where it stopped when run again: git crucible run"
-		if m := st.View.DAG.Manifest; m != "" {
-			hint += " " + m
-		}
-		return nil, nil, withHints(&refused{Err: fmt.Errorf("pipeline %s is a task run: it has no phases to replay", id)}, hint)
-	}
-	events, err := s.svc.ChainEvents(c.Context, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	src, err := replay.FromEvents(st, events, sp)
-	return src, st, err
-}
-
 // sourceError gives a manifest replay cannot read its hint.
 func sourceError(err error) error {
 	var bad *replay.MalformedError
@@ -345,68 +293,29 @@ func sourceError(err error) error {
 	return err
 }
 
-// detect finds the resume point of src, printing how it was reached.
-func detect(c *cli.Context, s *session, sp *pipespec.Spec, src *replay.Source, opts replay.Options) (*replay.Resume, error) {
-	ev, err := replay.Gather(c.Context, s.svc.Repo, src)
+// findResume reads the source (pipeline id, else the crucible manifest,
+// not imported) and finds where to resume, warning of what it found on
+// the way: the dry run's and the replay's first steps.
+func findResume(c *cli.Context, s *session, sp *pipespec.Spec, id, manifest string, opts replay.Options, t *templates) (*replay.Found, error) {
+	req := replay.Request{Pipeline: id, Spec: sp, Options: opts, Digest: t.set.Digest, Mutated: t.mutations}
+	if manifest != "" {
+		src, err := replay.FromManifest(manifest)
+		if err != nil {
+			return nil, sourceError(flagFileError(manifest, err))
+		}
+		req.Source = src
+	}
+	f, err := replay.Find(c.Context, s.svc, req)
 	if err != nil {
 		return nil, err
 	}
-	r, err := replay.Detect(src, sp, ev, opts)
-	var bad *replay.OverrideError
-	if errors.As(err, &bad) {
-		return nil, withHints(&refused{Err: err}, "see its dispatches: git crucible dispatch list --pipeline "+src.Pipeline)
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range r.Notes {
-		s.warn("%s", n)
-	}
-	// git's notion of now, which a user (and a test) may pin.
-	now, err := gitext.Now()
-	if err != nil {
-		return nil, err
-	}
-	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && now.Sub(started) > staleAfter {
-		s.warn("pipeline %s started %s, more than 7 days ago: its state may be stale", src.Pipeline, src.Started)
-		if strings.HasPrefix(src.Path, refs.PipelinePrefix) {
-			s.hint("to put it aside instead: git crucible replay --archive %s", src.Pipeline)
+	for _, w := range f.Warnings {
+		s.warn("%s", w.Text)
+		if w.Hint != "" {
+			s.hint("%s", w.Hint)
 		}
 	}
-	if src.Replays >= manyReplays {
-		s.warn("pipeline %s was resumed %d times: split its work into smaller tasks, or find what keeps interrupting it",
-			src.Pipeline, src.Replays)
-	}
-	return r, nil
-}
-
-// warnTemplates warns of each template the replayed phases render from
-// other text than the run replaced did (a mutation's swap aside).
-func warnTemplates(s *session, r *replay.Resume, t *templates) {
-	for _, ch := range replay.ChangedTemplates(r.Redo, t.set.Digest, t.mutations) {
-		now := "it is gone"
-		if ch.Now != "" {
-			now = "now " + ch.Now[:12]
-		}
-		s.warn("template %s changed since the run replayed rendered it (dispatch %d: sha256 %s, %s)",
-			ch.Template, ch.Seq, ch.Was[:12], now)
-	}
-}
-
-// resumePoint reads the source and finds where to resume, warning of
-// templates changed since the run it replaces: the dry run's and the
-// replay's first steps.
-func resumePoint(c *cli.Context, s *session, sp *pipespec.Spec, id, manifest string, opts replay.Options, t *templates) (*replay.Source, *pipeline.State, *replay.Resume, error) {
-	src, st, err := readSource(c, s, sp, id, manifest)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	r, err := detect(c, s, sp, src, opts)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	warnTemplates(s, r, t)
-	return src, st, r, nil
+	return f, nil
 }
 
 func replayDryRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Options, t *templates) error {
@@ -414,11 +323,11 @@ func replayDryRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Opt
 	if err != nil {
 		return err
 	}
-	src, _, r, err := resumePoint(c, s, sp, id, manifest, opts, t)
+	f, err := findResume(c, s, sp, id, manifest, opts, t)
 	if err != nil {
 		return err
 	}
-	plan := &replay.Plan{Source: src, Resume: r, Mutations: t.list()}
+	plan := &replay.Plan{Source: f.Source, Resume: f.Resume, Mutations: t.list()}
 	if s.jsonOut() {
 		return s.printJSON(plan)
 	}
@@ -427,8 +336,7 @@ func replayDryRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Opt
 }
 
 func replayRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Options, t *templates) error {
-	repo := s.svc.Repo
-	if repo.WorkTree == "" {
+	if s.svc.Repo.WorkTree == "" {
 		return &refused{Err: errors.New("replay needs a work tree for its agents")}
 	}
 	id, manifest, err := replaySource(c, s)
@@ -459,38 +367,28 @@ func replayRun(c *cli.Context, s *session, sp *pipespec.Spec, opts replay.Option
 		id = r.Pipeline
 		fmt.Fprintf(s.err(), "Imported %s as pipeline %s\n", manifest, id)
 	}
-	src, st, r, err := resumePoint(c, s, sp, id, "", opts, t)
+	f, err := findResume(c, s, sp, id, "", opts, t)
 	if err != nil {
 		return err
 	}
+	src, r := f.Source, f.Resume
 	if r.Phase == 0 {
 		fmt.Fprintf(s.out(), "Pipeline %s: every phase is complete and verified; nothing to resume\n", id)
 		s.hint("run it again from a phase with: git crucible replay --from-phase <N>")
 		return nil
 	}
-	branch, _ := repo.HeadBranch()
 	current := c.Bool("current-tree")
-	if err := replay.CheckBegin(src, st, r, branch, current); err != nil {
-		return err
-	}
-	e, err := engine.Open(s.svc, id, agents, repo.WorkTree)
+	e, recovered, err := engine.OpenReplay(c.Context, s.svc, id, agents, f, current)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	e.Budget = limit
-	// An agent of the crashed run may still be running: it ends, or is
-	// ended, before the tree is restored under it.
-	// What it finds is recorded, whatever the answer to the restore, so it
-	// is said before the question.
-	recovered, err := e.Recover(c.Context)
-	if err != nil {
-		return err
-	}
+	// Said before the restore asks its question.
 	for _, r := range recovered {
 		fmt.Fprintf(s.err(), "Settled dispatch %d of the crashed run: %s\n", r.Seq, r.Outcome.Status)
 	}
-	begun, err := e.BeginReplay(c.Context, engine.Replay{Source: src, State: st, Resume: r, Spec: sp,
+	begun, err := e.BeginReplay(c.Context, engine.Replay{Source: src, State: f.State, Resume: r, Spec: sp,
 		Mutations: t.list(), TemplateRef: t.ref, Swapped: t.swapped, CurrentTree: current,
 		Restore: func(context.Context) (string, error) { return restoreBoundary(c, s, r) }})
 	if err != nil {
