@@ -1,7 +1,6 @@
 package enforce
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -33,17 +32,9 @@ type EngineMarker struct {
 // EngineMarkerPath is the marker's file in gitDir, a worktree's own git dir.
 func EngineMarkerPath(gitDir string) string { return filepath.Join(gitDir, "crucible", "engine.json") }
 
-// NewEngineToken is a fresh commit token and its digest, for the marker.
-func NewEngineToken() (token, digest string, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", err
-	}
-	token = hex.EncodeToString(b)
-	return token, tokenDigest(token), nil
-}
-
-func tokenDigest(token string) string {
+// TokenDigest is what an engine's marker records of its commit token: the
+// token itself stays in the engine's process and its commits' environment.
+func TokenDigest(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
@@ -78,7 +69,7 @@ func readMarker(gitDir string) (*EngineMarker, error) {
 
 // Admits reports whether token is the engine's own.
 func (m *EngineMarker) Admits(token string) bool {
-	return token != "" && subtle.ConstantTimeCompare([]byte(tokenDigest(token)), []byte(m.Digest)) == 1
+	return token != "" && subtle.ConstantTimeCompare([]byte(TokenDigest(token)), []byte(m.Digest)) == 1
 }
 
 // Name is the engine as a person knows it: its command and pid.
