@@ -58,6 +58,11 @@ bench_build
 mkdir -p "$tmp/noop"
 printf 'package main\n\nfunc main() {}\n' >"$tmp/noop/main.go"
 go build -o "$tmp/bin/noop" "$tmp/noop/main.go"
+# A Go program that links os/exec, as any command that runs git must: the
+# floor of the init rows (the runtime's, time's, os's and exec's own).
+mkdir -p "$tmp/execfloor"
+printf 'package main\n\nimport (\n\t"os"\n\t"os/exec"\n)\n\nfunc main() {\n\tif len(os.Args) > 9 {\n\t\t_ = exec.Command("git").Run()\n\t}\n}\n' >"$tmp/execfloor/main.go"
+go build -o "$tmp/bin/execfloor" "$tmp/execfloor/main.go"
 # The cost of one provenance note among 10 and among 10,000 (git's fan-out:
 # 256 subtrees), measured in process by the notes package's benchmark, which
 # makes its own hermetic repositories; the row is printed with the others.
@@ -152,12 +157,15 @@ fi
 if only init; then
 # 1a. Package initialisation, which every command of a binary pays whatever
 # it does: under GODEBUG=inittrace=1, the sum of the packages' init clock
-# times per run (medians), against an empty Go program's (the runtime's
-# own); then whose packages it is, with their allocations, and the slowest.
+# times per run (medians), against a Go program that only links os/exec
+# (itself against an empty one's, the runtime's own); then whose packages
+# it is, with their allocations, and the slowest.
+bench -inittrace -name "init: a Go program with os/exec" -n "$n_fast" \
+	-a "execfloor" -b "noop"
 bench -inittrace -name "init: git-crucible (any command)" -n "$n_fast" \
-	-a "git-crucible ledger check --quiet" -b "noop"
+	-a "git-crucible ledger check --quiet" -b "execfloor"
 bench -inittrace -name "init: git-crucible-hook" -n "$n_fast" \
-	-a "git-crucible-hook pre-commit" -b "noop"
+	-a "git-crucible-hook pre-commit" -b "execfloor"
 fi
 
 if only status; then
