@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -29,35 +27,13 @@ type dryCheck struct {
 	said   string // what the build would say on stderr as it runs the check
 }
 
-// dryStep is one step of the walk as build --dry-run prints it: what the
-// build would do there.
-type dryStep struct {
-	Phase     int    `json:"phase"`
-	PhaseName string `json:"phase_name"`
-	Step      string `json:"step"`
-	PerTask   bool   `json:"per_task,omitempty"` // a step of each task of the plan
-	Kind      string `json:"kind"`
-	// Action: checkpoint, dispatch, manual (waits for a person), skip,
-	// rounds (a gate or review loop), run, pause (for approval), approve
-	// (--yes), tasks.
-	Action      string `json:"action"`
-	Role        string `json:"role,omitempty"`
-	Agent       string `json:"agent,omitempty"`
-	Template    string `json:"template,omitempty"`
-	Fixer       string `json:"fixer,omitempty"`
-	FixerAgent  string `json:"fixer_agent,omitempty"`
-	FixTemplate string `json:"fix_template,omitempty"`
-	Command     string `json:"command,omitempty"`
-	Detail      string `json:"detail"`
-}
-
 // dryRunJSON is build --dry-run --json.
 type dryRunJSON struct {
-	Goal   string     `json:"goal"`
-	Ready  bool       `json:"ready"` // no check refuses: the build would start
-	Checks []dryCheck `json:"checks"`
-	Spec   string     `json:"spec,omitempty"`
-	Steps  []dryStep  `json:"steps"`
+	Goal   string           `json:"goal"`
+	Ready  bool             `json:"ready"` // no check refuses: the build would start
+	Checks []dryCheck       `json:"checks"`
+	Spec   string           `json:"spec,omitempty"`
+	Steps  []engine.DryStep `json:"steps"`
 }
 
 // dryRun is build --dry-run: the pre-flight a new build runs before it
@@ -118,9 +94,13 @@ func dryRun(c *cli.Context, s *session) error {
 	add("work tree", checkClean(c, s), "no tracked file differs from HEAD; untracked files stay, and no commit takes them")
 	checks = append(checks, dryBaseline(c, s, agents), dryPipeline(c, s, opts.Fresh), dryHooks(c, s), dryConsent(c, s))
 
-	var steps []dryStep
+	var steps []engine.DryStep
 	if sp != nil {
-		steps = dryWalk(sp, agents, c)
+		o := engine.DryWalkOptions{Design: c.String("design"), Yes: c.Bool("yes")}
+		if c.IsSet("max-parallel") {
+			o.MaxParallel = c.Int("max-parallel")
+		}
+		steps = engine.DryWalk(sp, agents, o)
 	}
 	var first error
 	for _, ch := range checks {
@@ -236,110 +216,8 @@ func dryConsent(c *cli.Context, s *session) dryCheck {
 	return newCheck("commands", nil, "the commands agents write run once approved: the build stops for a person's consent first")
 }
 
-// dryWalk is the walk of sp a build would take: each step, what it does.
-func dryWalk(sp *pipespec.Spec, agents *agent.Config, c *cli.Context) []dryStep {
-	who := func(role string) string {
-		if role == "" || agents == nil {
-			return ""
-		}
-		a, err := agents.Resolve(role)
-		if err != nil {
-			return "(none)"
-		}
-		return a.Name
-	}
-	manual := func(role string) bool {
-		if agents == nil {
-			return false
-		}
-		a, err := agents.Resolve(role)
-		return err == nil && a.Kind == agent.Manual
-	}
-	var out []dryStep
-	var add func(ph pipespec.Phase, st *pipespec.Step, perTask bool)
-	add = func(ph pipespec.Phase, st *pipespec.Step, perTask bool) {
-		d := dryStep{Phase: int(ph.Number), PhaseName: ph.Name, Step: st.ID, PerTask: perTask, Kind: string(st.Kind)}
-		switch st.Kind {
-		case pipespec.Checkpoint:
-			d.Action, d.Detail = "checkpoint", "takes checkpoint "+st.CheckpointName("<task>")
-		case pipespec.Dispatch:
-			d.Role, d.Agent, d.Template = st.Role, who(st.Role), st.Template
-			d.Action, d.Detail = "dispatch", fmt.Sprintf("%s: %s (template %s)", st.Role, d.Agent, st.Template)
-			if manual(st.Role) {
-				d.Action, d.Detail = "manual", d.Detail+": waits for a person to finish it"
-			}
-			if st.SkipIfExists && len(st.Outputs) > 0 {
-				var paths []string
-				for _, name := range slices.Sorted(maps.Keys(st.Outputs)) {
-					paths = append(paths, st.Outputs[name])
-				}
-				d.Detail += "; skipped if " + strings.Join(paths, ", ") + " exists"
-			}
-			if file := c.String("design"); file != "" && sp.Producer("design") == st {
-				d.Action, d.Detail = "skip", "the design is "+file+" (--design): not dispatched"
-			}
-		case pipespec.Gate, pipespec.ReviewLoop:
-			d.Role, d.Agent, d.Template = st.Role, who(st.Role), st.Template
-			d.Action = "rounds"
-			judges := "judges %s in fresh rounds"
-			if st.Kind == pipespec.ReviewLoop {
-				judges = "reviews %s in rounds"
-			}
-			d.Detail = fmt.Sprintf("%s: %s (template %s) "+judges+" until a clean one, at most %d",
-				st.Role, d.Agent, st.Template, st.Artifact, st.MaxRounds)
-			if st.Fixer != "" {
-				d.Fixer, d.FixerAgent, d.FixTemplate = st.Fixer, who(st.Fixer), st.FixTemplate
-				d.Detail += fmt.Sprintf("; %s: %s (template %s) fixes between rounds", st.Fixer, d.FixerAgent, st.FixTemplate)
-			}
-		case pipespec.Run:
-			d.Action = "run"
-			switch st.Command {
-			case pipespec.CommandTest:
-				if agents != nil {
-					d.Command = agents.Test
-				}
-				d.Detail = "the project's test command, " + d.Command
-			case pipespec.CommandAcceptance:
-				d.Command = st.Command
-				d.Detail = "the acceptance command the test writer exports (an agent's: runs once approved)"
-			case pipespec.CommandFastGate:
-				d.Command = st.Command
-				d.Detail = "the task's fast gate from the plan, if any (an agent's: runs once approved)"
-			default:
-				d.Command = st.Command
-				d.Detail = "the spec's command, " + st.Command
-			}
-			d.Detail += ", expect " + st.Expect
-		case pipespec.Approve:
-			d.Action, d.Detail = "pause", "for approval: the build stops here; --resume --yes goes on"
-			if c.Bool("yes") {
-				d.Action, d.Detail = "approve", "approved by --yes, with the commands agents wrote so far"
-			}
-		case pipespec.Tasks:
-			n := st.MaxParallel
-			if c.IsSet("max-parallel") {
-				n = c.Int("max-parallel")
-			}
-			d.Action, d.Detail = "tasks", fmt.Sprintf("each task of the plan (%s), one at a time, each committed", st.From)
-			if n > 1 {
-				d.Detail = fmt.Sprintf("each task of the plan (%s) as a task DAG: up to %d implementers at once, each in its own worktree, each task committed", st.From, n)
-			}
-		}
-		out = append(out, d)
-		for i := range st.Steps {
-			add(ph, &st.Steps[i], true)
-		}
-	}
-	for _, ph := range sp.Phases {
-		for i := range ph.Steps {
-			add(ph, &ph.Steps[i], false)
-		}
-	}
-	return out
-}
-
 // printDryRun prints the pre-flight's checks and the walk.
-func printDryRun(w io.Writer, checks []dryCheck, sp *pipespec.Spec, steps []dryStep) {
+func printDryRun(w io.Writer, checks []dryCheck, sp *pipespec.Spec, steps []engine.DryStep) {
 	fmt.Fprintln(w, "Pre-flight:")
 	for _, ch := range checks {
 		state := "ok"
