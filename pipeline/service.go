@@ -474,6 +474,10 @@ func (s *Service) adopt(ctx context.Context, branch string, match func(*State) b
 	return nil, nil
 }
 
+// EmptyBaseline says whether st started on a branch with no commits: its
+// baseline is then the empty tree, as Start records it.
+func (s *Service) EmptyBaseline(st *State) bool { return st.Baseline == s.Repo.EmptyTree() }
+
 // StartPoint is where Start would begin a pipeline: the current branch,
 // and the pipeline active there, if any.
 type StartPoint struct {
