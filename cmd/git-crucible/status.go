@@ -315,11 +315,11 @@ func taskRunFor(ctx context.Context, s *session, id string, d *pipeline.DAGView)
 	t := taskRunOf(s, d)
 	repo := s.svc.Repo
 	if t.Backup != "" {
-		b, err := repo.ReadRef("refs/heads/" + t.Backup)
+		gone, err := leftover.BackupGone(repo, t.Backup)
 		if err != nil {
 			return t, err
 		}
-		t.Gone = b == ""
+		t.Gone = gone
 	}
 	if engine.Running(s.svc, id) != 0 {
 		return t, nil
