@@ -234,6 +234,13 @@ func (e *HeadGoneError) Error() string {
 	return fmt.Sprintf("commit %s, HEAD when the checkpoint was taken, is gone (garbage-collected)", e.Head)
 }
 
+// CommitsLeaving are the commits that moving the branch from from back
+// to head leaves behind (from reaches them, head does not), oldest first:
+// what a restore shows before it asks. An error when head is gone (gc).
+func (s *Shadow) CommitsLeaving(ctx context.Context, from, head string) ([]gitext.LoggedCommit, error) {
+	return s.main.Log(ctx, from, []string{head}, 0)
+}
+
 // ResetBranch moves the current branch (and the index, not the work tree)
 // from from, where the restore's safety checkpoint found it, to head,
 // through git so that the reflog keeps where it was. The move is a

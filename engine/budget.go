@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
+	"github.com/git-crucible/git-crucible/gitext"
+	"github.com/git-crucible/git-crucible/internal/outcome"
 	"github.com/git-crucible/git-crucible/pipeline"
 	"github.com/git-crucible/git-crucible/taskdag"
 )
@@ -21,6 +24,28 @@ type Budget struct {
 	// GoOn is the command that goes on with cap maxCost, for the hint; nil
 	// is build's: git crucible build --resume --max-cost <maxCost>.
 	GoOn func(maxCost string) string
+}
+
+// MaxCostKey is the git config key of the cost cap build, replay and run
+// take when --max-cost is not given.
+const MaxCostKey = "crucible.maxCost"
+
+// ConfigBudget is the cost cap MaxCostKey sets, nil when it is unset; goOn
+// is Budget.GoOn. A value that is no number, or no amount above 0, is a
+// usage error: the person set it, and a cap that caps nothing would be a
+// silent no-cap.
+func ConfigBudget(ctx context.Context, repo *gitext.Repo, goOn func(maxCost string) string) (*Budget, error) {
+	v, set, err := repo.ConfigFloat(ctx, MaxCostKey)
+	switch {
+	case err != nil:
+		return nil, outcome.Usagef("%v", err)
+	case !set:
+		return nil, nil
+	case v <= 0:
+		return nil, outcome.WithHints(outcome.Usagef("%s %s: want an amount of US dollars above 0", MaxCostKey, strconv.FormatFloat(v, 'f', -1, 64)),
+			"remove it for no cap: git config --unset "+MaxCostKey)
+	}
+	return &Budget{MaxUSD: v, From: MaxCostKey, GoOn: goOn}, nil
 }
 
 // BudgetError is a dispatch the engine did not start: the pipeline's

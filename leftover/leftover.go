@@ -79,6 +79,14 @@ const (
 	backupSuffix = "-pre-dispatch"
 )
 
+// BackupGone says whether backup branch branch (its short name, as a task
+// run records it) is not there: a run that completed deleted it, or a
+// clean-up did.
+func BackupGone(repo *gitext.Repo, branch string) (bool, error) {
+	oid, err := repo.ReadRef("refs/heads/" + branch)
+	return oid == "" && err == nil, err
+}
+
 // Find lists what is left in repo's work tree (slots, agent
 // directories) and repository (backup branches).
 func Find(ctx context.Context, repo *gitext.Repo, o Options) (*Found, error) {

@@ -474,6 +474,40 @@ func (s *Service) adopt(ctx context.Context, branch string, match func(*State) b
 	return nil, nil
 }
 
+// EmptyBaseline says whether st started on a branch with no commits: its
+// baseline is then the empty tree, as Start records it.
+func (s *Service) EmptyBaseline(st *State) bool { return st.Baseline == s.Repo.EmptyTree() }
+
+// StartPoint is where Start would begin a pipeline: the current branch,
+// and the pipeline active there, if any.
+type StartPoint struct {
+	Branch string
+	Active string // "" when none is
+	Open   bool   // Active is unfinished: Start refuses unless Fresh or Beside
+}
+
+// StartPoint reads where Start would begin, for Start and for a dry run
+// that says what it would do; a detached HEAD is an error, as for Start.
+func (s *Service) StartPoint(ctx context.Context) (StartPoint, error) {
+	branch, err := s.Repo.HeadBranch()
+	if err != nil {
+		return StartPoint{}, err
+	}
+	if branch == "" {
+		return StartPoint{}, errors.New("HEAD is detached: a pipeline belongs to a branch")
+	}
+	active, err := s.Store.Active(branch)
+	if err != nil || active == "" {
+		return StartPoint{Branch: branch}, err
+	}
+	// A finished or abandoned pipeline gives way to a new one by itself.
+	prev, _, err := s.Load(ctx, active)
+	if err != nil {
+		return StartPoint{}, err
+	}
+	return StartPoint{Branch: branch, Active: active, Open: !prev.Finished()}, nil
+}
+
 // Start creates a pipeline on the current branch and makes it active there.
 // Its baseline is the branch's commit, or the empty tree on a branch with
 // no commits yet.
@@ -481,26 +515,11 @@ func (s *Service) adopt(ctx context.Context, branch string, match func(*State) b
 // an open one refuses unless Fresh, which abandons it. Start returns the
 // new state and the id of the pipeline it abandoned, if any.
 func (s *Service) Start(ctx context.Context, o StartOptions) (*State, string, error) {
-	branch, err := s.Repo.HeadBranch()
+	at, err := s.StartPoint(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	if branch == "" {
-		return nil, "", errors.New("HEAD is detached: a pipeline belongs to a branch")
-	}
-	old, err := s.Store.Active(branch)
-	if err != nil {
-		return nil, "", err
-	}
-	// A finished or abandoned pipeline gives way to a new one by itself.
-	stillOpen := false
-	if old != "" {
-		prev, _, err := s.Load(ctx, old)
-		if err != nil {
-			return nil, "", err
-		}
-		stillOpen = !prev.Finished()
-	}
+	branch, old, stillOpen := at.Branch, at.Active, at.Open
 	if stillOpen && !o.Fresh && !o.Beside {
 		return nil, "", &ActiveError{Branch: branch, ID: old}
 	}

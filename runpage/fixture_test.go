@@ -190,7 +190,7 @@ func (f *fixture) input(t testing.TB) Input {
 		},
 		Deps: map[string][]string{"2": {"1a", "1b"}},
 		Commits: []Commit{{Hash: strings.Repeat("a", 40), Tree: strings.Repeat("c", 40), Subject: "Lower " + hostile[0],
-			Trailers: []Trailer{{"Crucible-Pipeline", f.id}, {"Crucible-Task", "1a"}}}},
+			Trailers: []Trailer{{Key: "Crucible-Pipeline", Value: f.id}, {Key: "Crucible-Task", Value: "1a"}}}},
 		FastGates: map[string]FastGate{strings.Repeat("c", 40): {Status: "pass", Exit: 0, Time: "2030-01-01T00:00:00Z", DurationMS: 120}},
 	}
 }

@@ -33,7 +33,7 @@ func FuzzRender(f *testing.F) {
 			Cost: CostView{Summary: s, ByPhase: []CostRow{{Key: s}}, ByRole: []CostRow{{Key: s}}, ByTask: []CostRow{{Key: s}},
 				Preserved: []Preserved{{Session: s}}},
 			Tasks: TasksView{Run: s, Tasks: []TaskNode{{ID: s, Title: s, Status: s, Commit: s, Level: 1}},
-				Commits: []CommitView{{Commit: Commit{Hash: s, Subject: s, Trailers: []Trailer{{s, s}}}, Task: s, FastGate: &FastGate{Status: s, Time: s}}}},
+				Commits: []CommitView{{Commit: Commit{Hash: s, Subject: s, Trailers: []Trailer{{Key: s, Value: s}}}, Task: s, FastGate: &FastGate{Status: s, Time: s}}}},
 			Replays: []Replay{{Original: s, Replay: s, Mutations: []string{s}, Range: s,
 				A: ReplaySide{Acceptance: s}, B: ReplaySide{Acceptance: s}, Pairs: []PairView{{A: &one, Role: s, StatA: s, Delta: s}}}},
 			Decisions: []Decision{{Time: s, Type: s, Choice: s, Reason: s, Alternatives: s, Suggestion: s}},

@@ -58,19 +58,12 @@ type Input struct {
 	Generated string
 }
 
-// Commit is one of the pipeline's commits.
-type Commit struct {
-	Hash     string    `json:"hash"`
-	Tree     string    `json:"tree"`
-	Subject  string    `json:"subject"`
-	Trailers []Trailer `json:"trailers"`
-}
+// Commit is one of the pipeline's commits, as pipeline.Service.Commits
+// reads them: the page shows them as read.
+type Commit = pipeline.Commit
 
 // Trailer is one trailer of a commit message.
-type Trailer struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
+type Trailer = pipeline.Trailer
 
 // FastGate is a fast gate's cached result for a tree.
 type FastGate struct {

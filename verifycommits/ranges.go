@@ -74,7 +74,7 @@ func Base(ctx context.Context, repo *gitext.Repo, arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if st.Baseline == "" || st.Baseline == repo.EmptyTree() {
+	if st.Baseline == "" || svc.EmptyBaseline(st) {
 		return "", outcome.WithHints(fmt.Errorf("pipeline %s started on a branch with no commits: no baseline commit", id),
 			"name the commits to verify: git crucible verify-commits <base>..HEAD")
 	}

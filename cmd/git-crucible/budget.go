@@ -10,21 +10,17 @@ import (
 	"github.com/git-crucible/git-crucible/engine"
 )
 
-// maxCostKey is the git config key of the cost cap build, replay and run
-// take when --max-cost is not given.
-const maxCostKey = "crucible.maxCost"
-
 // maxCostFlag is build's, replay's and run's --max-cost.
-var maxCostFlag = &cli.StringFlag{Name: "max-cost", Usage: "start no dispatch once the pipeline's recorded cost (what its agents' clients priced) reaches `USD`; default: git config " + maxCostKey}
+var maxCostFlag = &cli.StringFlag{Name: "max-cost", Usage: "start no dispatch once the pipeline's recorded cost (what its agents' clients priced) reaches `USD`; default: git config " + engine.MaxCostKey}
 
 // maxCostHelp is what build's, replay's and run's help say of --max-cost.
-const maxCostHelp = "--max-cost USD (else git config " + maxCostKey + ") caps what the pipeline's dispatches may cost:\n" +
+const maxCostHelp = "--max-cost USD (else git config " + engine.MaxCostKey + ") caps what the pipeline's dispatches may cost:\n" +
 	"the sum of the prices their agents' clients reported (claude reports one; codex, and a command\n" +
 	"agent, none, so they count nothing). Once it reaches the cap no dispatch starts: the run stops at\n" +
 	"its next dispatch boundary (an agent at work is never killed; in a parallel level those running\n" +
 	"finish and are recorded), exit status 2, health RED, an escalation in the chain, and the hint says\n" +
 	"the command that goes on with a higher cap. The cap holds for the command it is given to: give it\n" +
-	"again when going on, or set " + maxCostKey + ". A cap of 0 or below is a usage error."
+	"again when going on, or set " + engine.MaxCostKey + ". A cap of 0 or below is a usage error."
 
 // parseCost reads an amount of US dollars for a cap: a decimal number
 // above 0 ("5", "2.50", "$2.50").
@@ -56,15 +52,5 @@ func budget(c *cli.Context, s *session, goOn func(maxCost string) string) (*engi
 		}
 		return &engine.Budget{MaxUSD: v, From: "--max-cost", GoOn: goOn}, nil
 	}
-	v, set, err := s.svc.Repo.ConfigFloat(c.Context, maxCostKey)
-	switch {
-	case err != nil:
-		return nil, usageErrorf("%v", err)
-	case !set:
-		return nil, nil
-	case v <= 0:
-		return nil, withHints(usageErrorf("%s %s: want an amount of US dollars above 0", maxCostKey, strconv.FormatFloat(v, 'f', -1, 64)),
-			"remove it for no cap: git config --unset "+maxCostKey)
-	}
-	return &engine.Budget{MaxUSD: v, From: maxCostKey, GoOn: goOn}, nil
+	return engine.ConfigBudget(c.Context, s.svc.Repo, goOn)
 }

@@ -283,7 +283,7 @@ func restoreTo(c *cli.Context, s *session, sh *checkpoint.Shadow, cp *checkpoint
 	moves := !keepHead && len(paths) == 0 && cp.Head != "" && cp.Head != safety.Head
 	if moves {
 		// A head gone (gc) lists nothing here; the branch's move says why below.
-		left, _ := s.svc.Repo.Log(c.Context, safety.Head, []string{cp.Head}, 0)
+		left, _ := sh.CommitsLeaving(c.Context, safety.Head, cp.Head)
 		if len(left) > 0 {
 			fmt.Fprintf(s.err(), "The branch moves back to %s, leaving %s behind (the safety checkpoint keeps them; --keep-head leaves the branch):\n",
 				cp.Head[:12], plural(len(left), "commit"))

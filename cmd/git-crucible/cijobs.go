@@ -22,10 +22,8 @@ import (
 // defaultLease is how long a CI job's lease on its task lasts.
 const defaultLease = time.Hour
 
-// ciRemote is the CI remote --push names, nil without it. The remote's
-// pipeline history is fetched and taken in (verified), and the branch
-// checked out fetched to its tracking ref: its commits are the levels'
-// bases.
+// ciRemote is the CI remote --push names, joined (record.CI.Join), nil
+// without it.
 func ciRemote(c *cli.Context, s *session) (*record.CI, error) {
 	name := c.String("push")
 	if name == "" {
@@ -34,20 +32,9 @@ func ciRemote(c *cli.Context, s *session) (*record.CI, error) {
 	if err := remote.CheckName(name); err != nil {
 		return nil, usageErrorf("--push %s: %v", name, err)
 	}
-	x := &remote.Syncer{Svc: s.svc}
-	ci := &record.CI{Syncer: x, Remote: name}
-	if err := ci.Pull(c.Context, ""); err != nil {
+	ci := &record.CI{Syncer: &remote.Syncer{Svc: s.svc}, Remote: name}
+	if err := ci.Join(c.Context); err != nil {
 		return nil, remoteError(s, err, name)
-	}
-	branch, err := s.svc.Repo.HeadBranch()
-	if err != nil {
-		return nil, err
-	}
-	if branch == "" {
-		return nil, &refused{Err: errors.New("HEAD is detached: a task run commits on a branch")}
-	}
-	if _, err := x.FetchRefs(c.Context, name, "refs/heads/"+branch); err != nil {
-		return nil, err
 	}
 	return ci, nil
 }
@@ -191,15 +178,11 @@ func runCollect(c *cli.Context, s *session, m *manifest.Manifest, name string, v
 	if err != nil {
 		return err
 	}
-	branch, err := repo.HeadBranch()
-	if err != nil {
-		return err
-	}
 	if ci != nil {
-		if err := ci.HoldsBranch(c.Context, repo, branch); err != nil {
+		if err := ci.HoldsBranch(c.Context); err != nil {
 			return err
 		}
-		ci.Refs = []string{"refs/heads/" + branch}
+		ci.Refs = []string{"refs/heads/" + ci.Branch}
 	}
 	approve := func() error {
 		return taskdag.Approve(m, name, c.Bool("yes"), "approve them with: git crucible run --collect --yes "+name)

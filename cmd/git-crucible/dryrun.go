@@ -167,22 +167,14 @@ func dryBaseline(c *cli.Context, s *session, agents *agent.Config) dryCheck {
 // unless an unfinished one is active there and --fresh is not given.
 func dryPipeline(c *cli.Context, s *session, fresh bool) dryCheck {
 	check := func(err error, detail string) dryCheck { return newCheck("pipeline", err, detail) }
-	branch, err := s.svc.Repo.HeadBranch()
+	at, err := s.svc.StartPoint(c.Context)
+	branch, old := at.Branch, at.Active
 	switch {
 	case err != nil:
 		return check(err, "")
-	case branch == "":
-		return check(errors.New("HEAD is detached: a pipeline belongs to a branch"), "")
-	}
-	old, err := s.svc.Store.Active(branch)
-	if err != nil || old == "" {
-		return check(err, fmt.Sprintf("a new one starts on branch '%s'", branch))
-	}
-	st, _, err := s.svc.Load(c.Context, old)
-	switch {
-	case err != nil:
-		return check(err, "")
-	case st.Finished():
+	case old == "":
+		return check(nil, fmt.Sprintf("a new one starts on branch '%s'", branch))
+	case !at.Open:
 		return check(nil, fmt.Sprintf("a new one starts on branch '%s' (%s there is finished)", branch, old))
 	case fresh:
 		return check(nil, fmt.Sprintf("a new one starts on branch '%s'; --fresh abandons the unfinished %s", branch, old))

@@ -28,10 +28,7 @@ func listCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				active := ""
-				if branch, err := s.svc.Repo.HeadBranch(); err == nil && branch != "" {
-					active, _ = s.svc.Store.Active(branch)
-				}
+				active, _ := s.svc.Resolve(c.Context, "") // "" when none is, or HEAD is detached
 				type row struct {
 					*pipeline.State
 					Active   bool `json:"active"`

@@ -137,7 +137,7 @@ func reportModel(ctx context.Context, s *session, id string) (*runpage.Model, er
 	read := func(path string) ([]byte, error) { return s.svc.ReadKept(ctx, id, path) }
 	in := runpage.Input{ID: id, State: st, Events: events, Cost: cost, Now: now, Read: read,
 		Generated: time.Now().UTC().Format(time.RFC3339)}
-	if in.Commits, err = pipelineCommits(ctx, s, st); err != nil {
+	if in.Commits, err = s.svc.Commits(ctx, st); err != nil {
 		// The page goes on without them: its chain is what it is about.
 		s.warn("the commits of pipeline %s on %s could not be read: %s", id, st.Branch, oneLine(err.Error()))
 	}
@@ -160,47 +160,6 @@ func reportModel(ctx context.Context, s *session, id string) (*runpage.Model, er
 		return nil, err
 	}
 	return runpage.Build(in)
-}
-
-// maxReportCommits bounds the branch's history a report reads.
-const maxReportCommits = 5000
-
-// pipelineCommits are the commits on the pipeline's branch whose
-// Crucible-Pipeline trailer names it, oldest first.
-func pipelineCommits(ctx context.Context, s *session, st *pipeline.State) ([]runpage.Commit, error) {
-	if st.Branch == "" {
-		return nil, nil
-	}
-	ref := "refs/heads/" + st.Branch
-	if _, err := s.svc.Repo.ReadRef(ref); err != nil {
-		return nil, nil // the branch is gone: no commits to show
-	}
-	var hidden []string
-	if st.Baseline != "" {
-		hidden = []string{st.Baseline}
-	}
-	logged, err := s.svc.Repo.Log(ctx, ref, hidden, maxReportCommits)
-	if err != nil {
-		return nil, err
-	}
-	var commits []runpage.Commit
-	for _, l := range logged {
-		c := runpage.Commit{Hash: l.Hash, Tree: l.Tree, Subject: l.Subject}
-		ours := false
-		for _, line := range strings.Split(l.Trailers, "\n") {
-			k, v, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			t := runpage.Trailer{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)}
-			c.Trailers = append(c.Trailers, t)
-			ours = ours || t.Key == "Crucible-Pipeline" && t.Value == st.ID
-		}
-		if ours {
-			commits = append(commits, c)
-		}
-	}
-	return commits, nil
 }
 
 // dagDeps are the task run's edges, from its manifest in the work tree

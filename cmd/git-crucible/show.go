@@ -47,9 +47,9 @@ func showCommand() *cli.Command {
 
 func writeHeader(w io.Writer, s *session, st *pipeline.State) {
 	fmt.Fprintf(w, "Pipeline: %s (%s)\nGoal:     %s\nMode:     %s\nBranch:   %s\n", st.ID, st.Condition(), oneLine(st.Goal), st.Mode, st.Branch)
-	switch st.Baseline {
-	case "":
-	case s.svc.Repo.EmptyTree():
+	switch {
+	case st.Baseline == "":
+	case s.svc.EmptyBaseline(st):
 		fmt.Fprintf(w, "Baseline: %s (the empty tree: the branch had no commits)\n", st.Baseline)
 	default:
 		fmt.Fprintf(w, "Baseline: %s\n", st.Baseline)

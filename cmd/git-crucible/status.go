@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -213,11 +214,13 @@ func watchStatus(ctx context.Context, s *session) error {
 		return err
 	}
 	s.pipeline = id // follow this pipeline even if the branch moves on
-	ref := refs.PipelineRef(id)
 	tty := isTerminal(s.out())
 	last := ""
 	for {
-		tip, err := s.svc.Repo.ReadRef(ref)
+		tip, err := s.svc.Store.Tip(id)
+		if errors.Is(err, refs.ErrNoPipeline) {
+			tip, err = "", nil // gone (archived): printStatus's error says so, with its hints
+		}
 		if err != nil {
 			return err
 		}
@@ -315,11 +318,11 @@ func taskRunFor(ctx context.Context, s *session, id string, d *pipeline.DAGView)
 	t := taskRunOf(s, d)
 	repo := s.svc.Repo
 	if t.Backup != "" {
-		b, err := repo.ReadRef("refs/heads/" + t.Backup)
+		gone, err := leftover.BackupGone(repo, t.Backup)
 		if err != nil {
 			return t, err
 		}
-		t.Gone = b == ""
+		t.Gone = gone
 	}
 	if engine.Running(s.svc, id) != 0 {
 		return t, nil

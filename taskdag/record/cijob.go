@@ -32,6 +32,7 @@ func TaskRef(id, task string) string { return TaskRefs(id) + task }
 type CI struct {
 	Syncer *remote.Syncer
 	Remote string
+	Branch string        // the branch checked out, as Join found it
 	Refs   []string      // refs each push sends besides the chain and the notes
 	Wait   time.Duration // how long lost races are retried; 0: two minutes
 	// Pushes counts the pushes the remote took, Lost those it refused
@@ -64,9 +65,30 @@ func (c *CI) Pull(ctx context.Context, id string) error {
 	return c.Syncer.Svc.Reguard(id)
 }
 
-// HoldsBranch refuses a collector whose branch does not hold the
-// remote's: the collector builds on it and pushes it, never forced.
-func (c *CI) HoldsBranch(ctx context.Context, repo *gitext.Repo, branch string) error {
+// Join makes c the remote of a task run on the branch checked out: the
+// remote's pipeline history is taken in (Pull), and the branch fetched to
+// its tracking ref, whose commits are the levels' bases. A detached HEAD
+// is refused: a task run commits on a branch.
+func (c *CI) Join(ctx context.Context) error {
+	if err := c.Pull(ctx, ""); err != nil {
+		return err
+	}
+	branch, err := c.Syncer.Svc.Repo.HeadBranch()
+	if err != nil {
+		return err
+	}
+	if branch == "" {
+		return &outcome.Refused{Err: errors.New("HEAD is detached: a task run commits on a branch")}
+	}
+	c.Branch = branch
+	_, err = c.Syncer.FetchRefs(ctx, c.Remote, "refs/heads/"+branch)
+	return err
+}
+
+// HoldsBranch refuses a collector whose branch (Join's) does not hold
+// the remote's: the collector builds on it and pushes it, never forced.
+func (c *CI) HoldsBranch(ctx context.Context) error {
+	repo, branch := c.Syncer.Svc.Repo, c.Branch
 	theirs, err := repo.ReadRef(remote.TrackingRefs(c.Remote, "refs/heads/"+branch))
 	if err != nil {
 		return err
