@@ -31,7 +31,7 @@ func (s *Service) Commits(ctx context.Context, st *State) ([]Commit, error) {
 		return nil, nil
 	}
 	ref := "refs/heads/" + st.Branch
-	if _, err := s.Repo.ReadRef(ref); err != nil {
+	if oid, err := s.Repo.ReadRef(ref); err != nil || oid == "" {
 		return nil, nil // the branch is gone: no commits to show
 	}
 	var hidden []string
