@@ -7,6 +7,8 @@ import (
 	"github.com/git-crucible/git-crucible/internal/lazy"
 	"github.com/git-crucible/git-crucible/internal/tomlpos"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +67,21 @@ func Load(path string, templates *prompt.Set, accept func(content []byte) error)
 		return nil, err
 	}
 	return Parse(data, path, templates)
+}
+
+// ForWorkTree is the spec a build in workTree walks when it names none:
+// the work tree's override (OverridePath, read once: accept, unless nil,
+// judges what was read — a tracked file runs only once trusted), else
+// the default. An override that is a symbolic link is refused, not
+// followed. templates are the work tree's.
+func ForWorkTree(workTree string, templates *prompt.Set, accept func(content []byte) error) (*Spec, error) {
+	if workTree != "" {
+		override := filepath.Join(workTree, OverridePath)
+		if _, err := os.Lstat(override); err == nil {
+			return Load(override, templates, accept)
+		}
+	}
+	return Default()
 }
 
 // Parse decodes and validates a spec; source names it in errors. Every

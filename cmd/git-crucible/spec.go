@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,13 +84,7 @@ func effectiveSpec(workTree, file string, accept func(content []byte) error) (*p
 		}
 		return pipespec.Parse(data, path, set)
 	}
-	if workTree != "" {
-		override := filepath.Join(workTree, pipespec.OverridePath)
-		if _, err := os.Lstat(override); err == nil {
-			return pipespec.Load(override, set, accept)
-		}
-	}
-	return pipespec.Default()
+	return pipespec.ForWorkTree(workTree, set, accept)
 }
 
 func printSpec(w io.Writer, sp *pipespec.Spec) {
