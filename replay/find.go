@@ -49,7 +49,8 @@ type Warning struct{ Text, Hint string }
 
 // Find reads the source of req and finds where to resume it: the dry
 // run's and the replay's first steps. A pipeline that is only a task run
-// is refused: it has no phases.
+// is refused: it has no phases. An error once the resume point is found
+// comes with f, holding the warnings found before it.
 func Find(ctx context.Context, svc *pipeline.Service, req Request) (*Found, error) {
 	f := &Found{Source: req.Source}
 	if f.Source == nil {
@@ -93,7 +94,7 @@ func Find(ctx context.Context, svc *pipeline.Service, req Request) (*Found, erro
 	// git's notion of now, which a user (and a test) may pin.
 	now, err := gitext.Now()
 	if err != nil {
-		return nil, err
+		return f, err // with the notes found: they are said before the error
 	}
 	if started, err := time.Parse(time.RFC3339, src.Started); err == nil && now.Sub(started) > staleAfter {
 		w := Warning{Text: fmt.Sprintf("pipeline %s started %s, more than 7 days ago: its state may be stale", src.Pipeline, src.Started)}

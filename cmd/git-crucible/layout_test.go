@@ -107,7 +107,10 @@ var pureRepoAccessors = []string{"CrucibleDir"}
 // accessors. The check is by type, not by name, so a variable called
 // anything but repo is caught too.
 func TestCmdAsksGitNothing(t *testing.T) {
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedFiles}
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedFiles,
+		// go list -export of a main package stamps git's status into it
+		// otherwise: a checkout git will not read (another owner's) fails.
+		BuildFlags: []string{"-buildvcs=false"}}
 	pkgs, err := packages.Load(cfg, ".")
 	if err != nil {
 		t.Fatal(err)

@@ -306,14 +306,16 @@ func findResume(c *cli.Context, s *session, sp *pipespec.Spec, id, manifest stri
 		req.Source = src
 	}
 	f, err := replay.Find(c.Context, s.svc, req)
+	if f != nil {
+		for _, w := range f.Warnings {
+			s.warn("%s", w.Text)
+			if w.Hint != "" {
+				s.hint("%s", w.Hint)
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	for _, w := range f.Warnings {
-		s.warn("%s", w.Text)
-		if w.Hint != "" {
-			s.hint("%s", w.Hint)
-		}
 	}
 	return f, nil
 }
