@@ -42,22 +42,16 @@ type DryWalkOptions struct {
 // DryWalk is the walk of sp a build with o would take, agents (nil when
 // unknown) running its roles: each step, what it does. Nothing runs.
 func DryWalk(sp *pipespec.Spec, agents *agent.Config, o DryWalkOptions) []DryStep {
-	who := func(role string) string {
+	// who is the agent that plays role, and whether a person does.
+	who := func(role string) (name string, manual bool) {
 		if role == "" || agents == nil {
-			return ""
+			return "", false
 		}
 		a, err := agents.Resolve(role)
 		if err != nil {
-			return "(none)"
+			return "(none)", false
 		}
-		return a.Name
-	}
-	manual := func(role string) bool {
-		if agents == nil {
-			return false
-		}
-		a, err := agents.Resolve(role)
-		return err == nil && a.Kind == agent.Manual
+		return a.Name, a.Kind == agent.Manual
 	}
 	var out []DryStep
 	var add func(ph pipespec.Phase, st *pipespec.Step, perTask bool)
@@ -67,9 +61,11 @@ func DryWalk(sp *pipespec.Spec, agents *agent.Config, o DryWalkOptions) []DrySte
 		case pipespec.Checkpoint:
 			d.Action, d.Detail = "checkpoint", "takes checkpoint "+st.CheckpointName("<task>")
 		case pipespec.Dispatch:
-			d.Role, d.Agent, d.Template = st.Role, who(st.Role), st.Template
+			var manual bool
+			d.Role, d.Template = st.Role, st.Template
+			d.Agent, manual = who(st.Role)
 			d.Action, d.Detail = "dispatch", fmt.Sprintf("%s: %s (template %s)", st.Role, d.Agent, st.Template)
-			if manual(st.Role) {
+			if manual {
 				d.Action, d.Detail = "manual", d.Detail+": waits for a person to finish it"
 			}
 			if st.SkipIfExists && len(st.Outputs) > 0 {
@@ -83,7 +79,8 @@ func DryWalk(sp *pipespec.Spec, agents *agent.Config, o DryWalkOptions) []DrySte
 				d.Action, d.Detail = "skip", "the design is "+file+" (--design): not dispatched"
 			}
 		case pipespec.Gate, pipespec.ReviewLoop:
-			d.Role, d.Agent, d.Template = st.Role, who(st.Role), st.Template
+			d.Role, d.Template = st.Role, st.Template
+			d.Agent, _ = who(st.Role)
 			d.Action = "rounds"
 			judges := "judges %s in fresh rounds"
 			if st.Kind == pipespec.ReviewLoop {
@@ -92,7 +89,8 @@ func DryWalk(sp *pipespec.Spec, agents *agent.Config, o DryWalkOptions) []DrySte
 			d.Detail = fmt.Sprintf("%s: %s (template %s) "+judges+" until a clean one, at most %d",
 				st.Role, d.Agent, st.Template, st.Artifact, st.MaxRounds)
 			if st.Fixer != "" {
-				d.Fixer, d.FixerAgent, d.FixTemplate = st.Fixer, who(st.Fixer), st.FixTemplate
+				d.Fixer, d.FixTemplate = st.Fixer, st.FixTemplate
+				d.FixerAgent, _ = who(st.Fixer)
 				d.Detail += fmt.Sprintf("; %s: %s (template %s) fixes between rounds", st.Fixer, d.FixerAgent, st.FixTemplate)
 			}
 		case pipespec.Run:

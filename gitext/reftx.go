@@ -233,11 +233,17 @@ func raceReason(s string) bool {
 
 // cutHex cuts the lower-case hex digits s starts with; ok when there is one.
 func cutHex(s string) (rest string, ok bool) {
+	n := hexPrefix(s)
+	return s[n:], n > 0
+}
+
+// hexPrefix is how many lower-case hex digits s starts with.
+func hexPrefix(s string) int {
 	n := 0
 	for n < len(s) && (s[n] >= '0' && s[n] <= '9' || s[n] >= 'a' && s[n] <= 'f') {
 		n++
 	}
-	return s[n:], n > 0
+	return n
 }
 
 // HeldLock is the lock file that git gave up waiting for, another process
@@ -301,13 +307,5 @@ func (r *Repo) ValidOID(s string) bool {
 // hexOID reports whether s is a full lower-case hex object id of either
 // object format, as git writes them in objects (a commit's tree and parents).
 func hexOID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
-			return false
-		}
-	}
-	return true
+	return (len(s) == 40 || len(s) == 64) && hexPrefix(s) == len(s)
 }
